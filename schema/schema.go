@@ -1,0 +1,31 @@
+// Package schema publishes Tether's JSON Schema documents: the continuity
+// capsule (capsule.v1.json) and the continuity extractor's output
+// (ops.v1.json). The files are embedded so every binary carries the exact
+// schema it validates against.
+package schema
+
+import "embed"
+
+//go:embed *.json
+var files embed.FS
+
+// CapsuleID and OpsID are the $id of each schema document.
+const (
+	CapsuleID = "https://tether.dev/schema/capsule.v1.json"
+	OpsID     = "https://tether.dev/schema/ops.v1.json"
+)
+
+// Capsule returns a copy of the capsule v1 JSON Schema.
+func Capsule() []byte { return read("capsule.v1.json") }
+
+// Ops returns a copy of the extractor output (ops v1) JSON Schema.
+func Ops() []byte { return read("ops.v1.json") }
+
+func read(name string) []byte {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		// The files are embedded at build time; a missing one is a build defect.
+		panic("schema: embedded file missing: " + name)
+	}
+	return b
+}
