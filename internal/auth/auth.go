@@ -1,0 +1,103 @@
+// Package auth turns an inbound request's credentials into a principal: a
+// configured proxy key in proxy-key mode, or a keyed fingerprint of the
+// caller's own provider key in passthrough mode. The key itself is never
+// kept, logged or returned.
+package auth
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/tether-dev/tether/internal/config"
+)
+
+// ErrUnauthenticated means the request carries no acceptable credential.
+var ErrUnauthenticated = errors.New("missing or invalid API key")
+
+// Principal is the authenticated caller. It owns usage, budgets and every
+// session it opens.
+type Principal struct {
+	ID          string
+	Account     string
+	Passthrough bool // authenticated by its own provider key, forwarded upstream
+}
+
+// Authenticator maps credentials to principals.
+type Authenticator struct {
+	secret []byte
+	keys   map[string]config.Principal // proxy key → principal
+}
+
+// New returns an Authenticator for cfg. secret keys passthrough fingerprints.
+func New(cfg *config.Config, secret []byte) *Authenticator {
+	a := &Authenticator{secret: secret, keys: map[string]config.Principal{}}
+	for _, p := range cfg.Principals {
+		for _, k := range p.Keys {
+			a.keys[k] = p
+		}
+	}
+	return a
+}
+
+// Credential returns the API key a request carries (Authorization: Bearer or
+// x-api-key), or "".
+func Credential(h http.Header) string {
+	if k := strings.TrimSpace(h.Get("x-api-key")); k != "" {
+		return k
+	}
+	v := strings.TrimSpace(h.Get("Authorization"))
+	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return ""
+}
+
+// Authenticate resolves the principal of a request.
+func (a *Authenticator) Authenticate(h http.Header) (Principal, error) {
+	key := Credential(h)
+	if len(a.keys) == 0 {
+		if key == "" {
+			// Passthrough without a key: the upstream decides; all such
+			// callers share one anonymous principal.
+			return Principal{ID: "anonymous", Account: "anonymous", Passthrough: true}, nil
+		}
+		id := "pt-" + a.Fingerprint(key)
+		return Principal{ID: id, Account: id, Passthrough: true}, nil
+	}
+	if key == "" {
+		return Principal{}, ErrUnauthenticated
+	}
+	for k, p := range a.keys {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+			return Principal{ID: p.ID, Account: cmpOr(p.Account, p.ID)}, nil
+		}
+	}
+	return Principal{}, ErrUnauthenticated
+}
+
+// Fingerprint is a keyed, truncated digest of s (never reversible to s).
+func (a *Authenticator) Fingerprint(s string) string {
+	m := hmac.New(sha256.New, a.secret)
+	m.Write([]byte(s))
+	return hex.EncodeToString(m.Sum(nil)[:8])
+}
+
+// AdminOK reports whether h carries the configured admin key.
+func AdminOK(h http.Header, adminKey string) bool {
+	if adminKey == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(Credential(h)), []byte(adminKey)) == 1
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,418 @@
+// Package config loads Tether's YAML configuration, expands ${ENV}
+// references, fills defaults and validates the result once at start with
+// errors that name the field and the fix.
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Config is the whole configuration. The zero value, after WithDefaults, is a
+// working passthrough proxy on 127.0.0.1:8787.
+type Config struct {
+	Listen       string `yaml:"listen"`
+	Store        string `yaml:"store"`          // memory: | sqlite path or sqlite:///path | postgres://…
+	MaxBodyBytes int64  `yaml:"max_body_bytes"` // default 32 MiB
+	// Secret keys every fingerprint and token the proxy derives (passthrough
+	// principals, hint lookups, internal markers). Empty: generated once and
+	// kept beside the SQLite store (or per process for memory:).
+	Secret   string `yaml:"secret"`
+	AdminKey string `yaml:"admin_key"`
+	LogLevel string `yaml:"log_level"` // debug|info|warn|error
+
+	Providers  []Provider  `yaml:"providers"`
+	Routes     []Route     `yaml:"routes"`
+	Principals []Principal `yaml:"principals"`
+	Prices     []Price     `yaml:"prices"`
+	Budgets    []Budget    `yaml:"budgets"`
+
+	Continuity Continuity `yaml:"compaction_continuity"`
+	Transcript Transcript `yaml:"transcript"`
+}
+
+// Dialect families a provider can serve.
+const (
+	FamilyOpenAI    = "openai"    // Chat Completions and Responses
+	FamilyAnthropic = "anthropic" // Messages
+)
+
+// Provider is a named upstream.
+type Provider struct {
+	Name    string            `yaml:"name"`
+	Dialect string            `yaml:"dialect"`  // openai | anthropic
+	BaseURL string            `yaml:"base_url"` // OpenAI: ends in /v1; Anthropic: without /v1
+	APIKey  string            `yaml:"api_key"`  // empty: forward the client's own key (passthrough)
+	Headers map[string]string `yaml:"headers"`
+	Timeout time.Duration     `yaml:"timeout"` // whole-call bound; default 10m
+}
+
+// Route maps a model name pattern (path.Match syntax) to a provider.
+type Route struct {
+	Match    string `yaml:"match"`
+	Provider string `yaml:"provider"`
+	// Model, when set, replaces the model name sent upstream.
+	Model string `yaml:"model"`
+}
+
+// Principal is an authenticated caller in proxy-key mode.
+type Principal struct {
+	ID      string   `yaml:"id"`
+	Account string   `yaml:"account"`
+	Keys    []string `yaml:"keys"`
+	// Continuity overrides the global feature settings for this principal
+	// (trusted operator policy; never settable by a request).
+	Continuity *ContinuityOverride `yaml:"compaction_continuity"`
+}
+
+// Price is the cost of a model, in USD per million tokens.
+type Price struct {
+	Match          string  `yaml:"match"`
+	InputPerMTok   float64 `yaml:"input_per_mtok"`
+	OutputPerMTok  float64 `yaml:"output_per_mtok"`
+	CacheReadPerM  float64 `yaml:"cache_read_per_mtok"`
+	CacheWritePerM float64 `yaml:"cache_write_per_mtok"`
+}
+
+// Budget bounds spend or tokens of a principal or an account per period.
+type Budget struct {
+	Principal string  `yaml:"principal"`
+	Account   string  `yaml:"account"`
+	Period    string  `yaml:"period"` // day | month | total
+	MaxUSD    float64 `yaml:"max_usd"`
+	MaxTokens int64   `yaml:"max_tokens"`
+}
+
+// Continuity is the feature's global configuration.
+type Continuity struct {
+	Enabled          bool          `yaml:"enabled"`
+	Preserve         Preserve      `yaml:"preserve"`
+	Extractor        Extractor     `yaml:"extractor"`
+	Billing          Billing       `yaml:"billing"`
+	MaxCapsuleTokens int           `yaml:"max_capsule_tokens"`
+	BarrierTimeout   time.Duration `yaml:"barrier_timeout"`
+	Reinjection      string        `yaml:"reinjection"` // every_turn | first_turn
+	CopyOnFork       bool          `yaml:"copy_on_fork"`
+	SourcePolicy     string        `yaml:"source_policy"` // auto | structured_only
+	FailureMode      string        `yaml:"failure_mode"`  // fail_open
+	CapsuleTTL       time.Duration `yaml:"capsule_ttl"`
+}
+
+// Preserve selects what the capsule keeps.
+type Preserve struct {
+	Plan                 *bool `yaml:"plan"`
+	UserDecisions        *bool `yaml:"user_decisions"`
+	Constraints          *bool `yaml:"constraints"`
+	Rationale            *bool `yaml:"rationale"`
+	RejectedAlternatives *bool `yaml:"rejected_alternatives"`
+}
+
+// Extractor configures the auxiliary semantic extractor. Its route is its
+// own: it is never derived from the primary session's route.
+type Extractor struct {
+	// Route is "provider/model": a provider from Providers and the model to
+	// ask. Empty: no semantic extraction (deterministic harvest only).
+	Route           string        `yaml:"route"`
+	Timeout         time.Duration `yaml:"timeout"`
+	MaxInputTokens  int           `yaml:"max_input_tokens"`
+	MaxOutputTokens int           `yaml:"max_output_tokens"`
+	MaxPendingJobs  int           `yaml:"max_pending_jobs"`
+	Workers         int           `yaml:"workers"`
+}
+
+// Billing says who pays for auxiliary inference.
+type Billing struct {
+	Attribution string `yaml:"attribution"` // originating_user (the only supported value)
+}
+
+// ContinuityOverride is a trusted per-principal override.
+type ContinuityOverride struct {
+	Enabled          *bool  `yaml:"enabled"`
+	Extraction       *bool  `yaml:"extraction"`
+	ExtractorRoute   string `yaml:"extractor_route"`
+	MaxCapsuleTokens int    `yaml:"max_capsule_tokens"`
+}
+
+// Transcript configures optional durable transcript capture (off by default).
+type Transcript struct {
+	Enabled bool          `yaml:"enabled"`
+	Key     string        `yaml:"key"` // 32-byte hex AES key; required when enabled
+	TTL     time.Duration `yaml:"ttl"`
+}
+
+// Environment variables that override or seed configuration.
+const (
+	EnvConfig           = "TETHER_CONFIG"
+	EnvListen           = "TETHER_LISTEN"
+	EnvStore            = "TETHER_STORE"
+	EnvOpenAIBaseURL    = "TETHER_OPENAI_BASE_URL"
+	EnvAnthropicBaseURL = "TETHER_ANTHROPIC_BASE_URL"
+)
+
+// Default upstreams for passthrough mode.
+const (
+	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	DefaultListen           = "127.0.0.1:8787"
+)
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// Expand replaces ${NAME} and ${NAME:-default} with environment values.
+func Expand(data []byte, getenv func(string) string) []byte {
+	return envRef.ReplaceAllFunc(data, func(m []byte) []byte {
+		sub := envRef.FindSubmatch(m)
+		v := getenv(string(sub[1]))
+		if v == "" && len(sub[2]) > 0 {
+			v = string(sub[3])
+		}
+		return []byte(v)
+	})
+}
+
+// Parse decodes YAML (after ${ENV} expansion), rejecting unknown fields, and
+// returns the validated configuration with defaults filled.
+func Parse(data []byte, getenv func(string) string) (*Config, error) {
+	var c Config
+	data = Expand(data, getenv)
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
+			return nil, fmt.Errorf("config: %s", yaml.FormatError(err, false, true))
+		}
+	}
+	c.WithDefaults(getenv)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Load reads the file at path ("" = no file: all defaults).
+func Load(file string, getenv func(string) string) (*Config, error) {
+	if file == "" {
+		return Parse(nil, getenv)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(data, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return c, nil
+}
+
+// WithDefaults fills every unset field.
+func (c *Config) WithDefaults(getenv func(string) string) {
+	c.Listen = cmp.Or(getenv(EnvListen), c.Listen, DefaultListen)
+	c.Store = cmp.Or(getenv(EnvStore), c.Store)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, 32<<20)
+	c.LogLevel = cmp.Or(c.LogLevel, "info")
+	if len(c.Providers) == 0 {
+		c.Providers = []Provider{
+			{Name: "openai", Dialect: FamilyOpenAI, BaseURL: cmp.Or(getenv(EnvOpenAIBaseURL), DefaultOpenAIBaseURL)},
+			{Name: "anthropic", Dialect: FamilyAnthropic, BaseURL: cmp.Or(getenv(EnvAnthropicBaseURL), DefaultAnthropicBaseURL)},
+		}
+	}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		p.BaseURL = strings.TrimRight(p.BaseURL, "/")
+		p.Timeout = cmp.Or(p.Timeout, 10*time.Minute)
+	}
+	if len(c.Routes) == 0 {
+		// One catch-all route per dialect family: the first provider of each.
+		seen := map[string]bool{}
+		for _, p := range c.Providers {
+			if !seen[p.Dialect] {
+				seen[p.Dialect] = true
+				c.Routes = append(c.Routes, Route{Match: "*", Provider: p.Name})
+			}
+		}
+	}
+	cc := &c.Continuity
+	t := true
+	for _, b := range []**bool{&cc.Preserve.Plan, &cc.Preserve.UserDecisions, &cc.Preserve.Constraints, &cc.Preserve.Rationale, &cc.Preserve.RejectedAlternatives} {
+		if *b == nil {
+			*b = &t
+		}
+	}
+	cc.MaxCapsuleTokens = cmp.Or(cc.MaxCapsuleTokens, 2500)
+	cc.BarrierTimeout = cmp.Or(cc.BarrierTimeout, 2*time.Second)
+	cc.Reinjection = cmp.Or(cc.Reinjection, "every_turn")
+	cc.SourcePolicy = cmp.Or(cc.SourcePolicy, "auto")
+	cc.FailureMode = cmp.Or(cc.FailureMode, "fail_open")
+	cc.CapsuleTTL = cmp.Or(cc.CapsuleTTL, 30*24*time.Hour)
+	cc.Billing.Attribution = cmp.Or(cc.Billing.Attribution, "originating_user")
+	ex := &cc.Extractor
+	ex.Timeout = cmp.Or(ex.Timeout, 8*time.Second)
+	ex.MaxInputTokens = cmp.Or(ex.MaxInputTokens, 12000)
+	ex.MaxOutputTokens = cmp.Or(ex.MaxOutputTokens, 2000)
+	ex.MaxPendingJobs = cmp.Or(ex.MaxPendingJobs, 64)
+	ex.Workers = cmp.Or(ex.Workers, 4)
+	c.Transcript.TTL = cmp.Or(c.Transcript.TTL, 7*24*time.Hour)
+}
+
+// Passthrough reports whether callers authenticate with their own provider
+// key (no proxy keys configured).
+func (c *Config) Passthrough() bool { return len(c.Principals) == 0 }
+
+// Provider returns the named provider.
+func (c *Config) Provider(name string) (Provider, bool) {
+	for _, p := range c.Providers {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Provider{}, false
+}
+
+// Validate checks the configuration; its error names the field and the fix.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.MaxBodyBytes < 1024 {
+		bad("max_body_bytes", "must be at least 1024 (got %d)", c.MaxBodyBytes)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level", "must be debug, info, warn or error (got %q)", c.LogLevel)
+	}
+	names := map[string]bool{}
+	for i, p := range c.Providers {
+		f := fmt.Sprintf("providers[%d]", i)
+		if p.Name == "" {
+			bad(f+".name", "is required")
+		} else if names[p.Name] {
+			bad(f+".name", "%q is used twice; provider names must be unique", p.Name)
+		}
+		names[p.Name] = true
+		if p.Dialect != FamilyOpenAI && p.Dialect != FamilyAnthropic {
+			bad(f+".dialect", "must be %q or %q (got %q)", FamilyOpenAI, FamilyAnthropic, p.Dialect)
+		}
+		if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
+			bad(f+".base_url", "must be an http:// or https:// URL (got %q)", p.BaseURL)
+		}
+	}
+	for i, r := range c.Routes {
+		f := fmt.Sprintf("routes[%d]", i)
+		if _, err := path.Match(r.Match, ""); err != nil || r.Match == "" {
+			bad(f+".match", "must be a model name pattern like \"gpt-*\" or \"*\" (got %q)", r.Match)
+		}
+		if !names[r.Provider] {
+			bad(f+".provider", "names no provider (got %q); define it under providers", r.Provider)
+		}
+	}
+	keys := map[string]string{}
+	for i, p := range c.Principals {
+		f := fmt.Sprintf("principals[%d]", i)
+		if p.ID == "" {
+			bad(f+".id", "is required")
+		}
+		if len(p.Keys) == 0 {
+			bad(f+".keys", "needs at least one proxy key (use ${ENV} to keep it out of the file)")
+		}
+		for j, k := range p.Keys {
+			if len(k) < 16 {
+				bad(fmt.Sprintf("%s.keys[%d]", f, j), "is empty or shorter than 16 characters (is its ${ENV} variable set?)")
+			}
+			if other, ok := keys[k]; ok && other != p.ID {
+				bad(fmt.Sprintf("%s.keys[%d]", f, j), "is also a key of principal %q", other)
+			}
+			keys[k] = p.ID
+		}
+		if o := p.Continuity; o != nil && o.ExtractorRoute != "" {
+			if err := c.checkExtractorRoute(o.ExtractorRoute); err != nil {
+				bad(f+".compaction_continuity.extractor_route", "%v", err)
+			}
+		}
+	}
+	if len(c.Principals) > 0 {
+		for i, p := range c.Providers {
+			if p.APIKey == "" {
+				bad(fmt.Sprintf("providers[%d].api_key", i), "is required when principals (proxy keys) are configured: callers' proxy keys are never forwarded upstream")
+			}
+		}
+	}
+	for i, b := range c.Budgets {
+		f := fmt.Sprintf("budgets[%d]", i)
+		if (b.Principal == "") == (b.Account == "") {
+			bad(f, "set exactly one of principal or account")
+		}
+		switch b.Period {
+		case "day", "month", "total":
+		default:
+			bad(f+".period", "must be day, month or total (got %q)", b.Period)
+		}
+		if b.MaxUSD <= 0 && b.MaxTokens <= 0 {
+			bad(f, "set max_usd or max_tokens")
+		}
+	}
+	cc := c.Continuity
+	if cc.Reinjection != "every_turn" && cc.Reinjection != "first_turn" {
+		bad("compaction_continuity.reinjection", "must be every_turn or first_turn (got %q)", cc.Reinjection)
+	}
+	if cc.FailureMode != "fail_open" {
+		bad("compaction_continuity.failure_mode", "only fail_open is supported (got %q)", cc.FailureMode)
+	}
+	if cc.SourcePolicy != "auto" && cc.SourcePolicy != "structured_only" {
+		bad("compaction_continuity.source_policy", "must be auto or structured_only (got %q)", cc.SourcePolicy)
+	}
+	if cc.Billing.Attribution != "originating_user" {
+		bad("compaction_continuity.billing.attribution", "only originating_user is supported (got %q)", cc.Billing.Attribution)
+	}
+	if cc.MaxCapsuleTokens < 200 || cc.MaxCapsuleTokens > 32000 {
+		bad("compaction_continuity.max_capsule_tokens", "must be between 200 and 32000 (got %d)", cc.MaxCapsuleTokens)
+	}
+	if cc.BarrierTimeout < 0 || cc.BarrierTimeout > time.Minute {
+		bad("compaction_continuity.barrier_timeout", "must be between 0 and 1m (got %s)", cc.BarrierTimeout)
+	}
+	ex := cc.Extractor
+	if ex.Route != "" {
+		if err := c.checkExtractorRoute(ex.Route); err != nil {
+			bad("compaction_continuity.extractor.route", "%v", err)
+		}
+	}
+	if ex.Workers < 1 || ex.Workers > 256 {
+		bad("compaction_continuity.extractor.workers", "must be between 1 and 256 (got %d)", ex.Workers)
+	}
+	if ex.MaxPendingJobs < 1 || ex.MaxPendingJobs > 100000 {
+		bad("compaction_continuity.extractor.max_pending_jobs", "must be between 1 and 100000 (got %d)", ex.MaxPendingJobs)
+	}
+	if ex.Timeout <= 0 {
+		bad("compaction_continuity.extractor.timeout", "must be positive")
+	}
+	if c.Transcript.Enabled && len(c.Transcript.Key) != 64 {
+		bad("transcript.key", "must be 64 hex characters (a 32-byte AES key) when transcript capture is enabled")
+	}
+	return errors.Join(errs...)
+}
+
+// ExtractorRoute splits "provider/model".
+func ExtractorRoute(route string) (provider, model string, ok bool) {
+	provider, model, ok = strings.Cut(route, "/")
+	return provider, model, ok && provider != "" && model != ""
+}
+
+func (c *Config) checkExtractorRoute(route string) error {
+	p, _, ok := ExtractorRoute(route)
+	if !ok {
+		return fmt.Errorf("must be \"provider/model\" (got %q)", route)
+	}
+	if _, found := c.Provider(p); !found {
+		return fmt.Errorf("provider %q is not defined under providers", p)
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+// Package upstream routes a request to a provider and opens the B-leg: one
+// HTTP call to the provider, with the caller's or the operator's key.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/tether-dev/tether/internal/config"
+)
+
+// ErrNoRoute means no configured route serves the model in that dialect.
+var ErrNoRoute = errors.New("no route")
+
+// Target is where one request goes.
+type Target struct {
+	Provider config.Provider
+	Model    string // model name sent upstream
+}
+
+// Route returns a normalised "provider/model" identifier (safe for labels
+// only after normalisation by the caller).
+func (t Target) Route() string { return t.Provider.Name + "/" + t.Model }
+
+// Router maps (dialect family, model) to a provider.
+type Router struct {
+	cfg *config.Config
+}
+
+// NewRouter returns a router over cfg's providers and routes.
+func NewRouter(cfg *config.Config) *Router { return &Router{cfg: cfg} }
+
+// Route picks the first route whose pattern matches model and whose provider
+// speaks family.
+func (r *Router) Route(family, model string) (Target, error) {
+	for _, rt := range r.cfg.Routes {
+		p, ok := r.cfg.Provider(rt.Provider)
+		if !ok || p.Dialect != family {
+			continue
+		}
+		if m, _ := path.Match(rt.Match, model); m {
+			up := model
+			if rt.Model != "" {
+				up = rt.Model
+			}
+			return Target{Provider: p, Model: up}, nil
+		}
+	}
+	return Target{}, fmt.Errorf("%w for model %q in the %s dialect; add a route whose match covers it", ErrNoRoute, model, family)
+}
+
+// Client performs B-legs.
+type Client struct {
+	HTTP *http.Client
+}
+
+// NewClient returns a client with a transport tuned for many concurrent
+// streams to few hosts.
+func NewClient() *Client {
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ResponseHeaderTimeout: 0,
+	}
+	return &Client{HTTP: &http.Client{Transport: tr}}
+}
+
+// hop-by-hop and proxy-owned headers never forwarded upstream.
+var dropHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Accept-Encoding",
+}
+
+// Internal headers Tether itself uses; never forwarded upstream.
+const (
+	HeaderAux      = "X-Tether-Aux"
+	HeaderAuxDepth = "X-Tether-Aux-Depth"
+)
+
+// URL joins a provider base URL and an inbound path. OpenAI base URLs end in
+// /v1 (the SDK convention) and inbound paths start with /v1.
+func URL(p config.Provider, requestURI string) string {
+	if p.Dialect == config.FamilyOpenAI {
+		requestURI = strings.TrimPrefix(requestURI, "/v1")
+	}
+	return p.BaseURL + requestURI
+}
+
+// Outbound builds the upstream request. With an operator key configured on
+// the provider the caller's credentials are replaced; otherwise they are
+// forwarded unchanged (passthrough).
+func Outbound(ctx context.Context, t Target, method, requestURI string, in http.Header, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, URL(t.Provider, requestURI), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build upstream request: %w", err)
+	}
+	for k, vv := range in {
+		req.Header[k] = vv
+	}
+	for _, k := range dropHeaders {
+		req.Header.Del(k)
+	}
+	for _, k := range []string{HeaderAux, HeaderAuxDepth} {
+		req.Header.Del(k)
+	}
+	if t.Provider.APIKey != "" {
+		req.Header.Del("Authorization")
+		req.Header.Del("x-api-key")
+		if t.Provider.Dialect == config.FamilyAnthropic {
+			req.Header.Set("x-api-key", t.Provider.APIKey)
+		} else {
+			req.Header.Set("Authorization", "Bearer "+t.Provider.APIKey)
+		}
+	}
+	for k, v := range t.Provider.Headers {
+		req.Header.Set(k, v)
+	}
+	if t.Provider.Dialect == config.FamilyAnthropic && req.Header.Get("anthropic-version") == "" {
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
+	req.ContentLength = int64(len(body))
+	return req, nil
+}
+
+// Do opens the B-leg.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	return c.HTTP.Do(req)
+}
+
+// IsTimeout reports whether err is a deadline or network timeout.
+func IsTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
