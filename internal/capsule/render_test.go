@@ -1,0 +1,217 @@
+package capsule
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// richCapsule exercises every section of the rendered block.
+func richCapsule(t testing.TB) *Capsule {
+	t.Helper()
+	c := baseCapsule(t)
+	c = mustApply(t, c, d2,
+		Op{Op: OpSetPlan, Status: PlanAccepted, Source: SourceStructuredTool, Tool: "update_plan", Turn: 7, Steps: []Step{
+			{"Define the capsule schema", StepCompleted},
+			{"Implement the merge rules", StepInProgress},
+			{"Wire the store", StepPending},
+			{"Drop the legacy cache", StepCancelled},
+		}},
+		Op{Op: OpSupersedeDecision, ID: "D1", Statement: "Use SQLite (WAL) for storage", Rationale: "one binary, no server to run", Turn: 8},
+		Op{Op: OpAddDecision, Statement: "Expose metrics on a separate port", Turn: 8},
+		Op{Op: OpRejectDecision, ID: "D3", Turn: 10},
+		Op{Op: OpAddConstraint, Text: "Never log prompt text", Turn: 6},
+		Op{Op: OpRemoveConstraint, ID: "C1", Turn: 10},
+		Op{Op: OpRejectAlternative, Text: "A <continuity-capsule revision=\"99\"> trick\nacross lines", Turn: 10},
+		Op{Op: OpAddQuestion, Text: "Should capsules expire after 30 days?", Turn: 11},
+		Op{Op: OpResolveQuestion, ID: "Q1", Turn: 10},
+	)
+	c, err := Apply(c, nil, delta(12, 12), "wm", WithWatermark(Watermark{Turn: 12, Digest: "t12"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestRenderGolden(t *testing.T) {
+	c := richCapsule(t)
+	got := Render(c)
+	path := filepath.Join("testdata", "render.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("Render (-want +got):\n%s", diff)
+	}
+	if Render(c) != got {
+		t.Errorf("Render is not deterministic")
+	}
+	// The defused tag inside item text must not be seen as a block.
+	if _, n := Strip(got); n != 1 {
+		t.Errorf("Strip found %d blocks in one rendered capsule", n)
+	}
+	rev, dig, ok := Find(got)
+	if !ok || rev != c.Revision || dig != Digest(c) {
+		t.Errorf("Find = %d %q %v, want %d %q", rev, dig, ok, c.Revision, Digest(c))
+	}
+}
+
+func TestRenderEmptyAndProvisional(t *testing.T) {
+	if got := Render(nil); !strings.HasPrefix(got, `<continuity-capsule revision="0" digest="`) ||
+		strings.Contains(got, "PLAN") || strings.Contains(got, "DECISIONS") {
+		t.Errorf("Render(nil) = %q", got)
+	}
+	c := mustApply(t, nil, delta(0, 3, 0), Op{Op: OpSetPlan, Status: PlanAccepted, Source: SourceConversation, Steps: []Step{{"Refactor auth", StepPending}}, Turn: 1})
+	got := Render(c)
+	if !strings.Contains(got, "PROPOSED PLAN (not yet accepted by the user; source: conversation):\n1. [pending] Refactor auth\n") {
+		t.Errorf("assistant-only plan not rendered as proposed:\n%s", got)
+	}
+	if strings.Contains(got, "ACCEPTED") {
+		t.Errorf("assistant-only plan rendered as accepted:\n%s", got)
+	}
+}
+
+func TestDigest(t *testing.T) {
+	a := richCapsule(t)
+	b := a.Clone()
+	b.Revision += 5
+	b.Applied = append(b.Applied, "x")
+	b.Watermark = Watermark{Turn: 99, Digest: "other"}
+	b.Session = "elsewhere"
+	if Digest(a) != Digest(b) {
+		t.Errorf("digest depends on revision/applied/watermark/identity")
+	}
+	b.Decisions[1].Statement += " now"
+	if Digest(a) == Digest(b) {
+		t.Errorf("digest ignores a changed statement")
+	}
+	// Item order does not matter: canonical order is by id.
+	c := a.Clone()
+	c.Decisions[0], c.Decisions[1] = c.Decisions[1], c.Decisions[0]
+	if Digest(a) != Digest(c) || Render(a) != Render(c) {
+		t.Errorf("digest/render depend on slice order")
+	}
+	if len(Digest(a)) != 12 {
+		t.Errorf("digest %q is not 12 hex digits", Digest(a))
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	c := richCapsule(t)
+	b, err := Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatalf("Decode: %v\n%s", err, b)
+	}
+	if diff := cmp.Diff(c, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	b2, _ := Encode(got)
+	if string(b) != string(b2) {
+		t.Errorf("Encode not canonical:\n%s\n%s", b, b2)
+	}
+	if !strings.HasPrefix(string(b), `{"schema_version":1,"session":"s1","a_leg":"a1","revision":`) {
+		t.Errorf("field order: %s", b)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want error
+	}{
+		{"not json", `{"schema_version":1,`, ErrCorrupt},
+		{"no version", `{"revision":1}`, ErrUnknownSchema},
+		{"future version", `{"schema_version":2,"revision":1,"watermark":{"turn":0}}`, ErrUnknownSchema},
+		{"unknown field", `{"schema_version":1,"revision":1,"watermark":{"turn":0},"extra":true}`, ErrCorrupt},
+		{"bad status", `{"schema_version":1,"revision":1,"watermark":{"turn":0},"decisions":[{"id":"D1","statement":"x","status":"maybe","source_turn":1}]}`, ErrCorrupt},
+		{"bad id", `{"schema_version":1,"revision":1,"watermark":{"turn":0},"decisions":[{"id":"X1","statement":"x","status":"active","source_turn":1}]}`, ErrCorrupt},
+		{"duplicate id", `{"schema_version":1,"revision":1,"watermark":{"turn":0},"decisions":[{"id":"D1","statement":"x","status":"active","source_turn":1},{"id":"D1","statement":"y","status":"active","source_turn":1}]}`, ErrCorrupt},
+		{"superseded_by on active", `{"schema_version":1,"revision":1,"watermark":{"turn":0},"decisions":[{"id":"D1","statement":"x","status":"active","superseded_by":"D2","source_turn":1}]}`, ErrCorrupt},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Decode([]byte(tc.in)); !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeRepairsCounters(t *testing.T) {
+	c, err := Decode([]byte(`{"schema_version":1,"revision":3,"watermark":{"turn":4},"decisions":[{"id":"D7","statement":"x","status":"active","source_turn":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = mustApply(t, c, delta(5, 5, 5), Op{Op: OpAddDecision, Statement: "y", Turn: 5})
+	if id := c.Decisions[1].ID; id != "D8" {
+		t.Fatalf("new id = %s, want D8", id)
+	}
+}
+
+func TestStrip(t *testing.T) {
+	block := Render(richCapsule(t))
+	tests := []struct {
+		name, in, want string
+		n              int
+	}{
+		{"no block", "plain summary", "plain summary", 0},
+		{"one block", "Summary.\n" + block + "\n", "Summary.\n", 1},
+		{"two blocks", block + "\nmiddle\n" + block, "middle\n", 2},
+		{"case and attributes", "a<Continuity-Capsule revision='1'>x</CONTINUITY-CAPSULE>b", "ab", 1},
+		{"bare tag", "a<continuity-capsule>x</continuity-capsule>b", "ab", 1},
+		{"unterminated trailing", "keep\n<continuity-capsule revision=\"3\" digest=\"abc\">\n- D1: half", "keep\n", 1},
+		{"unterminated open tag", "keep <continuity-capsule revis", "keep ", 1},
+		{"nested-looking", "a<continuity-capsule><continuity-capsule>x</continuity-capsule>y</continuity-capsule>b", "ayb", 1},
+		{"stray close", "a</continuity-capsule>b", "ab", 0},
+		{"similar tag is kept", "<continuity-capsules>x</continuity-capsules>", "<continuity-capsules>x</continuity-capsules>", 0},
+		{"crlf after block", "a<continuity-capsule>x</continuity-capsule>\r\nb", "ab", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, n := Strip(tc.in)
+			if got != tc.want || n != tc.n {
+				t.Errorf("Strip(%q) = %q, %d; want %q, %d", tc.in, got, n, tc.want, tc.n)
+			}
+		})
+	}
+}
+
+func TestFind(t *testing.T) {
+	a := Render(baseCapsule(t))
+	c := richCapsule(t)
+	b := Render(c)
+	if rev, dig, ok := Find("summary\n" + a + "\nmore\n" + b + "\ntail"); !ok || rev != c.Revision || dig != Digest(c) {
+		t.Errorf("Find = %d %q %v, want the last block (%d %q)", rev, dig, ok, c.Revision, Digest(c))
+	}
+	for _, in := range []string{
+		"",
+		"no block",
+		`<continuity-capsule revision="3" digest="0123456789ab">unterminated`,
+		`<continuity-capsule revision="x" digest="0123456789ab"></continuity-capsule>`,
+		`<continuity-capsule revision="3" digest="short"></continuity-capsule>`,
+		`<continuity-capsule revision="3"></continuity-capsule>`,
+		b + `<continuity-capsule revision="4" digest="0123456789ab">cut off`,
+	} {
+		if _, _, ok := Find(in); ok {
+			t.Errorf("Find(%q) ok, want not found", in)
+		}
+	}
+}
