@@ -460,6 +460,15 @@ func (m *merger) rejectAlternative(op Op) error {
 			d.Status, d.ClosedTurn = StatusRejected, op.Turn
 		}
 	}
+	for i := range m.c.Constraints {
+		k := &m.c.Constraints[i]
+		if k.Status == StatusActive && normalize(k.Text) == n {
+			if op.Turn < k.SourceTurn {
+				return fmt.Errorf("turn %d precedes %s's turn %d", op.Turn, k.ID, k.SourceTurn)
+			}
+			k.Status, k.ClosedTurn = StatusSuperseded, op.Turn
+		}
+	}
 	for i := range m.c.Rejected {
 		r := &m.c.Rejected[i]
 		if normalize(r.Text) == n {

@@ -330,7 +330,21 @@ func Decode(data []byte) (*Capsule, error) {
 // unterminated trailing block, and stray closing tags — and returns the
 // result and the number of blocks removed. A newline directly after a
 // removed block is removed with it. Tag matching is ASCII case-insensitive.
+// Removal repeats until no tag is left, so text that forms a new tag once a
+// block inside it is removed is stripped too.
 func Strip(text string) (string, int) {
+	total := 0
+	for {
+		out, n := stripOnce(text)
+		total += n
+		if out == text {
+			return out, total
+		}
+		text = out
+	}
+}
+
+func stripOnce(text string) (string, int) {
 	var b strings.Builder
 	n := 0
 	i := 0

@@ -182,6 +182,7 @@ func TestStrip(t *testing.T) {
 		{"nested-looking", "a<continuity-capsule><continuity-capsule>x</continuity-capsule>y</continuity-capsule>b", "ayb", 1},
 		{"stray close", "a</continuity-capsule>b", "ab", 0},
 		{"similar tag is kept", "<continuity-capsules>x</continuity-capsules>", "<continuity-capsules>x</continuity-capsules>", 0},
+		{"tag formed by removal", "a<continuity-<continuity-capsule>x</continuity-capsule>capsule>y</continuity-capsule>b", "a", 2}, // the stray close goes first, leaving an unterminated block
 		{"crlf after block", "a<continuity-capsule>x</continuity-capsule>\r\nb", "ab", 1},
 	}
 	for _, tc := range tests {
