@@ -51,3 +51,6 @@ type ToolResult struct {
 	Text    string
 	IsError bool
 }
+
+// ErrUnknownDialect is returned for a Name that is none of the known dialects.
+var ErrUnknownDialect = errors.New("unknown dialect")
