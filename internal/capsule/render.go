@@ -50,8 +50,17 @@ func Render(c *Capsule) string {
 		c = &Capsule{}
 	}
 	c = canonical(c)
+	return render(c, digestOf(c))
+}
+
+// placeholderDigest has the length of a real digest; token estimates do not
+// depend on the digest's value, so Bound renders with it.
+const placeholderDigest = "000000000000"
+
+// render renders a canonical capsule with the given digest.
+func render(c *Capsule, digest string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s revision=\"%d\" digest=\"%s\">\n%s\n", openTag, c.Revision, digestOf(c), header)
+	fmt.Fprintf(&b, "%s revision=\"%d\" digest=\"%s\">\n%s\n", openTag, c.Revision, digest, header)
 	if p := c.LatestPlan; p != nil {
 		src := cmp.Or(p.Tool, p.Source)
 		if p.Status == PlanAccepted {
@@ -156,6 +165,14 @@ func stepLabel(s string) string {
 // safe keeps text on one line and defuses anything that would open or close
 // a capsule block.
 func safe(s string) string {
+	plain := len(s) == 0 || (s[0] != ' ' && s[len(s)-1] != ' ')
+	for i := 0; plain && i < len(s); i++ {
+		ch := s[i]
+		plain = ch >= 0x20 && ch < 0x7f && ch != '<' && (ch != ' ' || s[i-1] != ' ')
+	}
+	if plain {
+		return s
+	}
 	s = clean(s)
 	for _, tag := range []string{openTag, "</continuity-capsule"} {
 		for {

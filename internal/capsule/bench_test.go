@@ -1,0 +1,59 @@
+package capsule
+
+import (
+	"fmt"
+	"testing"
+)
+
+// bigCapsule grows a capsule until its block is about DefaultMaxTokens.
+func bigCapsule(tb testing.TB) *Capsule {
+	tb.Helper()
+	c := New("s", "a")
+	turn := 0
+	for i := 0; EstimateTokens(Render(c)) < DefaultMaxTokens-100; i++ {
+		d := delta(turn, turn+1, turn)
+		ops := []Op{
+			{Op: OpAddDecision, Statement: fmt.Sprintf("decision %d: keep module %d behind its interface", i, i), Rationale: "keeps the blast radius small", Turn: turn},
+			{Op: OpAddConstraint, Text: fmt.Sprintf("constraint %d: no allocations on hot path %d", i, i), Turn: turn},
+		}
+		if i%3 == 0 {
+			ops = append(ops, Op{Op: OpRejectAlternative, Text: fmt.Sprintf("alternative %d", i), Reason: "rejected in review", Turn: turn})
+		}
+		if i%4 == 0 {
+			ops = append(ops, Op{Op: OpSupersedeDecision, ID: fmt.Sprintf("D%d", i/2+1), Statement: fmt.Sprintf("revised decision %d", i), Turn: turn})
+		}
+		var err error
+		if c, err = Apply(c, ops, d, fmt.Sprintf("tx-%d", i)); err != nil {
+			tb.Fatal(err)
+		}
+		turn += 2
+	}
+	return c
+}
+
+func BenchmarkApplyRender(b *testing.B) {
+	c := bigCapsule(b)
+	b.Logf("capsule: %d tokens, %d decisions", EstimateTokens(Render(c)), len(c.Decisions))
+	turn := c.Watermark.Turn + 1000
+	d := delta(turn, turn+1, turn)
+	ops := []Op{
+		{Op: OpAddDecision, Statement: "benchmark decision", Turn: turn},
+		{Op: OpSupersedeDecision, ID: c.ActiveDecisions()[0].ID, Statement: "benchmark replacement", Turn: turn},
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		next, err := Apply(c, ops, d, fmt.Sprint("bench-", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = Render(next)
+	}
+}
+
+func BenchmarkBound(b *testing.B) {
+	c := bigCapsule(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		Bound(c, DefaultMaxTokens/2)
+	}
+}
