@@ -163,6 +163,7 @@ func Apply(prev *Capsule, ops []Op, d Delta, txID string, opts ...Option) (*Caps
 		next = New("", "")
 	}
 	next.SchemaVersion = SchemaVersion
+	next.repairCounters() // ids stay unique even for hand-built capsules
 	if w := o.watermark; w != nil && w.Turn < next.Watermark.Turn {
 		return nil, fmt.Errorf("apply %s: watermark turn %d behind current %d: %w", txID, w.Turn, next.Watermark.Turn, ErrStale)
 	}

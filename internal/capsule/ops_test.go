@@ -634,3 +634,11 @@ func TestRebase(t *testing.T) {
 		}
 	})
 }
+
+func TestApplyOnHandBuiltCapsuleKeepsIDsUnique(t *testing.T) {
+	prev := &Capsule{SchemaVersion: 1, Decisions: []Decision{{ID: "D3", Statement: "x", Status: StatusActive}}}
+	c := mustApply(t, prev, delta(0, 0, 0), Op{Op: OpAddDecision, Statement: "y", Turn: 0})
+	if id := c.Decisions[1].ID; id != "D4" {
+		t.Fatalf("new id = %s, want D4", id)
+	}
+}
