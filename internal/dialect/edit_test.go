@@ -1,0 +1,158 @@
+package dialect
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tidwall/gjson"
+)
+
+func TestAppendSystemText(t *testing.T) {
+	tests := []struct {
+		name Name
+		in   string
+		want string
+	}{
+		{AnthropicMessages, `{"system":"S","messages":[]}`, `{"system":"S\n\n<b>","messages":[]}`},
+		{AnthropicMessages, `{"system":[{"type":"text","text":"S"}],"messages":[]}`, `{"system":[{"type":"text","text":"S"},{"type":"text","text":"<b>"}],"messages":[]}`},
+		{AnthropicMessages, `{"messages":[]}`, `{"messages":[],"system":"<b>"}`},
+		{OpenAIChat, `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"u"}]}`, `{"messages":[{"role":"system","content":"S\n\n<b>"},{"role":"user","content":"u"}]}`},
+		{OpenAIChat, `{"messages":[{"role":"developer","content":[{"type":"text","text":"S"}]}]}`, `{"messages":[{"role":"developer","content":[{"type":"text","text":"S"},{"type":"text","text":"<b>"}]}]}`},
+		{OpenAIChat, `{"messages": [ {"role":"user","content":"u"} ]}`, `{"messages": [ {"role":"system","content":"<b>"},{"role":"user","content":"u"} ]}`},
+		{OpenAIResponses, `{"instructions":"I","input":"x"}`, `{"instructions":"I\n\n<b>","input":"x"}`},
+		{OpenAIResponses, `{"input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"D"}]}]}`, `{"input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"D"},{"type":"input_text","text":"<b>"}]}]}`},
+		{OpenAIResponses, `{"input":[{"type":"message","role":"user","content":"u"}]}`, `{"input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"<b>"}]},{"type":"message","role":"user","content":"u"}]}`},
+		{OpenAIResponses, `{"input":"hi"}`, `{"input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"<b>"}]},{"role":"user","content":"hi"}]}`},
+	}
+	for _, tt := range tests {
+		got, err := AppendSystemText(tt.name, []byte(tt.in), "<b>")
+		if err != nil {
+			t.Errorf("%s %s: %v", tt.name, tt.in, err)
+			continue
+		}
+		if string(got) != tt.want {
+			t.Errorf("%s %s:\n got %s\nwant %s", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestAppendSystemTextCapture(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		name Name
+	}{
+		{"anthropic_claude_compaction.json", AnthropicMessages},
+		{"chat_opencode_compaction.json", OpenAIChat},
+		{"responses_codex_compaction.json", OpenAIResponses},
+	} {
+		body := readTestdata(t, tc.file)
+		before := mustParse(t, tc.name, body)
+		out, err := AppendSystemText(tc.name, body, "CAPSULE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := mustParse(t, tc.name, out)
+		if !strings.Contains(after.System(), "\nCAPSULE") || len(after.System()) != len(before.System())+len("\nCAPSULE") && len(after.System()) != len(before.System())+len("\n\nCAPSULE") {
+			t.Errorf("%s: System() did not gain the block once", tc.file)
+		}
+		if before.NumMessages() != after.NumMessages() || before.LastUserText() != after.LastUserText() {
+			t.Errorf("%s: messages changed", tc.file)
+		}
+		// Only bytes were inserted: the original is a subsequence around one spot.
+		if !sameOutside(body, out) {
+			t.Errorf("%s: bytes outside the edit changed", tc.file)
+		}
+	}
+}
+
+// sameOutside reports whether out equals in with one contiguous region
+// replaced (common prefix + common suffix cover all but one region of in).
+func sameOutside(in, out []byte) bool {
+	p := 0
+	for p < len(in) && p < len(out) && in[p] == out[p] {
+		p++
+	}
+	s := 0
+	for s < len(in)-p && s < len(out)-p && in[len(in)-1-s] == out[len(out)-1-s] {
+		s++
+	}
+	// The edited region in the original is in[p:len(in)-s]; it must be small.
+	return len(in)-s-p <= 64
+}
+
+func TestAppendToLastUser(t *testing.T) {
+	tests := []struct {
+		name Name
+		in   string
+		want string
+	}{
+		{OpenAIChat, `{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`, `{"messages":[{"role":"user","content":"a\n\nX"},{"role":"assistant","content":"b"}]}`},
+		{AnthropicMessages, `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]}]}`, `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"},{"type":"text","text":"X"}]}]}`},
+		{OpenAIResponses, `{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`, `{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_text","text":"X"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`},
+		{OpenAIResponses, `{"input":"a"}`, `{"input":"a\n\nX"}`},
+	}
+	for _, tt := range tests {
+		got, err := AppendToLastUser(tt.name, []byte(tt.in), "X")
+		if err != nil {
+			t.Errorf("%s %s: %v", tt.name, tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	if _, err := AppendToLastUser(OpenAIChat, []byte(`{"messages":[{"role":"system","content":"s"}]}`), "X"); !errors.Is(err, ErrNoUserMessage) {
+		t.Errorf("no user: err = %v", err)
+	}
+}
+
+func TestAppendToLastUserClaudeCompaction(t *testing.T) {
+	body := readTestdata(t, "anthropic_claude_compaction.json")
+	out, err := AppendToLastUser(AnthropicMessages, body, "<continuity-capsule revision=\"1\" digest=\"d\">x</continuity-capsule>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustParse(t, AnthropicMessages, out)
+	if !strings.HasSuffix(v.LastUserText(), "\n<continuity-capsule revision=\"1\" digest=\"d\">x</continuity-capsule>") {
+		t.Errorf("last user text tail = %q", v.LastUserText()[len(v.LastUserText())-100:])
+	}
+	if !bytes.Contains(out, []byte(`<continuity-capsule revision=\"1\"`)) {
+		t.Error("block was HTML-escaped on the wire")
+	}
+	if !sameOutside(body, out) {
+		t.Error("bytes outside the edit changed")
+	}
+}
+
+func TestInsertMessageBefore(t *testing.T) {
+	body := readTestdata(t, "responses_codex_remote_compaction.json")
+	out, err := InsertMessageBefore(OpenAIResponses, body, 7, "user", "CAPSULE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustParse(t, OpenAIResponses, out)
+	if v.NumMessages() != 9 || v.LastItemType() != "compaction_trigger" {
+		t.Fatalf("NumMessages %d, LastItemType %q", v.NumMessages(), v.LastItemType())
+	}
+	m := v.Messages()[7]
+	if m.Role != "user" || m.Text != "CAPSULE" || m.Type != "message" {
+		t.Errorf("inserted = %+v", m)
+	}
+	if !sameOutside(body, out) {
+		t.Error("bytes outside the edit changed")
+	}
+	if gjson.GetBytes(out, "input.7.content.0.type").String() != "input_text" {
+		t.Error("inserted item is not an input_text message")
+	}
+
+	got, err := InsertMessageBefore(OpenAIChat, []byte(`{"messages":[]}`), 0, "user", "u")
+	if err != nil || string(got) != `{"messages":[{"role":"user","content":"u"}]}` {
+		t.Errorf("append to empty = %s, %v", got, err)
+	}
+	if _, err := InsertMessageBefore(AnthropicMessages, []byte(`{"messages":[]}`), 2, "user", "u"); !errors.Is(err, ErrBadIndex) {
+		t.Errorf("bad index err = %v", err)
+	}
+}
