@@ -20,7 +20,7 @@ const (
 // versioned rules.
 var (
 	compactionSystemPrefixes = []string{
-		"You are a context summarization",          // OpenCode, Pi
+		"You are a context summarization",           // OpenCode, Pi
 		"You are an anchored context summarization", // OpenCode (anchored variant)
 	}
 	titleSystemPrefixes = []string{
@@ -28,12 +28,12 @@ var (
 	}
 	compactionUserMarkers = []string{
 		"Your task is to create a detailed summary of the conversation so far", // Claude Code
-		"You are performing a CONTEXT CHECKPOINT COMPACTION",                    // Codex local
-		"The messages above are a conversation to summarize",                    // Pi, first
-		"The messages above are NEW conversation messages",                      // Pi, later
-		"This is the PREFIX of a turn that was too large to keep",               // Pi, split turn
-		"Create a new anchored summary",                                         // OpenCode
-		"You MUST summarize the conversation above",                             // OpenCode V2 engine
+		"You are performing a CONTEXT CHECKPOINT COMPACTION",                   // Codex local
+		"The messages above are a conversation to summarize",                   // Pi, first
+		"The messages above are NEW conversation messages",                     // Pi, later
+		"This is the PREFIX of a turn that was too large to keep",              // Pi, split turn
+		"Create a new anchored summary",                                        // OpenCode
+		"You MUST summarize the conversation above",                            // OpenCode V2 engine
 	}
 )
 

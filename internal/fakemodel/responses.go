@@ -178,13 +178,28 @@ func (a *answer) respObject(id, status string, output []respItem, usage *respUsa
 	}
 }
 
-// compactBody is the unary answer of POST /v1/responses/compact.
+// compactBody is the unary answer of POST /v1/responses/compact: the
+// request's user messages, then one compaction item.
 func (a *answer) compactBody() any {
+	output := []any{}
+	input := gjson.GetBytes(a.req.Body, "input")
+	if input.Type == gjson.String {
+		output = append(output, map[string]any{
+			"type": "message", "role": "user",
+			"content": []any{map[string]any{"type": "input_text", "text": input.String()}},
+		})
+	}
+	for _, it := range input.Array() {
+		if it.Get("role").String() == "user" && it.Get("type").String() != "function_call_output" {
+			output = append(output, json.RawMessage(it.Raw))
+		}
+	}
+	output = append(output, a.compactionItem())
 	return map[string]any{
 		"id":         "resp_" + randomID(),
 		"object":     "response.compaction",
 		"created_at": a.created,
-		"output":     []respItem{a.compactionItem()},
+		"output":     output,
 		"usage":      a.respUsage(),
 	}
 }

@@ -269,6 +269,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	reply := responder(req)
+	// Whenever the client goes away or the server closes before the answer
+	// is complete, the connection is aborted rather than ended cleanly, so
+	// the client never mistakes a cut answer for a whole one.
+	defer func() {
+		if ctx.Err() != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}()
 	if reply.Hang {
 		<-ctx.Done()
 		return
