@@ -652,8 +652,8 @@ func testDump(t *testing.T, s backend.Store) {
 // against one A-leg; none may be lost.
 func testConcurrentCAS(t *testing.T, s backend.Store) {
 	const (
-		workers   = 40
-		perWorker = 25 // 1,000 merges
+		workers   = 25
+		perWorker = 40 // 1,000 merges
 	)
 	ctx := t.Context()
 	var (
