@@ -1,0 +1,38 @@
+package server
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+type httpMetrics struct {
+	requests     *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	hookFailures prometheus.Counter
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_requests_total", Help: "Proxied requests by dialect and status code.",
+		}, []string{"dialect", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tether_request_duration_seconds", Help: "Proxied request duration, whole exchange.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14),
+		}, []string{"dialect"}),
+		hookFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tether_hook_failures_total", Help: "Request hooks that failed or panicked; the request went on unchanged.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.hookFailures)
+	return m
+}
+
+func (m *httpMetrics) observe(d dialect.Name, status int, dur time.Duration) {
+	m.requests.WithLabelValues(string(d), strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(string(d)).Observe(dur.Seconds())
+}

@@ -1,0 +1,530 @@
+// Package server is Tether's HTTP front: one route per dialect endpoint,
+// authentication, size limits, errors in each dialect's own format, and the
+// streaming pass-through to the upstream B-leg with hooks around it.
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tidwall/sjson"
+
+	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/upstream"
+)
+
+// Options wires a Server.
+type Options struct {
+	Config   *config.Config
+	Secret   []byte
+	Logger   *slog.Logger
+	Registry *prometheus.Registry // metrics are registered here and served on /metrics
+	Client   *upstream.Client
+	Hooks    []Hook   // run in order before the B-leg
+	Admitter Admitter // nil: admit everything
+	// Ready reports readiness (store reachable, …); nil: always ready.
+	Ready func(ctx context.Context) error
+	// Extra routes (usage API, admin) mounted on the same mux.
+	Mount func(mux *http.ServeMux)
+}
+
+// Server is the proxy's http.Handler.
+type Server struct {
+	opt     Options
+	cfg     *config.Config
+	auth    *auth.Authenticator
+	router  *upstream.Router
+	client  *upstream.Client
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *httpMetrics
+}
+
+// New returns a Server.
+func New(opt Options) *Server {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if opt.Registry == nil {
+		opt.Registry = prometheus.NewRegistry()
+	}
+	if opt.Client == nil {
+		opt.Client = upstream.NewClient()
+	}
+	s := &Server{
+		opt:     opt,
+		cfg:     opt.Config,
+		auth:    auth.New(opt.Config, opt.Secret),
+		router:  upstream.NewRouter(opt.Config),
+		client:  opt.Client,
+		log:     opt.Logger,
+		mux:     http.NewServeMux(),
+		metrics: newHTTPMetrics(opt.Registry),
+	}
+	m := s.mux
+	m.HandleFunc("POST /v1/chat/completions", s.proxy(dialect.OpenAIChat, config.FamilyOpenAI))
+	m.HandleFunc("POST /v1/responses", s.proxy(dialect.OpenAIResponses, config.FamilyOpenAI))
+	m.HandleFunc("POST /v1/responses/compact", s.proxy(dialect.OpenAIResponses, config.FamilyOpenAI))
+	m.HandleFunc("POST /v1/messages", s.proxy(dialect.AnthropicMessages, config.FamilyAnthropic))
+	m.HandleFunc("POST /v1/messages/count_tokens", s.proxy(dialect.AnthropicMessages, config.FamilyAnthropic))
+	m.HandleFunc("GET /v1/responses", s.websocketRefused)
+	m.HandleFunc("GET /v1/models", s.models)
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	m.HandleFunc("GET /readyz", s.readyz)
+	m.Handle("GET /metrics", promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry}))
+	if opt.Mount != nil {
+		opt.Mount(m)
+	}
+	m.HandleFunc("/", s.notFound)
+	return s
+}
+
+// Authenticate exposes the server's principal resolution to mounted routes.
+func (s *Server) Authenticate(h http.Header) (auth.Principal, error) { return s.auth.Authenticate(h) }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, dialectForPath(r.URL.Path, r.Header), http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
+}
+
+func (s *Server) websocketRefused(w http.ResponseWriter, r *http.Request) {
+	// Codex tries a WebSocket first; 426 makes it fall back to HTTP+SSE.
+	w.Header().Set("Upgrade", "websocket")
+	writeError(w, dialect.OpenAIResponses, http.StatusUpgradeRequired, "WebSocket transport is not supported by this proxy; use HTTP streaming")
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.opt.Ready(ctx); err != nil {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	io.WriteString(w, "ready\n")
+}
+
+// dialectForPath picks the error dialect for requests that never reached a
+// dialect route.
+func dialectForPath(p string, h http.Header) dialect.Name {
+	if strings.HasPrefix(p, "/v1/messages") || h.Get("anthropic-version") != "" || h.Get("x-api-key") != "" {
+		return dialect.AnthropicMessages
+	}
+	return dialect.OpenAIChat
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// models passes GET /v1/models through to the provider the caller's dialect
+// implies (Anthropic when anthropic-version or x-api-key is present).
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	d := dialectForPath(r.URL.Path, r.Header)
+	family := config.FamilyOpenAI
+	if d == dialect.AnthropicMessages {
+		family = config.FamilyAnthropic
+	}
+	p, err := s.auth.Authenticate(r.Header)
+	if err != nil {
+		writeError(w, d, http.StatusUnauthorized, "missing or invalid API key: send your Tether key as a Bearer token or x-api-key")
+		return
+	}
+	_ = p
+	t, err := s.router.Route(family, "*")
+	if err != nil {
+		// Fall back to the first provider of the family.
+		for _, pr := range s.cfg.Providers {
+			if pr.Dialect == family {
+				t = upstream.Target{Provider: pr}
+				err = nil
+				break
+			}
+		}
+		if err != nil {
+			writeError(w, d, http.StatusNotFound, err.Error())
+			return
+		}
+	}
+	req, err := upstream.Outbound(r.Context(), t, http.MethodGet, r.URL.RequestURI(), r.Header, nil)
+	if err != nil {
+		writeError(w, d, http.StatusBadGateway, "upstream request could not be built")
+		return
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.upstreamError(w, d, err)
+		return
+	}
+	defer resp.Body.Close()
+	copyResponseHeader(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+func (s *Server) upstreamError(w http.ResponseWriter, d dialect.Name, err error) {
+	if upstream.IsTimeout(err) {
+		writeError(w, d, http.StatusGatewayTimeout, "the upstream provider did not answer in time")
+		return
+	}
+	writeError(w, d, http.StatusBadGateway, "the upstream provider could not be reached")
+}
+
+// AuxMarker is the value of upstream.HeaderAux that proves a request comes
+// from this process's own extractor: an HMAC over the depth.
+func AuxMarker(secret []byte, depth int) string {
+	m := hmac.New(sha256.New, secret)
+	fmt.Fprintf(m, "tether-aux|%d", depth)
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		x := &Exchange{ID: newID(), Start: time.Now(), Dialect: d, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header, Kind: "primary"}
+		status, bytesIn, bytesOut := 0, 0, int64(0)
+		defer func() {
+			s.metrics.observe(d, status, time.Since(x.Start))
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("id", x.ID), slog.String("dialect", string(d)), slog.String("principal", x.Principal.ID),
+				slog.String("route", routeLabel(x.Target)), slog.String("session", x.Session), slog.String("a_leg", x.ALeg),
+				slog.String("agent", x.Agent), slog.Bool("compaction", x.Compaction), slog.Int("status", status),
+				slog.Int("bytes_in", bytesIn), slog.Int64("bytes_out", bytesOut),
+				slog.Int64("duration_us", time.Since(x.Start).Microseconds()))
+		}()
+		fail := func(code int, msg string) {
+			status = code
+			writeError(w, d, code, msg)
+		}
+
+		// Extractor loop protection: a valid marker makes this an internal
+		// request; depth above 1 is refused.
+		if mk := r.Header.Get(upstream.HeaderAux); mk != "" {
+			depth, _ := strconv.Atoi(r.Header.Get(upstream.HeaderAuxDepth))
+			if depth < 1 || !hmac.Equal([]byte(mk), []byte(AuxMarker(s.opt.Secret, depth))) {
+				fail(http.StatusForbidden, "invalid internal request marker")
+				return
+			}
+			if depth > 1 {
+				fail(http.StatusLoopDetected, "auxiliary request depth exceeded")
+				return
+			}
+			x.Internal = true
+		}
+
+		p, err := s.auth.Authenticate(r.Header)
+		if err != nil {
+			fail(http.StatusUnauthorized, "missing or invalid API key: send your Tether key as a Bearer token or x-api-key")
+			return
+		}
+		x.Principal = p
+
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		bytesIn = len(body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the %d-byte limit", s.cfg.MaxBodyBytes))
+				return
+			}
+			fail(http.StatusBadRequest, "request body could not be read")
+			return
+		}
+		v, err := dialect.Parse(d, x.Path, r.Header, body)
+		if err != nil {
+			fail(http.StatusBadRequest, "request body is not a valid JSON object")
+			return
+		}
+		x.View, x.Body = v, body
+		model := v.Model()
+		if model == "" {
+			fail(http.StatusBadRequest, "request has no \"model\" field")
+			return
+		}
+		x.Target, err = s.router.Route(family, model)
+		if err != nil {
+			fail(http.StatusNotFound, err.Error())
+			return
+		}
+		if x.Target.Model != model {
+			if nb, err := sjson.SetBytes(x.Body, "model", x.Target.Model); err == nil {
+				x.Body = nb
+			}
+		}
+
+		for _, h := range s.opt.Hooks {
+			s.runHook(r.Context(), h, x)
+		}
+
+		settle := func(Outcome) {}
+		if s.opt.Admitter != nil {
+			st, err := s.opt.Admitter.Admit(r.Context(), x)
+			if err != nil {
+				if errors.Is(err, ErrBudgetExceeded) {
+					fail(http.StatusTooManyRequests, "budget exceeded for this principal or account; see GET /v1/usage")
+				} else {
+					fail(http.StatusServiceUnavailable, "usage admission is unavailable")
+				}
+				x.finish(Outcome{Err: err})
+				return
+			}
+			settle = st
+		}
+
+		out := s.forward(w, r, x)
+		status = out.Status
+		if status == 0 {
+			status = out.errStatus
+		}
+		bytesOut = out.bytesOut
+		settle(out.Outcome)
+		x.finish(out.Outcome)
+	}
+}
+
+func routeLabel(t upstream.Target) string {
+	if t.Provider.Name == "" {
+		return ""
+	}
+	return t.Route()
+}
+
+func (s *Server) runHook(ctx context.Context, h Hook, x *Exchange) {
+	orig := x.Body
+	defer func() {
+		if rec := recover(); rec != nil {
+			x.Body = orig
+			s.metrics.hookFailures.Inc()
+			s.log.Error("hook panicked; request continues unchanged", slog.String("id", x.ID))
+		}
+	}()
+	if err := h.Before(ctx, x); err != nil {
+		x.Body = orig
+		s.metrics.hookFailures.Inc()
+		s.log.Warn("hook failed; request continues unchanged", slog.String("id", x.ID), slog.String("error_kind", fmt.Sprintf("%T", err)))
+	}
+}
+
+type forwardResult struct {
+	Outcome
+	errStatus int
+	bytesOut  int64
+}
+
+// forward opens the B-leg and relays the answer.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *Exchange) forwardResult {
+	var res forwardResult
+	ctx, cancel := context.WithTimeout(r.Context(), x.Target.Provider.Timeout)
+	defer cancel()
+	req, err := upstream.Outbound(ctx, x.Target, x.Method, x.Path, x.Header, x.Body)
+	if err != nil {
+		res.Err, res.errStatus = err, http.StatusBadGateway
+		writeError(w, x.Dialect, http.StatusBadGateway, "upstream request could not be built")
+		return res
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		res.Err = err
+		res.Duration = time.Since(x.Start)
+		if r.Context().Err() != nil {
+			res.errStatus = 499 // client went away
+			return res
+		}
+		res.errStatus = http.StatusBadGateway
+		if upstream.IsTimeout(err) {
+			res.errStatus = http.StatusGatewayTimeout
+		}
+		s.upstreamError(w, x.Dialect, err)
+		return res
+	}
+	defer resp.Body.Close()
+	res.Status = resp.StatusCode
+	res.TTFB = time.Since(x.Start)
+	x.opened(resp.StatusCode)
+
+	ct := resp.Header.Get("Content-Type")
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream") {
+		res.Stream = true
+		s.relayStream(ctx, w, resp, x, &res)
+		res.Duration = time.Since(x.Start)
+		return res
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		res.Err = err
+		res.Duration = time.Since(x.Start)
+		if r.Context().Err() != nil {
+			return res
+		}
+		res.Status, res.errStatus = 0, http.StatusBadGateway
+		if upstream.IsTimeout(err) {
+			res.errStatus = http.StatusGatewayTimeout
+		}
+		s.upstreamError(w, x.Dialect, err)
+		return res
+	}
+	if resp.StatusCode == http.StatusOK {
+		res.Usage = dialect.ParseUsage(x.Dialect, data)
+		data = x.editBody(data)
+	}
+	copyResponseHeader(w.Header(), resp.Header)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(resp.StatusCode)
+	n, _ := w.Write(data)
+	res.bytesOut = int64(n)
+	res.Duration = time.Since(x.Start)
+	return res
+}
+
+// relayStream copies an SSE stream event by event, flushing after each, with
+// the exchange's response hooks applied. A broken upstream stream ends the
+// client stream with the dialect's error event.
+func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *http.Response, x *Exchange, res *forwardResult) {
+	copyResponseHeader(w.Header(), resp.Header)
+	w.Header().Del("Content-Length")
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	usage := dialect.NewUsageTracker(x.Dialect)
+	rd := dialect.NewSSEReader(resp.Body)
+	var buf bytes.Buffer
+	cw := &countingWriter{w: &buf}
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+				res.Err = err // client went away; upstream call is cancelled with ctx
+				return
+			}
+			res.Err = err
+			buf.Reset()
+			_ = dialect.WriteEvent(&buf, dialect.ErrorEvent(x.Dialect, "the upstream stream ended unexpectedly"))
+			_, _ = w.Write(buf.Bytes())
+			_ = rc.Flush()
+			return
+		}
+		usage.Observe(ev)
+		buf.Reset()
+		for _, out := range x.streamEvent(ev) {
+			_ = dialect.WriteEvent(cw, out)
+		}
+		if buf.Len() == 0 {
+			continue
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			res.Err = err
+			return
+		}
+		res.bytesOut += int64(buf.Len())
+		if err := rc.Flush(); err != nil {
+			res.Err = err
+			return
+		}
+	}
+	res.Usage = usage.Usage()
+}
+
+type countingWriter struct{ w io.Writer }
+
+func (c *countingWriter) Write(p []byte) (int, error) { return c.w.Write(p) }
+
+var skipResponseHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Transfer-Encoding": true, "Content-Length": true,
+	"Content-Encoding": true, "Trailer": true, "Upgrade": true, "Proxy-Connection": true,
+}
+
+func copyResponseHeader(dst, src http.Header) {
+	for k, vv := range src {
+		if skipResponseHeaders[http.CanonicalHeaderKey(k)] {
+			continue
+		}
+		dst[k] = vv
+	}
+}
+
+// Response hook plumbing with panic isolation: a failing hook leaves the
+// body or event unchanged.
+
+func (x *Exchange) opened(status int) {
+	for i := len(x.responseHooks) - 1; i >= 0; i-- {
+		h := x.responseHooks[i]
+		func() {
+			defer func() { _ = recover() }()
+			h.Opened(x, status)
+		}()
+	}
+}
+
+func (x *Exchange) editBody(body []byte) []byte {
+	for i := len(x.responseHooks) - 1; i >= 0; i-- {
+		h := x.responseHooks[i]
+		func() {
+			orig := body
+			defer func() {
+				if recover() != nil {
+					body = orig
+				}
+			}()
+			body = h.EditBody(x, body)
+		}()
+	}
+	return body
+}
+
+func (x *Exchange) streamEvent(ev dialect.Event) []dialect.Event {
+	evs := []dialect.Event{ev}
+	for i := len(x.responseHooks) - 1; i >= 0; i-- {
+		h := x.responseHooks[i]
+		var next []dialect.Event
+		for _, e := range evs {
+			func() {
+				defer func() {
+					if recover() != nil {
+						next = append(next, e)
+					}
+				}()
+				next = append(next, h.StreamEvent(x, e)...)
+			}()
+		}
+		evs = next
+	}
+	return evs
+}
+
+func (x *Exchange) finish(o Outcome) {
+	for i := len(x.responseHooks) - 1; i >= 0; i-- {
+		h := x.responseHooks[i]
+		func() {
+			defer func() { _ = recover() }()
+			h.Finish(x, o)
+		}()
+	}
+}
+
+// Principal returns the principal for mounted handlers (usage API).
+func PrincipalOf(a *auth.Authenticator, h http.Header) (auth.Principal, error) {
+	return a.Authenticate(h)
+}
