@@ -133,8 +133,11 @@ func (a *answer) chat(ctx context.Context, w http.ResponseWriter) {
 			Choices: []chatChunkChoice{{Index: 0, Delta: d, FinishReason: finish}},
 		}
 	}
-	empty := ""
-	first := chatDelta{Role: "assistant", Content: &empty}
+	first := chatDelta{Role: "assistant"}
+	if a.reply.Text != "" || len(a.calls) == 0 {
+		empty := ""
+		first.Content = &empty
+	}
 	if !e.event("", chunk(first, nil)) {
 		return
 	}
