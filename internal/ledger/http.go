@@ -1,0 +1,161 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/store/backend"
+)
+
+// DefaultUsageWindow is how far back GET /v1/usage looks without ?since.
+const DefaultUsageWindow = 30 * 24 * time.Hour
+
+// Amounts is a sum of ledger entries. CostUSD is CostMicros/10⁶; CostMicros
+// is exact and is what totals reconcile on.
+type Amounts struct {
+	Calls            int64   `json:"calls"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CostMicros       int64   `json:"cost_micros"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
+func (a *Amounts) add(r backend.UsageRow) {
+	a.Calls += r.Calls
+	a.InputTokens += r.InputTokens
+	a.OutputTokens += r.OutputTokens
+	a.CacheReadTokens += r.CacheReadTokens
+	a.CacheWriteTokens += r.CacheWriteTokens
+	a.CostMicros += r.CostMicros
+	a.CostUSD = float64(a.CostMicros) / 1e6
+}
+
+// UsageRow is one day, kind and model of a usage report.
+type UsageRow struct {
+	Day   string `json:"day"`
+	Kind  string `json:"kind"`
+	Model string `json:"model"`
+	Amounts
+}
+
+// UsageReport is the body of GET /v1/usage and GET /v1/admin/usage. Totals
+// include every kind; ByKind always has both primary and
+// continuity_extraction, so the cost of continuity extraction is visible
+// even when it is zero.
+type UsageReport struct {
+	Principal string             `json:"principal"`
+	Account   string             `json:"account,omitempty"`
+	Since     string             `json:"since"`
+	Totals    Amounts            `json:"totals"`
+	ByKind    map[string]Amounts `json:"by_kind"`
+	Rows      []UsageRow         `json:"rows"`
+}
+
+// Report flushes pending entries (so a caller sees its latest calls) and
+// sums the principal's usage since the given time; principal "" reports
+// every principal.
+func (l *Ledger) Report(ctx context.Context, principal, account string, since time.Time) (UsageReport, error) {
+	if err := l.Flush(ctx); err != nil {
+		l.log.Warn("ledger: flush before usage report failed", slog.Any("error", err))
+	}
+	rows, err := l.store.Usage(ctx, principal, since)
+	if err != nil {
+		return UsageReport{}, err
+	}
+	rep := UsageReport{
+		Principal: principal,
+		Account:   account,
+		Since:     since.UTC().Format(time.DateOnly),
+		ByKind:    map[string]Amounts{string(KindPrimary): {}, string(KindExtraction): {}},
+		Rows:      make([]UsageRow, 0, len(rows)),
+	}
+	for _, r := range rows {
+		rep.Totals.add(r)
+		k := rep.ByKind[r.Kind]
+		k.add(r)
+		rep.ByKind[r.Kind] = k
+		row := UsageRow{Day: r.Day, Kind: r.Kind, Model: r.Model}
+		row.add(r)
+		rep.Rows = append(rep.Rows, row)
+	}
+	return rep, nil
+}
+
+// Routes returns a function that mounts the usage API on a mux:
+//
+//	GET /v1/usage[?since=YYYY-MM-DD]              the caller's own usage
+//	GET /v1/admin/usage?principal=ID[&since=…]    any principal's (admin key)
+//
+// authn authenticates callers (the server's Authenticate). The admin route
+// answers 404 when adminKey is empty and 401 without the key.
+func (l *Ledger) Routes(authn func(http.Header) (auth.Principal, error), adminKey string) func(*http.ServeMux) {
+	return func(mux *http.ServeMux) {
+		mux.HandleFunc("GET /v1/usage", func(w http.ResponseWriter, r *http.Request) {
+			p, err := authn(r.Header)
+			if err != nil {
+				writeJSONError(w, http.StatusUnauthorized, "missing or invalid API key")
+				return
+			}
+			l.serveReport(w, r, p.ID, p.Account)
+		})
+		mux.HandleFunc("GET /v1/admin/usage", func(w http.ResponseWriter, r *http.Request) {
+			if adminKey == "" {
+				writeJSONError(w, http.StatusNotFound, "the admin API is not configured (set admin_key)")
+				return
+			}
+			if !auth.AdminOK(r.Header, adminKey) {
+				writeJSONError(w, http.StatusUnauthorized, "missing or invalid admin key")
+				return
+			}
+			principal := r.URL.Query().Get("principal")
+			account := ""
+			if principal != "" {
+				if es, err := l.store.LedgerEntries(r.Context(), principal, 1); err == nil && len(es) > 0 {
+					account = es[0].Account
+				}
+			}
+			l.serveReport(w, r, principal, account)
+		})
+	}
+}
+
+func (l *Ledger) serveReport(w http.ResponseWriter, r *http.Request, principal, account string) {
+	now := l.now().UTC()
+	since := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).Add(-DefaultUsageWindow)
+	if s := r.URL.Query().Get("since"); s != "" {
+		t, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, "since must be a date, YYYY-MM-DD")
+			return
+		}
+		since = t
+	}
+	rep, err := l.Report(r.Context(), principal, account, since)
+	if err != nil {
+		l.log.Error("ledger: usage report failed", slog.Any("error", err))
+		writeJSONError(w, http.StatusInternalServerError, "usage is unavailable")
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status, data = http.StatusInternalServerError, []byte(`{"error":{"message":"encoding failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(data, '\n'))
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "code": status}})
+}

@@ -1,0 +1,79 @@
+package ledger
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are content-free: labels are kinds and directions, never a
+// principal, session or model chosen by a caller.
+type metrics struct {
+	tokens   *prometheus.CounterVec // kind, direction
+	cost     *prometheus.CounterVec // kind
+	entries  *prometheus.CounterVec // kind
+	rejected *prometheus.CounterVec // kind
+	unpriced prometheus.Counter
+	flushErr prometheus.Counter
+	pending  prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_usage_tokens_total",
+			Help: "Tokens used by upstream calls, by ledger kind and direction (input, output, cache_read, cache_write).",
+		}, []string{"kind", "direction"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_usage_cost_usd_total",
+			Help: "Priced cost of upstream calls in USD, by ledger kind.",
+		}, []string{"kind"}),
+		entries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_ledger_entries_total",
+			Help: "Ledger entries recorded, one per upstream call, by ledger kind.",
+		}, []string{"kind"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_admission_rejected_total",
+			Help: "Upstream calls refused because a budget was exhausted, by ledger kind.",
+		}, []string{"kind"}),
+		unpriced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tether_ledger_unpriced_total",
+			Help: "Upstream calls on a model with no matching price (recorded at zero cost).",
+		}),
+		flushErr: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tether_ledger_flush_errors_total",
+			Help: "Failed ledger batch writes (entries are kept and retried).",
+		}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tether_ledger_pending",
+			Help: "Ledger entries waiting to be written to the store.",
+		}),
+	}
+	for _, k := range []Kind{KindPrimary, KindExtraction} {
+		m.entries.WithLabelValues(string(k))
+		m.rejected.WithLabelValues(string(k))
+		m.cost.WithLabelValues(string(k))
+	}
+	m.tokens = register(reg, m.tokens)
+	m.cost = register(reg, m.cost)
+	m.entries = register(reg, m.entries)
+	m.rejected = register(reg, m.rejected)
+	m.unpriced = register(reg, m.unpriced)
+	m.flushErr = register(reg, m.flushErr)
+	m.pending = register(reg, m.pending)
+	return m
+}
+
+// register registers c, or returns the collector already registered under
+// the same name (a second Ledger on one registry shares the series).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
