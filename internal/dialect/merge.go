@@ -47,9 +47,9 @@ func stripCapsules(s string) string {
 // a prefix of marker.
 func partialSuffix(s, marker string) int {
 	n := min(len(s), len(marker)-1)
-	for k := n; k > 0; k-- {
-		if strings.HasSuffix(s, marker[:k]) {
-			return k
+	for start := len(s) - n; start < len(s); start++ {
+		if s[start] == marker[0] && strings.HasPrefix(marker, s[start:]) {
+			return len(s) - start
 		}
 	}
 	return 0
