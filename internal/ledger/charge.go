@@ -1,6 +1,3 @@
-// Package ledger records every B-leg, primary and auxiliary, against the
-// principal that caused it, prices it, and admits or refuses new B-legs
-// against the configured budgets.
 package ledger
 
 import (

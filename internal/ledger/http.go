@@ -14,8 +14,9 @@ import (
 // DefaultUsageWindow is how far back GET /v1/usage looks without ?since.
 const DefaultUsageWindow = 30 * 24 * time.Hour
 
-// Amounts is a sum of ledger entries. CostUSD is CostMicros/10⁶; CostMicros
-// is exact and is what totals reconcile on.
+// Amounts is a sum of ledger entries. InputTokens are uncached input; cache
+// reads and writes are counted separately. CostUSD is CostMicros/10⁶;
+// CostMicros is exact and is what totals reconcile on.
 type Amounts struct {
 	Calls            int64   `json:"calls"`
 	InputTokens      int64   `json:"input_tokens"`

@@ -235,7 +235,7 @@ func TestLedger_InvalidChargesAreRefused(t *testing.T) {
 	s := memstore.New(memstore.Options{})
 	l := newTestLedger(t, s, nil, nil)
 	for _, c := range []Charge{
-		{Kind: KindExtraction, Model: "gpt-5"},                   // no principal: never billed to a system account
+		{Kind: KindExtraction, Model: "gpt-5"},                    // no principal: never billed to a system account
 		{Principal: "alice", Kind: "operator_funded", Model: "x"}, // unknown kind
 	} {
 		if _, err := l.Reserve(t.Context(), c); !errors.Is(err, ErrInvalidCharge) {

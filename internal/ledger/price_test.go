@@ -26,8 +26,8 @@ func TestPriceTable_Cost(t *testing.T) {
 		{"broader pattern", "gpt-5", dialect.Usage{InputTokens: 1000, OutputTokens: 100}, 1250 + 1000, true},
 		{"cache read priced separately", "gpt-5", dialect.Usage{InputTokens: 200, CacheReadTokens: 800, OutputTokens: 34}, 250 + 100 + 340, true},
 		{"anthropic cache write", "claude-sonnet-4-5", dialect.Usage{InputTokens: 10, CacheReadTokens: 1000, CacheWriteTokens: 2000, OutputTokens: 100}, 30 + 300 + 7500 + 1500, true},
-		{"sub-micro prices round half up", "other", dialect.Usage{InputTokens: 7}, 1, true},     // 0.525 µ$
-		{"sub-micro prices round down", "other", dialect.Usage{InputTokens: 6}, 0, true},        // 0.45 µ$
+		{"sub-micro prices round half up", "other", dialect.Usage{InputTokens: 7}, 1, true}, // 0.525 µ$
+		{"sub-micro prices round down", "other", dialect.Usage{InputTokens: 6}, 0, true},    // 0.45 µ$
 		{"negative counts are ignored", "gpt-5", dialect.Usage{InputTokens: -5, OutputTokens: 1}, 10, true},
 		{"zero usage", "gpt-5", dialect.Usage{}, 0, true},
 	}

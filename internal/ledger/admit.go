@@ -1,0 +1,71 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/server"
+)
+
+var _ server.Admitter = (*Ledger)(nil)
+
+// EstimateTokens estimates a primary call before it opens, from the body
+// sent upstream: input ≈ len(body)/4 rounded up (JSON punctuation and field
+// names make this an overestimate for ordinary text, which is the safe side
+// for a budget), output = the request's own cap (max_tokens,
+// max_completion_tokens or max_output_tokens), else defaultOutput. It
+// returns the total and the output part. Settle corrects the reservation to
+// the actual usage, so the estimate only decides admission near a limit.
+func EstimateTokens(body []byte, defaultOutput int64) (total, output int64) {
+	input := (int64(len(body)) + 3) / 4
+	output = defaultOutput
+	for _, f := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
+		if v := gjson.GetBytes(body, f); v.Type == gjson.Number && v.Int() > 0 {
+			output = v.Int()
+			break
+		}
+	}
+	return input + output, output
+}
+
+// Admit implements server.Admitter for the primary B-leg of an exchange: the
+// charge is the exchange's principal, account, session, A-leg and target,
+// and a refusal wraps both ErrBudgetExceeded and server.ErrBudgetExceeded so
+// the server answers 429 in the caller's dialect.
+func (l *Ledger) Admit(ctx context.Context, x *server.Exchange) (func(server.Outcome), error) {
+	kind := Kind(x.Kind)
+	if kind == "" {
+		kind = KindPrimary
+	}
+	total, out := EstimateTokens(x.Body, l.outTokens)
+	c := Charge{
+		Principal:             x.Principal.ID,
+		Account:               x.Principal.Account,
+		Session:               x.Session,
+		ALeg:                  x.ALeg,
+		ParentRequestID:       x.ID,
+		Kind:                  kind,
+		Route:                 x.Target.Route(),
+		Provider:              x.Target.Provider.Name,
+		Model:                 x.Target.Model,
+		Family:                x.Target.Provider.Dialect,
+		EstimatedTokens:       total,
+		EstimatedOutputTokens: out,
+	}
+	if c.Model == "" && x.View != nil {
+		c.Model = x.View.Model()
+	}
+	settle, err := l.Reserve(ctx, c)
+	if err != nil {
+		if errors.Is(err, ErrBudgetExceeded) {
+			return nil, fmt.Errorf("%w: %w", server.ErrBudgetExceeded, err)
+		}
+		return nil, fmt.Errorf("admit exchange %s: %w", x.ID, err)
+	}
+	return func(o server.Outcome) {
+		settle(Result{Usage: o.Usage, Status: o.Status, Err: o.Err, Duration: o.Duration})
+	}, nil
+}
