@@ -12,6 +12,11 @@ import (
 
 var _ server.Admitter = (*Ledger)(nil)
 
+// maxOutputEstimate bounds a request's own output cap so that an absurd
+// max_tokens cannot overflow a reservation (it is still refused by any
+// token budget).
+const maxOutputEstimate = 1 << 40
+
 // EstimateTokens estimates a primary call before it opens, from the body
 // sent upstream: input ≈ len(body)/4 rounded up (JSON punctuation and field
 // names make this an overestimate for ordinary text, which is the safe side
@@ -24,7 +29,7 @@ func EstimateTokens(body []byte, defaultOutput int64) (total, output int64) {
 	output = defaultOutput
 	for _, f := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 		if v := gjson.GetBytes(body, f); v.Type == gjson.Number && v.Int() > 0 {
-			output = v.Int()
+			output = min(v.Int(), maxOutputEstimate)
 			break
 		}
 	}

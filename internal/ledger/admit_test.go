@@ -43,6 +43,7 @@ func TestEstimateTokens(t *testing.T) {
 		{"responses max_output_tokens", []byte(`{"model":"m","max_output_tokens":7}`), 9 + 7, 7},
 		{"a non-numeric cap is ignored", []byte(`{"max_tokens":"lots"}`), 6 + 4096, 4096},
 		{"empty body", nil, 4096, 4096},
+		{"an absurd cap is bounded, not overflowed", []byte(`{"max_tokens":1e30}`), 5 + 1<<40, 1 << 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,4 +181,25 @@ func TestAdmit_ThroughServer(t *testing.T) {
 		totals["cost_micros"] != 90000.0*3+12*15 {
 		t.Errorf("GET /v1/usage = %d %s", resp.StatusCode, raw)
 	}
+}
+
+func FuzzEstimateTokens(f *testing.F) {
+	f.Add(readTestdataF(f, "claude-messages-main.json"))
+	f.Add(readTestdataF(f, "codex-responses-main.json"))
+	f.Add([]byte(`{"max_tokens":-5}`))
+	f.Add([]byte(`{"max_tokens":1e30}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		total, out := EstimateTokens(body, 4096)
+		if out <= 0 || total < out || total-out != (int64(len(body))+3)/4 {
+			t.Errorf("EstimateTokens(%q) = %d, %d", body, total, out)
+		}
+	})
+}
+
+func readTestdataF(f *testing.F, name string) []byte {
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
 }
