@@ -461,3 +461,19 @@ func (m *TextMerger) anthropicFlush() []Event {
 		`,"delta":{"type":"text_delta","text":` + jsonString(rest) + `}}`)
 	return []Event{{Name: "content_block_delta", Data: data}}
 }
+
+// Finish returns the events that flush held-back text and the block for a
+// stream that ended without its terminal event (upstream EOF). It returns
+// nothing when the terminal event was already processed or there was no text.
+func (m *TextMerger) Finish() []Event {
+	switch m.name {
+	case OpenAIChat:
+		out := m.chatFlush(nil, Event{})
+		return out[:len(out)-1]
+	case OpenAIResponses:
+		return m.responsesFlush()
+	case AnthropicMessages:
+		return m.anthropicFlush()
+	}
+	return nil
+}

@@ -281,3 +281,31 @@ func FuzzTextMerger(f *testing.F) {
 		}
 	})
 }
+
+func TestTextMergerFinishOnTruncatedStream(t *testing.T) {
+	for _, name := range []Name{OpenAIChat, OpenAIResponses, AnthropicMessages} {
+		text := "Summary so far </summ"
+		full := streamFor(name, []string{text})
+		// Cut the stream right after the text delta.
+		var cut []Event
+		for _, e := range full {
+			cut = append(cut, e)
+			if clientText(t, name, []Event{e}) == text {
+				break
+			}
+		}
+		m := NewTextMerger(name, testBlock, "</summary>")
+		out := runMerger(m, cut)
+		if len(cut) == len(full) || IsTerminal(name, out[len(out)-1]) {
+			t.Fatalf("%s: stream was not truncated", name)
+		}
+		out = append(out, m.Finish()...)
+		want := MergeText(text, testBlock, "</summary>")
+		if got := clientText(t, name, out); got != want {
+			t.Errorf("%s: client saw %q, want %q", name, got, want)
+		}
+		if extra := m.Finish(); len(extra) != 0 {
+			t.Errorf("%s: second Finish returned %d events", name, len(extra))
+		}
+	}
+}
