@@ -1,0 +1,177 @@
+package compaction
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// capture is one line of a testdata/*.jsonl file recorded from a real agent.
+type capture struct {
+	Seq     int               `json:"seq"`
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+	Kind    string            `json:"kind"`
+}
+
+func loadCaptures(t testing.TB, file string) []capture {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []capture
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		var c capture
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func dialectFor(path string) dialect.Name {
+	switch {
+	case strings.HasPrefix(path, "/v1/messages"):
+		return dialect.AnthropicMessages
+	case strings.HasPrefix(path, "/v1/chat/completions"):
+		return dialect.OpenAIChat
+	default:
+		return dialect.OpenAIResponses
+	}
+}
+
+func (c capture) view(t testing.TB) *dialect.View {
+	t.Helper()
+	h := http.Header{}
+	for k, v := range c.Headers {
+		h.Set(k, v)
+	}
+	v, err := dialect.Parse(dialectFor(c.Path), c.Path, h, c.Body)
+	if err != nil {
+		t.Fatalf("seq %d: %v", c.Seq, err)
+	}
+	return v
+}
+
+func captureFiles(t testing.TB) []string {
+	files, err := filepath.Glob("testdata/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	return files
+}
+
+// TestClassifyCaptures runs every request recorded from the real agents
+// through the default rules.
+func TestClassifyCaptures(t *testing.T) {
+	want := map[string]struct {
+		agent string
+		kind  Kind
+		rule  string
+	}{
+		"claude.jsonl":                {"claude-code", InBand, "claude-code-summary-2.1"},
+		"claude-auto.jsonl":           {"claude-code", InBand, "claude-code-summary-2.1"},
+		"claude-todowrite.jsonl":      {"claude-code", InBand, "claude-code-summary-2.1"},
+		"codex.jsonl":                 {"codex", InBand, "codex-local-request-kind"},
+		"codex-openai-provider.jsonl": {"codex", Opaque, "codex-remote-compaction-v2"},
+		"opencode.jsonl":              {"opencode", OutOfBand, "opencode-anchored-summary-1.18"},
+		"pi.jsonl":                    {"pi", OutOfBand, ""},
+		"pi-anthropic-messages.jsonl": {"pi", OutOfBand, ""},
+	}
+	rs := Default()
+	for _, file := range captureFiles(t) {
+		name := filepath.Base(file)
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("%s: no expectation for this capture", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			compacted, sawPost := false, false
+			for _, c := range loadCaptures(t, file) {
+				if c.Method != http.MethodPost {
+					continue // the refused websocket upgrade carries no body
+				}
+				got := rs.Classify(c.view(t))
+				switch c.Kind {
+				case "compaction":
+					if !got.Compaction || got.Title {
+						t.Errorf("seq %d: want compaction, got %+v", c.Seq, got)
+						continue
+					}
+					if got.Agent != w.agent || got.Kind != w.kind {
+						t.Errorf("seq %d: agent/kind = %s/%s, want %s/%s", c.Seq, got.Agent, got.Kind, w.agent, w.kind)
+					}
+					if w.rule != "" && got.RuleID != w.rule {
+						t.Errorf("seq %d: rule = %s, want %s", c.Seq, got.RuleID, w.rule)
+					}
+					compacted = true
+				case "title":
+					if !got.Title || got.Compaction || got.PostCompaction {
+						t.Errorf("seq %d: want title only, got %+v", c.Seq, got)
+					}
+				case "main":
+					if got.Compaction || got.Title {
+						t.Errorf("seq %d: main turn classified %+v", c.Seq, got)
+					}
+					if got.PostCompaction != compacted {
+						t.Errorf("seq %d: PostCompaction = %v, want %v (%+v)", c.Seq, got.PostCompaction, compacted, got)
+					}
+					if got.PostCompaction {
+						sawPost = true
+						if got.Agent != w.agent {
+							t.Errorf("seq %d: post-compaction agent = %s, want %s", c.Seq, got.Agent, w.agent)
+						}
+					}
+				default:
+					t.Fatalf("seq %d: unexpected kind %q", c.Seq, c.Kind)
+				}
+			}
+			if !compacted || !sawPost {
+				t.Errorf("capture has compaction=%v post-compaction=%v, want both", compacted, sawPost)
+			}
+		})
+	}
+}
+
+// TestProbeAgreesWithView checks that the fast tail reader sees the same
+// system prompt, last user text and last item type as the View.
+func TestProbeAgreesWithView(t *testing.T) {
+	for _, file := range captureFiles(t) {
+		for _, c := range loadCaptures(t, file) {
+			if c.Method != http.MethodPost {
+				continue
+			}
+			v := c.view(t)
+			p := probe{v: v, name: v.Dialect()}
+			if got, want := p.system(), v.System(); got != want {
+				t.Errorf("%s seq %d: system differs:\n got %.80q\nwant %.80q", file, c.Seq, got, want)
+			}
+			if got, want := p.lastUserItem().text, v.LastUserText(); got != want {
+				t.Errorf("%s seq %d: last user text differs:\n got %.80q\nwant %.80q", file, c.Seq, got, want)
+			}
+			if got, want := p.lastItemType(), v.LastItemType(); got != want {
+				t.Errorf("%s seq %d: last item type %q, want %q", file, c.Seq, got, want)
+			}
+			if p.fallback {
+				t.Errorf("%s seq %d: scanner fell back to a full parse", file, c.Seq)
+			}
+		}
+	}
+}

@@ -1,0 +1,440 @@
+package compaction
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// Result is the classification of one request. Compaction, PostCompaction
+// and Title may hold together (a compaction request late in a conversation
+// that was already compacted once carries a post-compaction marker too).
+// Kind, Agent, RuleID, RuleVersion, Evidence and SummaryAnchor describe the
+// winning rule of the strongest mark present: the compaction rule if
+// Compaction, else the title rule if Title, else the post-compaction rule.
+type Result struct {
+	Compaction     bool
+	PostCompaction bool
+	Title          bool
+	Kind           Kind
+	Agent          string
+	RuleID         string
+	RuleVersion    int
+	Evidence       Evidence
+	// SummaryAnchor is the text before which the agent keeps the summary
+	// answer (Claude Code keeps only what is inside <summary>…</summary>,
+	// so its anchor is "</summary>"); "" when the whole answer is kept.
+	SummaryAnchor string
+}
+
+// Any reports whether any mark is set.
+func (r Result) Any() bool { return r.Compaction || r.PostCompaction || r.Title }
+
+func (r *Result) take(rule *Rule) {
+	r.Kind, r.Agent, r.RuleID, r.RuleVersion = rule.Kind, rule.Agent, rule.ID, rule.Version
+	r.Evidence, r.SummaryAnchor = rule.Evidence, rule.SummaryAnchor
+}
+
+// Classify recognises compaction requests, post-compaction turns and title
+// requests. For each mark the strongest evidence wins; ties go to the first
+// rule in file order. It reads only what the rules need: headers, path, the
+// system prompt, the last user message and a bounded tail of the history. It
+// never modifies the view or its body.
+func (rs *Ruleset) Classify(v *dialect.View) Result {
+	var res Result
+	if v == nil {
+		return res
+	}
+	p := probe{v: v, name: v.Dialect()}
+	var post, title *Rule
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		switch r.Marks {
+		case MarkCompaction:
+			if res.Compaction {
+				continue
+			}
+		case MarkPostCompaction:
+			if post != nil {
+				continue
+			}
+		case MarkTitle:
+			if title != nil {
+				continue
+			}
+		}
+		if len(r.Dialects) > 0 && !slices.Contains(r.Dialects, p.name) {
+			continue
+		}
+		if !p.matchAll(r.Match) {
+			continue
+		}
+		switch r.Marks {
+		case MarkCompaction:
+			res.Compaction = true
+			res.take(r)
+		case MarkPostCompaction:
+			post = r
+		case MarkTitle:
+			title = r
+		}
+	}
+	res.PostCompaction, res.Title = post != nil, title != nil
+	if !res.Compaction {
+		switch {
+		case title != nil:
+			res.take(title)
+		case post != nil:
+			res.take(post)
+		}
+	}
+	return res
+}
+
+// HeuristicShrink is the weakest compaction signal: the conversation a
+// client sends suddenly became much shorter. Classify is stateless, so the
+// session layer, which remembers the previous item count of the same A-leg,
+// calls this with that count and the current one. It is deliberately
+// conservative: only a history of at least 8 items that lost at least half
+// of them counts, so ordinary edits, retries and short exchanges never do.
+// A true result is EvidenceHeuristic and should only be used when no rule
+// matched.
+func HeuristicShrink(prevCount, curCount int) bool {
+	return prevCount >= 8 && curCount >= 0 && curCount*2 <= prevCount
+}
+
+// item is one decoded conversation item of the tail.
+type item struct {
+	typ, role, text, lastBlock string
+}
+
+// probe reads, once and lazily, the parts of one request that rules test.
+type probe struct {
+	v    *dialect.View
+	name dialect.Name
+
+	scanned  bool
+	fallback bool   // the scanner could not read the body: use the View
+	items    []span // conversation items
+	strInput string // Responses string input (one user message)
+	isStr    bool
+	sys      span // Anthropic system / Responses instructions
+	hasSys   bool
+
+	tail     []item // tail[k] is item len(items)-1-k
+	sysDone  bool
+	sysText  string
+	lastDone bool
+	lastUser item
+}
+
+func (p *probe) scan() {
+	if p.scanned {
+		return
+	}
+	p.scanned = true
+	b := p.v.Body()
+	arrKey, sysKey := "messages", "system"
+	if p.name == dialect.OpenAIResponses {
+		arrKey, sysKey = "input", "instructions"
+	}
+	var arr span
+	hasArr := false
+	ok := objectFields(b, span{0, len(b)}, func(k []byte, s span) {
+		switch string(k) {
+		case arrKey:
+			arr, hasArr = s, true
+		case sysKey:
+			p.sys, p.hasSys = s, true
+		}
+	})
+	if !ok {
+		p.fallback = true
+		return
+	}
+	if !hasArr {
+		return
+	}
+	switch b[arr.start] {
+	case '[':
+		items, ok := arrayItems(b, arr)
+		if !ok {
+			p.fallback = true
+			return
+		}
+		p.items = items
+	case '"':
+		if p.name == dialect.OpenAIResponses {
+			p.isStr = true
+			p.strInput = gjson.ParseBytes(b[arr.start:arr.end]).String()
+		}
+	}
+}
+
+func (p *probe) count() int {
+	if p.isStr {
+		return 1
+	}
+	return len(p.items)
+}
+
+// at decodes the item k positions from the end (0 = last).
+func (p *probe) at(k int) item {
+	for len(p.tail) <= k {
+		p.tail = append(p.tail, p.decode(p.count()-1-len(p.tail)))
+	}
+	return p.tail[k]
+}
+
+func (p *probe) decode(i int) item {
+	if p.isStr {
+		return item{typ: "message", role: "user", text: p.strInput, lastBlock: p.strInput}
+	}
+	r := gjson.ParseBytes(p.v.Body()[p.items[i].start:p.items[i].end])
+	it := item{role: r.Get("role").String()}
+	if it.role == "function" {
+		it.role = "tool"
+	}
+	if p.name == dialect.OpenAIResponses {
+		it.typ = r.Get("type").String()
+		if it.typ == "" && r.Get("role").Exists() {
+			it.typ = "message"
+		}
+		if it.typ != "message" {
+			it.role = ""
+			return it
+		}
+	} else {
+		it.typ = "message"
+	}
+	it.text, it.lastBlock = textOf(r.Get("content"))
+	return it
+}
+
+// textOf joins the text parts of a content value with "\n" and returns the
+// last one separately.
+func textOf(c gjson.Result) (all, last string) {
+	if c.Type == gjson.String {
+		s := c.String()
+		return s, s
+	}
+	if !c.IsArray() {
+		return "", ""
+	}
+	var b strings.Builder
+	first := true
+	c.ForEach(func(_, part gjson.Result) bool {
+		var s string
+		switch {
+		case part.Type == gjson.String:
+			s = part.String()
+		default:
+			switch part.Get("type").String() {
+			case "text", "input_text", "output_text":
+				s = part.Get("text").String()
+			default:
+				return true
+			}
+		}
+		if !first {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+		first = false
+		last = s
+		return true
+	})
+	return b.String(), last
+}
+
+func (p *probe) system() string {
+	if p.sysDone {
+		return p.sysText
+	}
+	p.sysDone = true
+	p.scan()
+	if p.fallback {
+		p.sysText = p.v.System()
+		return p.sysText
+	}
+	b := p.v.Body()
+	var parts []string
+	if p.hasSys {
+		sv := gjson.ParseBytes(b[p.sys.start:p.sys.end])
+		var s string
+		if p.name == dialect.AnthropicMessages {
+			s, _ = textOf(sv)
+		} else {
+			s = sv.String()
+		}
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if p.name != dialect.AnthropicMessages && !p.isStr {
+		for i := range p.items {
+			it := p.decodeHead(i)
+			if it.role != "system" && it.role != "developer" {
+				break
+			}
+			if it.text != "" {
+				parts = append(parts, it.text)
+			}
+		}
+	}
+	p.sysText = strings.Join(parts, "\n\n")
+	return p.sysText
+}
+
+// decodeHead decodes item i from the start, sharing the tail cache when the
+// item is also part of the tail.
+func (p *probe) decodeHead(i int) item {
+	if k := p.count() - 1 - i; k < len(p.tail) {
+		return p.tail[k]
+	}
+	return p.decode(i)
+}
+
+// lastUserItem is the last user message with non-empty text (tool-result
+// only messages are skipped), the same message View.LastUserText reads.
+func (p *probe) lastUserItem() item {
+	if p.lastDone {
+		return p.lastUser
+	}
+	p.lastDone = true
+	p.scan()
+	if p.fallback {
+		t := p.v.LastUserText()
+		p.lastUser = item{typ: "message", role: "user", text: t, lastBlock: t}
+		return p.lastUser
+	}
+	for k := 0; k < p.count(); k++ {
+		if it := p.at(k); it.role == "user" && it.text != "" {
+			p.lastUser = it
+			break
+		}
+	}
+	return p.lastUser
+}
+
+func (p *probe) lastItemType() string {
+	if p.name != dialect.OpenAIResponses {
+		return ""
+	}
+	p.scan()
+	if p.fallback {
+		return p.v.LastItemType()
+	}
+	if p.count() == 0 {
+		return ""
+	}
+	return p.at(0).typ
+}
+
+// tailItems calls fn on up to within trailing items, newest first, until fn
+// returns true.
+func (p *probe) anyTail(within int, fn func(item) bool) bool {
+	p.scan()
+	if within <= 0 {
+		within = DefaultWithin
+	}
+	if p.fallback {
+		msgs := p.v.Messages()
+		for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-within; i-- {
+			m := msgs[i]
+			if fn(item{typ: m.Type, role: m.Role, text: m.Text}) {
+				return true
+			}
+		}
+		return false
+	}
+	for k := 0; k < p.count() && k < within; k++ {
+		if fn(p.at(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *probe) matchAll(cs []Condition) bool {
+	for i := range cs {
+		if !p.match(&cs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *probe) match(c *Condition) bool {
+	switch {
+	case strings.HasPrefix(c.Where, "header:"):
+		h := p.v.Header()
+		if h == nil {
+			return c.How == "absent"
+		}
+		vals := h.Values(strings.TrimPrefix(c.Where, "header:"))
+		if len(vals) == 0 {
+			return c.How == "absent"
+		}
+		s := vals[0]
+		if c.JSONPath != "" {
+			r := gjson.Get(s, c.JSONPath)
+			if !r.Exists() {
+				return c.How == "absent"
+			}
+			s = r.String()
+		}
+		return c.How != "absent" && test(c, s)
+	case c.Where == "path":
+		return test(c, p.v.Path())
+	case c.Where == "system":
+		return test(c, p.system())
+	case c.Where == "last_user_text":
+		return test(c, p.lastUserItem().text)
+	case c.Where == "last_user_block":
+		return test(c, p.lastUserItem().lastBlock)
+	case c.Where == "last_item_type":
+		return test(c, p.lastItemType())
+	case c.Where == "item_type":
+		found := p.anyTail(c.Within, func(it item) bool { return it.typ != "" && (c.How == "absent" || test(c, it.typ)) })
+		if c.How == "absent" {
+			return !found
+		}
+		return found
+	case strings.HasPrefix(c.Where, "message_text:"):
+		role := strings.TrimPrefix(c.Where, "message_text:")
+		found := p.anyTail(c.Within, func(it item) bool {
+			return it.role == role && it.text != "" && (c.How == "absent" || test(c, it.text))
+		})
+		if c.How == "absent" {
+			return !found
+		}
+		return found
+	}
+	return false
+}
+
+// test applies a condition's comparison to s; absent means empty.
+func test(c *Condition, s string) bool {
+	switch c.How {
+	case "equals":
+		return s == c.Value
+	case "prefix":
+		return strings.HasPrefix(s, c.Value)
+	case "contains":
+		return strings.Contains(s, c.Value)
+	case "contains_all":
+		for _, v := range c.Values {
+			if !strings.Contains(s, v) {
+				return false
+			}
+		}
+		return true
+	case "absent":
+		return s == ""
+	}
+	return false
+}

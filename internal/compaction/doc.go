@@ -1,0 +1,20 @@
+// Package compaction is Tether's single authority for recognising context
+// compaction on the wire.
+//
+// The rules live in an embedded, versioned YAML file (rules.yaml): which
+// requests are compaction requests (and whether their summary is produced
+// in-band, out-of-band or opaquely), which turns follow a compaction, which
+// requests only ask for a title, and which tool calls carry plan state (read
+// by package harvest). Supporting a new agent version means editing that file
+// and adding a fixture; no code changes.
+//
+// Classify is stateless and metadata-driven: it reads headers, the path, the
+// system prompt, the last user text and the tail of the history, never the
+// whole parsed history. HeuristicShrink is the weakest signal, a history that
+// suddenly shrank, for the session layer, which remembers the previous count.
+//
+// Detection is observation only: Event carries ids, rule metadata, counts and
+// timings, never prompt or response text, and an Observer returns nothing.
+// Mutating a request or a response for preservation is another package's job;
+// it calls the same Classify at the pre-open seam.
+package compaction

@@ -1,0 +1,56 @@
+package compaction
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics is an Observer that counts compaction transactions. Its labels
+// come from the rule file (agent, rule id, evidence) and the outcome: never
+// a session, principal or any content.
+type Metrics struct {
+	detected  *prometheus.CounterVec
+	started   *prometheus.CounterVec
+	completed *prometheus.CounterVec
+}
+
+var _ Observer = (*Metrics)(nil)
+
+// NewMetrics creates the counters and registers them on reg (skipped when
+// reg is nil). Registering twice on the same registry panics, as
+// prometheus.MustRegister does.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		detected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_compactions_detected_total",
+			Help: "Compaction requests recognised, by agent, rule and evidence.",
+		}, []string{"agent", "rule", "evidence"}),
+		started: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_compactions_started_total",
+			Help: "Compaction requests whose upstream call opened.",
+		}, []string{"agent"}),
+		completed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_compactions_completed_total",
+			Help: "Compaction transactions ended, by agent and outcome (ok or error).",
+		}, []string{"agent", "outcome"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.detected, m.started, m.completed)
+	}
+	return m
+}
+
+// Observe counts e.
+func (m *Metrics) Observe(e Event) {
+	switch e.Type {
+	case EventDetected:
+		m.detected.WithLabelValues(e.Agent, e.RuleID, string(e.Evidence)).Inc()
+	case EventStarted:
+		m.started.WithLabelValues(e.Agent).Inc()
+	case EventCompleted:
+		outcome := "ok"
+		if e.Status >= 400 {
+			outcome = "error"
+		}
+		m.completed.WithLabelValues(e.Agent, outcome).Inc()
+	case EventFailed:
+		m.completed.WithLabelValues(e.Agent, "error").Inc()
+	}
+}

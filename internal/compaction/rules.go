@@ -1,0 +1,362 @@
+package compaction
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+//go:embed rules.yaml
+var embeddedRules []byte
+
+// ErrInvalidRules is wrapped by every rule-file validation error.
+var ErrInvalidRules = errors.New("invalid compaction rules")
+
+// RuleError names the rule and the field that failed validation.
+type RuleError struct {
+	RuleID string // "" when the error is not about one rule
+	Field  string
+	Msg    string
+}
+
+func (e *RuleError) Error() string {
+	if e.RuleID == "" {
+		return fmt.Sprintf("compaction rules: field %s: %s", e.Field, e.Msg)
+	}
+	return fmt.Sprintf("compaction rule %q: field %s: %s", e.RuleID, e.Field, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidRules) hold.
+func (e *RuleError) Unwrap() error { return ErrInvalidRules }
+
+// Mark is what a rule recognises.
+type Mark string
+
+// The marks a rule can set.
+const (
+	MarkCompaction     Mark = "compaction"
+	MarkPostCompaction Mark = "post_compaction"
+	MarkTitle          Mark = "title"
+)
+
+// Kind says how a compaction summary is produced.
+type Kind string
+
+// Compaction kinds.
+const (
+	// InBand: the conversation itself plus a final instruction or trigger
+	// item (Codex local, Claude Code).
+	InBand Kind = "in_band"
+	// OutOfBand: a separate request whose only user message is the
+	// conversation flattened to text (OpenCode, Pi).
+	OutOfBand Kind = "out_of_band"
+	// Opaque: the provider returns an encrypted or native summary that must
+	// never be read or altered (Codex remote compaction).
+	Opaque Kind = "opaque"
+)
+
+// Evidence is how strong a rule's signal is.
+type Evidence string
+
+// Evidence levels, strongest first.
+const (
+	EvidenceProtocol  Evidence = "protocol"  // a header field, an item type, an endpoint
+	EvidenceSignature Evidence = "signature" // a stable prompt prefix
+	EvidenceHeuristic Evidence = "heuristic" // vocabulary or shape only
+)
+
+// Rank orders evidence: higher is stronger; 0 for an unknown value.
+func (e Evidence) Rank() int {
+	switch e {
+	case EvidenceProtocol:
+		return 3
+	case EvidenceSignature:
+		return 2
+	case EvidenceHeuristic:
+		return 1
+	}
+	return 0
+}
+
+// Condition is one test in a rule's match block.
+type Condition struct {
+	Where    string   `yaml:"where"`
+	JSONPath string   `yaml:"json_path,omitempty"`
+	How      string   `yaml:"how"`
+	Value    string   `yaml:"value,omitempty"`
+	Values   []string `yaml:"values,omitempty"`
+	Within   int      `yaml:"within,omitempty"` // message_text / item_type: tail bound (default DefaultWithin)
+}
+
+// DefaultWithin is how many trailing items message_text and item_type
+// conditions search when a rule does not say.
+const DefaultWithin = 32
+
+// Rule is one recognition rule.
+type Rule struct {
+	ID            string         `yaml:"id"`
+	Version       int            `yaml:"version"`
+	Agent         string         `yaml:"agent"`
+	Dialects      []dialect.Name `yaml:"dialects,omitempty"` // empty: every dialect
+	Marks         Mark           `yaml:"marks"`
+	Kind          Kind           `yaml:"kind,omitempty"`
+	Evidence      Evidence       `yaml:"evidence"`
+	SummaryAnchor string         `yaml:"summary_anchor,omitempty"` // text the agent keeps the summary before (Claude Code: "</summary>")
+	Match         []Condition    `yaml:"match"`
+}
+
+// HarvestFormat names a plan-carrier decoder in package harvest.
+type HarvestFormat string
+
+// The plan-carrier decoders.
+const (
+	FormatCodexUpdatePlan HarvestFormat = "codex_update_plan"
+	FormatTodoWrite       HarvestFormat = "todowrite"
+	FormatClaudeTasks     HarvestFormat = "claude_tasks"
+	FormatExitPlanMode    HarvestFormat = "exit_plan_mode"
+	FormatProposedPlan    HarvestFormat = "proposed_plan_block"
+	FormatTaskProgress    HarvestFormat = "task_progress"
+	FormatWriteTodos      HarvestFormat = "write_todos"
+	FormatPiTodo          HarvestFormat = "pi_todo"
+)
+
+var harvestFormats = map[HarvestFormat]bool{
+	FormatCodexUpdatePlan: true, FormatTodoWrite: true, FormatClaudeTasks: true,
+	FormatExitPlanMode: true, FormatProposedPlan: true, FormatTaskProgress: true,
+	FormatWriteTodos: true, FormatPiTodo: true,
+}
+
+// toollessFormats read assistant text or a parameter of any tool, so they
+// name no tool.
+var toollessFormats = map[HarvestFormat]bool{FormatProposedPlan: true, FormatTaskProgress: true}
+
+// HarvestRule says which tool calls carry plan state and how to decode them.
+type HarvestRule struct {
+	ID      string        `yaml:"id"`
+	Version int           `yaml:"version"`
+	Agent   string        `yaml:"agent"`
+	Tools   []string      `yaml:"tools,omitempty"`
+	Format  HarvestFormat `yaml:"format"`
+}
+
+type ruleFile struct {
+	SchemaVersion int           `yaml:"schema_version"`
+	Rules         []Rule        `yaml:"rules"`
+	Harvest       []HarvestRule `yaml:"harvest"`
+}
+
+// Ruleset is a validated, immutable rule file. It is safe for concurrent use.
+type Ruleset struct {
+	rules   []Rule // in evaluation order: evidence rank desc, then file order
+	harvest []HarvestRule
+}
+
+// LoadRules parses and validates a rule file. Unknown fields are rejected;
+// an invalid rule yields a *RuleError naming the rule id and the field.
+func LoadRules(data []byte) (*Ruleset, error) {
+	var f ruleFile
+	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
+		return nil, fmt.Errorf("parse compaction rules: %w: %w", ErrInvalidRules, err)
+	}
+	if f.SchemaVersion != 1 {
+		return nil, &RuleError{Field: "schema_version", Msg: fmt.Sprintf("got %d, want 1", f.SchemaVersion)}
+	}
+	if len(f.Rules) == 0 {
+		return nil, &RuleError{Field: "rules", Msg: "no rules"}
+	}
+	seen := map[string]bool{}
+	for i := range f.Rules {
+		r := &f.Rules[i]
+		if err := validateRule(r, i); err != nil {
+			return nil, err
+		}
+		if seen[r.ID] {
+			return nil, &RuleError{RuleID: r.ID, Field: "id", Msg: "duplicate rule id"}
+		}
+		seen[r.ID] = true
+	}
+	for i := range f.Harvest {
+		h := &f.Harvest[i]
+		if err := validateHarvest(h, i); err != nil {
+			return nil, err
+		}
+		if seen[h.ID] {
+			return nil, &RuleError{RuleID: h.ID, Field: "id", Msg: "duplicate rule id"}
+		}
+		seen[h.ID] = true
+	}
+	rs := &Ruleset{harvest: f.Harvest}
+	for rank := 3; rank >= 1; rank-- {
+		for _, r := range f.Rules {
+			if r.Evidence.Rank() == rank {
+				rs.rules = append(rs.rules, r)
+			}
+		}
+	}
+	return rs, nil
+}
+
+// Default returns the embedded rule file. It panics only if the embedded file
+// is broken, which a test rules out.
+func Default() *Ruleset { return mustLoad(embeddedRules) }
+
+func mustLoad(data []byte) *Ruleset {
+	rs, err := LoadRules(data)
+	if err != nil {
+		panic(fmt.Sprintf("embedded compaction rules: %v", err))
+	}
+	return rs
+}
+
+// Rules returns the rules in evaluation order (strongest evidence first,
+// then file order). The slice is a copy.
+func (rs *Ruleset) Rules() []Rule {
+	return append([]Rule(nil), rs.rules...)
+}
+
+// HarvestRules returns the plan-carrier rules in file order. The slice is a
+// copy.
+func (rs *Ruleset) HarvestRules() []HarvestRule {
+	return append([]HarvestRule(nil), rs.harvest...)
+}
+
+func validateRule(r *Rule, i int) error {
+	id := r.ID
+	bad := func(field, msg string) error { return &RuleError{RuleID: id, Field: field, Msg: msg} }
+	if id == "" {
+		return &RuleError{RuleID: fmt.Sprintf("rules[%d]", i), Field: "id", Msg: "missing"}
+	}
+	if r.Version < 1 {
+		return bad("version", "must be >= 1")
+	}
+	if r.Agent == "" {
+		return bad("agent", "missing")
+	}
+	for j, d := range r.Dialects {
+		switch d {
+		case dialect.OpenAIChat, dialect.OpenAIResponses, dialect.AnthropicMessages:
+		default:
+			return bad(fmt.Sprintf("dialects[%d]", j), fmt.Sprintf("unknown dialect %q", d))
+		}
+	}
+	switch r.Marks {
+	case MarkCompaction:
+		switch r.Kind {
+		case InBand, OutOfBand, Opaque:
+		case "":
+			return bad("kind", "missing (compaction rules need in_band, out_of_band or opaque)")
+		default:
+			return bad("kind", fmt.Sprintf("unknown kind %q", r.Kind))
+		}
+	case MarkPostCompaction, MarkTitle:
+		switch r.Kind {
+		case "", InBand, OutOfBand, Opaque:
+		default:
+			return bad("kind", fmt.Sprintf("unknown kind %q", r.Kind))
+		}
+	case "":
+		return bad("marks", "missing")
+	default:
+		return bad("marks", fmt.Sprintf("unknown mark %q (want compaction, post_compaction or title)", r.Marks))
+	}
+	if r.Evidence.Rank() == 0 {
+		return bad("evidence", fmt.Sprintf("unknown evidence %q (want protocol, signature or heuristic)", r.Evidence))
+	}
+	if len(r.Match) == 0 {
+		return bad("match", "no conditions")
+	}
+	for j := range r.Match {
+		if err := validateCondition(&r.Match[j]); err != nil {
+			return bad(fmt.Sprintf("match[%d].%s", j, err.Field), err.Msg)
+		}
+	}
+	return nil
+}
+
+func validateCondition(c *Condition) *RuleError {
+	switch {
+	case strings.HasPrefix(c.Where, "header:"):
+		if strings.TrimPrefix(c.Where, "header:") == "" {
+			return &RuleError{Field: "where", Msg: "header name missing"}
+		}
+	case strings.HasPrefix(c.Where, "message_text:"):
+		switch strings.TrimPrefix(c.Where, "message_text:") {
+		case "user", "assistant", "system", "developer", "tool":
+		default:
+			return &RuleError{Field: "where", Msg: fmt.Sprintf("unknown role in %q", c.Where)}
+		}
+	case c.Where == "path", c.Where == "system", c.Where == "last_user_text",
+		c.Where == "last_user_block", c.Where == "last_item_type", c.Where == "item_type":
+	case c.Where == "":
+		return &RuleError{Field: "where", Msg: "missing"}
+	default:
+		return &RuleError{Field: "where", Msg: fmt.Sprintf("unknown place %q", c.Where)}
+	}
+	if c.JSONPath != "" && !strings.HasPrefix(c.Where, "header:") {
+		return &RuleError{Field: "json_path", Msg: "only allowed with where: header:<name>"}
+	}
+	if c.Within < 0 {
+		return &RuleError{Field: "within", Msg: "must be >= 0"}
+	}
+	switch c.How {
+	case "equals", "prefix", "contains":
+		if c.Value == "" && c.How != "equals" {
+			return &RuleError{Field: "value", Msg: "missing"}
+		}
+		if len(c.Values) > 0 {
+			return &RuleError{Field: "values", Msg: "only allowed with how: contains_all"}
+		}
+	case "contains_all":
+		if len(c.Values) == 0 {
+			return &RuleError{Field: "values", Msg: "missing"}
+		}
+		for _, v := range c.Values {
+			if v == "" {
+				return &RuleError{Field: "values", Msg: "empty value"}
+			}
+		}
+		if c.Value != "" {
+			return &RuleError{Field: "value", Msg: "use values with how: contains_all"}
+		}
+	case "absent":
+		if c.Value != "" || len(c.Values) > 0 {
+			return &RuleError{Field: "value", Msg: "not allowed with how: absent"}
+		}
+	case "":
+		return &RuleError{Field: "how", Msg: "missing"}
+	default:
+		return &RuleError{Field: "how", Msg: fmt.Sprintf("unknown test %q", c.How)}
+	}
+	return nil
+}
+
+func validateHarvest(h *HarvestRule, i int) error {
+	id := h.ID
+	bad := func(field, msg string) error { return &RuleError{RuleID: id, Field: field, Msg: msg} }
+	if id == "" {
+		return &RuleError{RuleID: fmt.Sprintf("harvest[%d]", i), Field: "id", Msg: "missing"}
+	}
+	if h.Version < 1 {
+		return bad("version", "must be >= 1")
+	}
+	if h.Agent == "" {
+		return bad("agent", "missing")
+	}
+	if !harvestFormats[h.Format] {
+		return bad("format", fmt.Sprintf("unknown format %q", h.Format))
+	}
+	if len(h.Tools) == 0 && !toollessFormats[h.Format] {
+		return bad("tools", "missing")
+	}
+	for j, t := range h.Tools {
+		if t == "" {
+			return bad(fmt.Sprintf("tools[%d]", j), "empty tool name")
+		}
+	}
+	return nil
+}
