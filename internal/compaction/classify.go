@@ -141,36 +141,37 @@ func (p *probe) scan() {
 	if p.name == dialect.OpenAIResponses {
 		arrKey, sysKey = "input", "instructions"
 	}
-	var arr span
-	hasArr := false
-	ok := objectFields(b, span{0, len(b)}, func(k []byte, s span) {
+	bad := false
+	ok := objectFields(b, span{0, len(b)}, func(k []byte, start int) int {
 		switch string(k) {
 		case arrKey:
-			arr, hasArr = s, true
+			switch b[start] {
+			case '[':
+				items, end, ok := arrayItems(b, start)
+				if !ok {
+					bad = true
+					return -1
+				}
+				p.items = items
+				return end
+			case '"':
+				if p.name == dialect.OpenAIResponses {
+					end := skipString(b, start)
+					p.isStr = true
+					p.strInput = gjson.ParseBytes(b[start:end]).String()
+					return end
+				}
+			}
 		case sysKey:
-			p.sys, p.hasSys = s, true
+			end := skipValue(b, start)
+			p.sys, p.hasSys = span{start, end}, true
+			return end
 		}
+		return -1
 	})
-	if !ok {
+	if !ok || bad {
 		p.fallback = true
-		return
-	}
-	if !hasArr {
-		return
-	}
-	switch b[arr.start] {
-	case '[':
-		items, ok := arrayItems(b, arr)
-		if !ok {
-			p.fallback = true
-			return
-		}
-		p.items = items
-	case '"':
-		if p.name == dialect.OpenAIResponses {
-			p.isStr = true
-			p.strInput = gjson.ParseBytes(b[arr.start:arr.end]).String()
-		}
+		p.items, p.isStr = nil, false
 	}
 }
 

@@ -73,9 +73,11 @@ func skipValue(b []byte, i int) int {
 }
 
 // objectFields calls fn for every member of the object at b[s.start:s.end]
-// with the raw key (quotes removed, escapes kept) and the value's span. It
-// reports false when the bytes are not an object.
-func objectFields(b []byte, s span, fn func(key []byte, v span)) bool {
+// with the raw key (quotes removed, escapes kept) and the offset of its
+// value. fn returns the index just past the value when it read it itself, or
+// -1 to have it skipped. objectFields reports false when the bytes are not
+// an object.
+func objectFields(b []byte, s span, fn func(key []byte, start int) int) bool {
 	i := skipSpace(b, s.start)
 	if i >= s.end || b[i] != '{' {
 		return false
@@ -99,11 +101,13 @@ func objectFields(b []byte, s span, fn func(key []byte, v span)) bool {
 			return false
 		}
 		i = skipSpace(b, i+1)
-		ve := skipValue(b, i)
-		if ve > s.end {
+		ve := fn(key, i)
+		if ve < 0 {
+			ve = skipValue(b, i)
+		}
+		if ve > s.end || ve <= i {
 			return false
 		}
-		fn(key, span{i, ve})
 		i = skipSpace(b, ve)
 		if i < s.end && b[i] == ',' {
 			i++
@@ -111,30 +115,30 @@ func objectFields(b []byte, s span, fn func(key []byte, v span)) bool {
 	}
 }
 
-// arrayItems returns the spans of the elements of the array at s, or false
-// when the bytes are not an array.
-func arrayItems(b []byte, s span) ([]span, bool) {
-	i := skipSpace(b, s.start)
-	if i >= s.end || b[i] != '[' {
-		return nil, false
+// arrayItems returns the spans of the elements of the array starting at
+// b[i] == '[' and the index just past it, or false when the bytes are not an
+// array.
+func arrayItems(b []byte, i int) ([]span, int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return nil, 0, false
 	}
-	var out []span
+	out := make([]span, 0, 64)
 	i++
 	for {
 		i = skipSpace(b, i)
-		if i >= s.end {
-			return nil, false
+		if i >= len(b) {
+			return nil, 0, false
 		}
 		if b[i] == ']' {
-			return out, true
+			return out, i + 1, true
 		}
 		e := skipValue(b, i)
-		if e > s.end || e == i {
-			return nil, false
+		if e == i {
+			return nil, 0, false
 		}
 		out = append(out, span{i, e})
 		i = skipSpace(b, e)
-		if i < s.end && b[i] == ',' {
+		if i < len(b) && b[i] == ',' {
 			i++
 		}
 	}

@@ -1,0 +1,53 @@
+package compaction
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// history1MiB builds a Claude Code style body of about 1 MiB: many turns of
+// text and tool calls, then the system prompt and tools after the messages,
+// as Claude Code orders them.
+func history1MiB(last string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"claude","messages":[`)
+	for i := 0; b.Len() < 1<<20; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]},`, strings.Repeat("please look at the inventory service and its repository layer; ", 20)+"see \"main.go\"")
+		fmt.Fprintf(&b, `{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"grep -rn \"x\" ."}}]},`, i)
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}`, i, strings.Repeat("main.go:1: x\n", 30))
+	}
+	fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"text","text":%q}]}]`, last)
+	b.WriteString(`,"system":[{"type":"text","text":"You are a Claude agent"}],"tools":[{"name":"Bash","input_schema":{"type":"object"}}],"stream":true}`)
+	return []byte(b.String())
+}
+
+func BenchmarkClassify1MiB(b *testing.B) {
+	for _, tc := range []struct{ name, last string }{
+		{"main", "Now add a users table."},
+		{"compaction", claudeCritical + "\n\n" + claudeTask},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			body := history1MiB(tc.last)
+			v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rs := Default()
+			want := tc.name == "compaction"
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := rs.Classify(v); got.Compaction != want {
+					b.Fatalf("Compaction = %v", got.Compaction)
+				}
+			}
+		})
+	}
+}
