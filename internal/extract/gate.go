@@ -1,0 +1,174 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// Gate reasons.
+const (
+	ReasonPlanTool      = "plan_tool"      // a structured plan/todo tool call
+	ReasonProposalReply = "proposal_reply" // an assistant plan or proposal answered by the user
+	ReasonUserCue       = "user_cue"       // a user turn with a decision/constraint/correction cue
+	ReasonNoSignal      = "no_signal"      // nothing worth a call
+	ReasonKnown         = "already_known"  // cues only in text the capsule already records
+)
+
+// Signal is the gate's verdict. Reason is one of the Reason constants.
+type Signal struct {
+	Eligible bool
+	Reason   string
+}
+
+// planTools are structured plan/todo tools of the supported harnesses
+// (compared case-insensitively, without "_" and "-").
+var planTools = map[string]bool{
+	"updateplan": true, "todowrite": true, "writetodos": true, "todo": true,
+	"exitplanmode": true, "taskprogress": true, "plan": true, "setplan": true,
+}
+
+// userCue matches decision, constraint, correction, rejection and approval
+// wording in lower-cased user text.
+var userCue = regexp.MustCompile(`(?:^|[^a-z])(?:` + strings.Join([]string{
+	`let'?s (?:use|go|do|keep|switch|stick|pick|choose|drop)`, `let us`,
+	`use [^.?!\n]{1,40} (?:not|instead|rather)`, `instead`, `rather`,
+	`don'?t`, `do not`, `never`, `must`, `always`, `shouldn'?t`, `should not`,
+	`we (?:decided|agreed|chose|settled)`, `decided`, `decision`, `go with`, `going with`,
+	`actually`, `prefer`, `reject`, `switch to`, `stick (?:with|to)`, `keep`, `avoid`,
+	`constraint`, `requirement`, `required`, `requires?`, `only use`, `no longer`,
+	`approved?`, `sounds good`, `lgtm`, `looks good`, `proceed`, `ok,? go`, `okay,? go`, `go ahead`,
+	`yes`, `yep`, `yeah`, `agreed`, `correct`, `that'?s wrong`, `wrong`,
+	`not (?:a |an |the )?[a-z0-9]`, `option [a-d1-9]\b`, `plan [a-d1-9]\b`,
+}, "|") + `)(?:$|[^a-z])`)
+
+// userNo matches a user turn that opens with a refusal or correction.
+var userNo = regexp.MustCompile(`^(?:no|nope|nah|wait|stop)\b`)
+
+// chitChat are user turns that never carry a decision even if a cue word
+// appears in them.
+var chitChat = regexp.MustCompile(`^(?:keep going|keep it up|go on|continue|thanks?(?: you)?|thx|ty|nice|great|cool|ok|okay)[.! ]*$`)
+
+// proposalCue matches plan/proposal/clarification wording in lower-cased
+// assistant text.
+var proposalCue = regexp.MustCompile(`\bplan\b|\bpropos|\boption [a-d1-9]\b|\bshould we\b|\bshall i\b|\bwould you (?:like|prefer)\b|\bdo you want\b|\bwhich (?:one|option|approach)\b|\balternative|\brecommend|\bapproach\b|<proposed_plan>`)
+
+// numbered matches a numbered list line.
+var numbered = regexp.MustCompile(`(?m)^\s*(?:\d+[.)]|[-*] \[[ x]\])\s+\S`)
+
+// minProposal is the shortest assistant text counted as a substantial
+// plan or proposal.
+const minProposal = 80
+
+// Gate decides from cheap local signals in delta (the messages since the
+// capsule's watermark) whether an extractor call may add anything to prev.
+// It looks at nothing before the delta and never decides what is true: it
+// only avoids calls when there is no plan tool call, no answered proposal
+// and no user turn with decision-like wording that the capsule does not
+// already record.
+func Gate(prev *capsule.Capsule, delta []dialect.Message) Signal {
+	known := knownTexts(prev)
+	proposal := false // an assistant proposal waits for a user reply
+	sawKnown := false
+	for _, m := range delta {
+		for _, tc := range m.ToolCalls {
+			if isPlanTool(tc.Name) {
+				return Signal{Eligible: true, Reason: ReasonPlanTool}
+			}
+		}
+		if m.Role == "assistant" && isProposal(m.Text) {
+			proposal = true
+			continue
+		}
+		t, ok := userText(m)
+		if !ok {
+			continue
+		}
+		if proposal {
+			return Signal{Eligible: true, Reason: ReasonProposalReply}
+		}
+		if !hasUserCue(t) {
+			continue
+		}
+		if isKnown(normalize(t), known) {
+			sawKnown = true
+			continue
+		}
+		return Signal{Eligible: true, Reason: ReasonUserCue}
+	}
+	if sawKnown {
+		return Signal{Reason: ReasonKnown}
+	}
+	return Signal{Reason: ReasonNoSignal}
+}
+
+func isPlanTool(name string) bool {
+	n := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(name))
+	if i := strings.LastIndexAny(n, ".:/"); i >= 0 { // namespaced (mcp__x__todo, functions.update_plan)
+		n = n[i+1:]
+	}
+	return planTools[n]
+}
+
+func isProposal(text string) bool {
+	t := strings.ToLower(cleanText(text))
+	if len(t) < minProposal {
+		return false
+	}
+	return len(numbered.FindAllStringIndex(t, 3)) >= 2 || proposalCue.MatchString(t)
+}
+
+func hasUserCue(t string) bool {
+	l := strings.ToLower(strings.TrimSpace(t))
+	if chitChat.MatchString(l) {
+		return false
+	}
+	return userNo.MatchString(l) || userCue.MatchString(l)
+}
+
+// knownTexts returns the normalised text of every capsule item.
+func knownTexts(c *capsule.Capsule) []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	add := func(s string) {
+		if n := normalize(s); n != "" {
+			out = append(out, n)
+		}
+	}
+	if c.LatestPlan != nil {
+		for _, s := range c.LatestPlan.Steps {
+			add(s.Text)
+		}
+	}
+	for _, d := range c.Decisions {
+		add(d.Statement)
+	}
+	for _, k := range c.Constraints {
+		add(k.Text)
+	}
+	for _, r := range c.Rejected {
+		add(r.Text)
+	}
+	for _, q := range c.OpenQuestions {
+		add(q.Text)
+	}
+	return out
+}
+
+// isKnown reports whether the normalised user text n already appears in a
+// capsule item.
+func isKnown(n string, known []string) bool {
+	if n == "" {
+		return false
+	}
+	for _, k := range known {
+		if strings.Contains(k, n) {
+			return true
+		}
+	}
+	return false
+}

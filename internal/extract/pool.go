@@ -1,0 +1,591 @@
+package extract
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/ledger"
+	"github.com/tether-dev/tether/prompts"
+)
+
+// Pool errors.
+var (
+	ErrQueueFull      = errors.New("extraction queue full")
+	ErrStopped        = errors.New("extraction pool stopped")
+	ErrBarrierTimeout = errors.New("preservation barrier timed out waiting for extraction")
+	// ErrRejectedResult: the extractor output was discarded (malformed,
+	// schema-invalid, or citing messages it may not cite).
+	ErrRejectedResult = errors.New("extractor result rejected")
+)
+
+// Admission reserves an auxiliary call against the originating principal's
+// budgets; settle records what the call really used (ledger.Ledger).
+type Admission interface {
+	Reserve(ctx context.Context, c ledger.Charge) (settle func(ledger.Result), err error)
+}
+
+// Job is one extraction request for one A-leg.
+type Job struct {
+	Principal, Account, Session, ALeg, ParentRequestID string
+	// Ordinal is the watermark this job brings the capsule to.
+	Ordinal int64
+	// Messages is the delta since the capsule's watermark; Messages[i] has
+	// transcript ordinal FirstTurn+i.
+	Messages  []dialect.Message
+	FirstTurn int
+	// Prev is the capsule the delta follows.
+	Prev *capsule.Capsule
+}
+
+// ApplyFunc merges validated ops, derived from delta, into the A-leg's
+// capsule with compare-and-swap; it returns an error wrapping
+// capsule.ErrStale for a result older than the stored capsule.
+type ApplyFunc func(ctx context.Context, job Job, ops []capsule.Op, delta capsule.Delta) error
+
+// PoolOptions configures a Pool. Zero values take the documented defaults.
+type PoolOptions struct {
+	Workers    int           // concurrent calls; default 4
+	MaxPending int           // queued jobs (not counting running ones); default 64
+	Timeout    time.Duration // one job's call, from its own root context; default 8s
+	// MaxInputTokens bounds the prompt plus the prepared input; default 12000.
+	MaxInputTokens int
+	// MaxOutputTokens is the output cap the Caller was built with; it is
+	// reserved with the admission. Default 2000.
+	MaxOutputTokens int
+	// JobTTL drops queued jobs older than this; default 10 × Timeout.
+	JobTTL time.Duration
+
+	Caller Caller
+	// Route is the configured "provider/model"; Provider, Model and Family
+	// (config.FamilyOpenAI | config.FamilyAnthropic) describe it for the
+	// ledger. Route is also the metrics route label.
+	Route, Provider, Model, Family string
+	Apply                          ApplyFunc
+	// Admission reserves and settles every call; nil means no accounting
+	// (tests only).
+	Admission  Admission
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+func (o PoolOptions) withDefaults() PoolOptions {
+	o.Workers = max(cmp.Or(o.Workers, 4), 1)
+	o.MaxPending = max(cmp.Or(o.MaxPending, 64), 1)
+	o.Timeout = cmp.Or(o.Timeout, 8*time.Second)
+	o.MaxInputTokens = cmp.Or(o.MaxInputTokens, 12000)
+	o.MaxOutputTokens = cmp.Or(o.MaxOutputTokens, 2000)
+	o.JobTTL = cmp.Or(o.JobTTL, 10*o.Timeout)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.Route = routeLabel(o.Route)
+	return o
+}
+
+// routeLabel keeps a route safe as a metric label.
+var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._:/\-]`)
+
+func routeLabel(r string) string {
+	r = unsafeLabel.ReplaceAllString(strings.ToLower(r), "_")
+	if len(r) > 80 {
+		r = r[:80]
+	}
+	return cmp.Or(r, "none")
+}
+
+// Pool runs extraction jobs on a fixed number of workers, off the request
+// path. It keeps at most one job per A-leg running and one queued; a job
+// enqueued while another for the same A-leg is queued is merged into it.
+type Pool struct {
+	opt    PoolOptions
+	m      *metrics
+	prompt string
+
+	base   context.Context // root of every job's context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	legs     map[string]*leg
+	runnable []string // A-legs with a queued job and none running, FIFO
+	queued   int
+	closing  bool
+	dead     bool // StopAndCancel: queued jobs dropped, running ones cancelled
+
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	killOnce sync.Once
+}
+
+// leg is the pool state of one A-leg.
+type leg struct {
+	running *task
+	queued  *task
+}
+
+// task is a job (possibly several merged) with its completion signal.
+type task struct {
+	job      Job
+	ords     []int // transcript ordinal of each job message
+	enqueued time.Time
+	done     chan struct{}
+	cancel   context.CancelFunc // set while running
+}
+
+func (t *task) first() int {
+	if len(t.ords) == 0 {
+		return t.job.FirstTurn
+	}
+	return t.ords[0]
+}
+
+// NewPool starts opt.Workers workers.
+func NewPool(opt PoolOptions) *Pool {
+	opt = opt.withDefaults()
+	p := &Pool{opt: opt, m: newMetrics(opt.Registerer), prompt: prompts.Extract(), legs: map[string]*leg{}}
+	p.cond = sync.NewCond(&p.mu)
+	p.base, p.cancel = context.WithCancel(context.Background())
+	p.m.capacity.Set(float64(opt.MaxPending))
+	p.wg.Add(opt.Workers)
+	for range opt.Workers {
+		go p.worker()
+	}
+	return p
+}
+
+// PromptVersion is the version of the prompt the pool sends.
+func (p *Pool) PromptVersion() string { return prompts.ExtractVersion }
+
+// ObserveGate counts one gate verdict.
+func (p *Pool) ObserveGate(s Signal) {
+	if s.Eligible {
+		p.m.gate.WithLabelValues("eligible").Inc()
+	} else {
+		p.m.gate.WithLabelValues("skipped").Inc()
+	}
+}
+
+// Enqueue queues job without blocking. A job for an A-leg that already has
+// one queued is merged into it (messages appended, ordinal the maximum, the
+// newer capsule kept). With MaxPending jobs queued it returns ErrQueueFull;
+// after Stop, ErrStopped.
+func (p *Pool) Enqueue(job Job) error {
+	if job.ALeg == "" {
+		return fmt.Errorf("enqueue extraction: empty A-leg")
+	}
+	ords := make([]int, len(job.Messages))
+	for i := range ords {
+		ords[i] = job.FirstTurn + i
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return ErrStopped
+	}
+	l := p.legs[job.ALeg]
+	if l == nil {
+		l = &leg{}
+		p.legs[job.ALeg] = l
+	}
+	if q := l.queued; q != nil {
+		merge(q, job, ords)
+		p.m.jobs.WithLabelValues(OutcomeCoalesced).Inc()
+		return nil
+	}
+	if p.queued >= p.opt.MaxPending {
+		if l.running == nil {
+			delete(p.legs, job.ALeg)
+		}
+		p.m.jobs.WithLabelValues(OutcomeDroppedFull).Inc()
+		return ErrQueueFull
+	}
+	job.Messages = slices.Clone(job.Messages)
+	l.queued = &task{job: job, ords: ords, enqueued: p.opt.Now(), done: make(chan struct{})}
+	p.queued++
+	p.m.depth.Set(float64(p.queued))
+	p.m.jobs.WithLabelValues(OutcomeQueued).Inc()
+	if l.running == nil {
+		p.runnable = append(p.runnable, job.ALeg)
+		p.cond.Signal()
+	}
+	return nil
+}
+
+// merge folds job into the queued task q: messages not already covered are
+// appended in ordinal order.
+func merge(q *task, job Job, ords []int) {
+	last := -1
+	if len(q.ords) > 0 {
+		last = q.ords[len(q.ords)-1]
+	}
+	for i, m := range job.Messages {
+		if ords[i] > last {
+			q.job.Messages = append(q.job.Messages, m)
+			q.ords = append(q.ords, ords[i])
+		}
+	}
+	q.job.Ordinal = max(q.job.Ordinal, job.Ordinal)
+	if job.Prev != nil && (q.job.Prev == nil || job.Prev.Revision >= q.job.Prev.Revision) {
+		q.job.Prev = job.Prev
+	}
+	if job.ParentRequestID != "" {
+		q.job.ParentRequestID = job.ParentRequestID
+	}
+}
+
+// Wait is the preservation barrier. It returns (false, nil) at once when no
+// job for aLeg whose delta starts at or before ordinal is queued or running.
+// Otherwise it waits for those jobs to finish and returns (true, nil), or
+// (true, ErrBarrierTimeout) after timeout (timeout <= 0: bounded by ctx
+// only), or (true, ctx.Err()).
+func (p *Pool) Wait(ctx context.Context, aLeg string, ordinal int64, timeout time.Duration) (bool, error) {
+	var waits []chan struct{}
+	p.mu.Lock()
+	if l := p.legs[aLeg]; l != nil {
+		for _, t := range []*task{l.running, l.queued} {
+			if t != nil && int64(t.first()) <= ordinal {
+				waits = append(waits, t.done)
+			}
+		}
+	}
+	p.mu.Unlock()
+	if len(waits) == 0 {
+		p.m.barrier.WithLabelValues("none").Inc()
+		return false, nil
+	}
+	start := time.Now()
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	defer func() { p.m.barrierS.Observe(time.Since(start).Seconds()) }()
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-timer:
+			p.m.barrier.WithLabelValues("timeout").Inc()
+			return true, ErrBarrierTimeout
+		case <-ctx.Done():
+			p.m.barrier.WithLabelValues("timeout").Inc()
+			return true, fmt.Errorf("preservation barrier: %w", ctx.Err())
+		}
+	}
+	p.m.barrier.WithLabelValues("joined").Inc()
+	return true, nil
+}
+
+// Purge drops the queued job of aLeg and cancels its running one, for an
+// A-leg that ended or was deleted.
+func (p *Pool) Purge(aLeg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.legs[aLeg]
+	if l == nil {
+		return
+	}
+	if l.queued != nil {
+		p.dropQueued(aLeg, l)
+	}
+	if l.running != nil && l.running.cancel != nil {
+		l.running.cancel()
+	}
+	if l.running == nil {
+		delete(p.legs, aLeg)
+	}
+}
+
+// dropQueued removes l's queued task; p.mu is held.
+func (p *Pool) dropQueued(aLeg string, l *leg) {
+	close(l.queued.done)
+	l.queued = nil
+	p.queued--
+	p.m.depth.Set(float64(p.queued))
+	p.m.jobs.WithLabelValues(OutcomeDropped).Inc()
+	p.runnable = slices.DeleteFunc(p.runnable, func(a string) bool { return a == aLeg })
+}
+
+// Stop stops accepting jobs, lets the workers finish every queued and
+// running job, and returns when they have; if ctx ends first it cancels
+// what is left (StopAndCancel) and returns ctx's error. It is idempotent.
+func (p *Pool) Stop(ctx context.Context) error {
+	p.stopOnce.Do(func() {
+		p.mu.Lock()
+		p.closing = true
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		p.cancel()
+		return nil
+	case <-ctx.Done():
+		p.kill()
+		<-done
+		return fmt.Errorf("stop extraction pool: %w", ctx.Err())
+	}
+}
+
+// StopAndCancel stops accepting jobs, drops queued ones, cancels running
+// calls and waits for the workers (or ctx). It is idempotent.
+func (p *Pool) StopAndCancel(ctx context.Context) error {
+	p.stopOnce.Do(func() {
+		p.mu.Lock()
+		p.closing = true
+		p.mu.Unlock()
+	})
+	p.kill()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop extraction pool: %w", ctx.Err())
+	}
+}
+
+func (p *Pool) kill() {
+	p.killOnce.Do(func() {
+		p.mu.Lock()
+		p.closing, p.dead = true, true
+		for a, l := range p.legs {
+			if l.queued != nil {
+				p.dropQueued(a, l)
+			}
+		}
+		p.cond.Broadcast()
+		p.mu.Unlock()
+		p.cancel()
+	})
+}
+
+func (p *Pool) worker() {
+	defer p.wg.Done()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		switch {
+		case p.dead:
+			return
+		case len(p.runnable) > 0:
+			a := p.runnable[0]
+			p.runnable = p.runnable[1:]
+			l := p.legs[a]
+			t := l.queued
+			l.queued, l.running = nil, t
+			p.queued--
+			p.m.depth.Set(float64(p.queued))
+			if p.opt.Now().Sub(t.enqueued) > p.opt.JobTTL {
+				p.m.jobs.WithLabelValues(OutcomeDropped).Inc()
+			} else {
+				ctx, cancel := context.WithTimeout(p.base, p.opt.Timeout)
+				t.cancel = cancel
+				p.mu.Unlock()
+				p.run(ctx, t)
+				cancel()
+				p.mu.Lock()
+			}
+			p.finish(a, l, t)
+		case p.closing && p.queued == 0:
+			return
+		default:
+			p.cond.Wait()
+		}
+	}
+}
+
+// finish ends t for A-leg a; p.mu is held.
+func (p *Pool) finish(a string, l *leg, t *task) {
+	l.running = nil
+	close(t.done)
+	if l.queued != nil {
+		p.runnable = append(p.runnable, a)
+	} else {
+		delete(p.legs, a)
+	}
+	p.cond.Broadcast()
+}
+
+// run executes one job. It never panics on a bad answer and changes the
+// capsule only through Apply with a fully validated result.
+func (p *Pool) run(ctx context.Context, t *task) {
+	job := t.job
+	log := p.opt.Logger.With(slog.String("a_leg", job.ALeg), slog.String("parent_request", job.ParentRequestID),
+		slog.Int64("ordinal", job.Ordinal), slog.String("route", p.opt.Route))
+	p.m.jobs.WithLabelValues(OutcomeStarted).Inc()
+	p.m.inflight.Inc()
+	defer p.m.inflight.Dec()
+
+	budget := p.opt.MaxInputTokens - capsule.EstimateTokens(p.prompt)
+	in := prepare(job.Prev, job.Messages, t.ords, max(budget, 1))
+	p.m.inputToks.Observe(float64(in.Tokens))
+	if len(in.Delta.UserTurns) == 0 {
+		p.m.jobs.WithLabelValues(OutcomeSkippedEmpty).Inc()
+		return
+	}
+
+	settle := func(ledger.Result) {}
+	if p.opt.Admission != nil {
+		s, err := p.opt.Admission.Reserve(ctx, ledger.Charge{
+			Principal: job.Principal, Account: job.Account, Session: job.Session, ALeg: job.ALeg,
+			ParentRequestID: job.ParentRequestID, Kind: ledger.KindExtraction,
+			Route: p.opt.Route, Provider: p.opt.Provider, Model: p.opt.Model, Family: p.opt.Family,
+			EstimatedTokens:       int64(in.Tokens + capsule.EstimateTokens(p.prompt) + p.opt.MaxOutputTokens),
+			EstimatedOutputTokens: int64(p.opt.MaxOutputTokens),
+		})
+		if err != nil {
+			if errors.Is(err, ledger.ErrBudgetExceeded) {
+				p.m.jobs.WithLabelValues(OutcomeSkippedBudget).Inc()
+				log.Info("extraction skipped: budget")
+			} else {
+				p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
+				log.Warn("extraction admission failed")
+			}
+			return
+		}
+		settle = s
+	}
+
+	start := time.Now()
+	raw, usage, err := p.call(ctx, in)
+	dur := time.Since(start)
+	status := 200
+	if err != nil {
+		status = statusOf(ctx, err)
+	}
+	settle(ledger.Result{Usage: usage, Status: status, Err: err, Duration: dur})
+	p.m.duration.WithLabelValues(p.opt.Route).Observe(dur.Seconds())
+	p.m.tokens.WithLabelValues(p.opt.Route, "input").Add(float64(usage.InputTokens))
+	p.m.tokens.WithLabelValues(p.opt.Route, "output").Add(float64(usage.OutputTokens))
+	p.m.tokens.WithLabelValues(p.opt.Route, "cache_read").Add(float64(usage.CacheReadTokens))
+	outcome := callOutcome(ctx, err)
+	p.m.calls.WithLabelValues(p.opt.Route, outcome).Inc()
+	if err != nil {
+		p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
+		log.Warn("extraction call failed", slog.String("outcome", outcome), slog.Int("status", status),
+			slog.Int64("duration_ms", dur.Milliseconds()))
+		return
+	}
+
+	ops, err := Validate(raw, in)
+	if err != nil {
+		p.m.jobs.WithLabelValues(OutcomeInvalid).Inc()
+		log.Warn("extraction result discarded", slog.Int("bytes", len(raw)))
+		return
+	}
+	actx, acancel := context.WithTimeout(p.base, p.opt.Timeout)
+	defer acancel()
+	switch err := p.opt.Apply(actx, job, ops, in.Delta); {
+	case errors.Is(err, capsule.ErrStale), errors.Is(err, capsule.ErrAlreadyApplied):
+		p.m.jobs.WithLabelValues(OutcomeStale).Inc()
+		log.Info("extraction result stale")
+	case err != nil:
+		p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
+		log.Warn("extraction result not applied")
+	default:
+		p.m.jobs.WithLabelValues(OutcomeCompleted).Inc()
+		log.Info("extraction applied", slog.Int("ops", len(ops)), slog.Int("input_tokens", in.Tokens),
+			slog.Int64("duration_ms", dur.Milliseconds()), slog.String("prompt_version", prompts.ExtractVersion))
+	}
+}
+
+// call runs the Caller, turning a panic in it into an error.
+func (p *Pool) call(ctx context.Context, in Input) (raw []byte, u dialect.Usage, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("extractor call panicked")
+		}
+	}()
+	return p.opt.Caller.Extract(ctx, in, p.prompt)
+}
+
+func statusOf(ctx context.Context, err error) int {
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
+		return se.Status
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return 504
+	default:
+		return 502
+	}
+}
+
+func callOutcome(ctx context.Context, err error) string {
+	var se *StatusError
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &se) && se.Status >= 500:
+		return "http_5xx"
+	case errors.As(err, &se):
+		return "http_4xx"
+	case errors.Is(err, ErrNoOutput):
+		return "no_output"
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	default:
+		return "error"
+	}
+}
+
+// intentOps change user intent and must cite a user message.
+var intentOps = map[string]bool{
+	capsule.OpAddDecision: true, capsule.OpSupersedeDecision: true, capsule.OpRejectDecision: true,
+	capsule.OpRejectAlternative: true, capsule.OpAddConstraint: true, capsule.OpSupersedeConstraint: true,
+	capsule.OpRemoveConstraint: true, capsule.OpResolveQuestion: true,
+}
+
+// Validate parses an extractor result against schema/ops.v1.json and maps
+// the local message numbers it cites (turn N for message mN) to transcript
+// ordinals. The result is rejected whole (ErrRejectedResult) when it is
+// malformed, cites a message not present in in.Text, or cites a non-user
+// message for an op that changes user intent. Plans from the extractor are
+// always sourced "conversation", so only a cited user turn can accept one.
+func Validate(raw []byte, in Input) ([]capsule.Op, error) {
+	ops, err := capsule.ParseOps(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRejectedResult, err)
+	}
+	out := make([]capsule.Op, len(ops))
+	for i, op := range ops {
+		id := "m" + strconv.Itoa(op.Turn)
+		ord, ok := in.Turns[id]
+		if !ok {
+			return nil, fmt.Errorf("%w: op %d cites message %s outside the input", ErrRejectedResult, i, id)
+		}
+		if intentOps[op.Op] && !in.Users[id] {
+			return nil, fmt.Errorf("%w: op %d (%s) cites non-user message %s", ErrRejectedResult, i, op.Op, id)
+		}
+		op.Turn = ord
+		if op.Op == capsule.OpSetPlan {
+			op.Source, op.Tool = capsule.SourceConversation, ""
+			if op.Status == capsule.PlanAccepted && !in.Users[id] {
+				op.Status = capsule.PlanProvisional
+			}
+		}
+		out[i] = op
+	}
+	return out, nil
+}

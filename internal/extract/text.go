@@ -1,0 +1,150 @@
+package extract
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// harnessTags are blocks coding agents insert into user-role messages on the
+// user's behalf (context, reminders, command echoes). They are not the user
+// speaking and are removed before gating or extraction.
+var harnessTags = []string{
+	"system-reminder",
+	"environment_context",
+	"user_instructions",
+	"INSTRUCTIONS",
+	"local-command-caveat",
+	"local-command-stdout",
+	"local-command-stderr",
+	"command-name",
+	"command-message",
+	"command-args",
+	"user-prompt-submit-hook",
+	"turn_aborted",
+}
+
+// summaryPrefixes open user-role messages that carry an earlier compaction
+// summary rather than something the user wrote.
+var summaryPrefixes = []string{
+	"this session is being continued from a previous conversation",
+	"another language model started to solve this problem",
+	"the conversation history before this point was compacted",
+	"summary of the conversation so far",
+}
+
+// userText returns what the user actually wrote in m: the message text with
+// capsule blocks and harness blocks removed, trimmed. It reports false for
+// a message that is not the user's own (tool results, compaction summaries).
+func userText(m dialect.Message) (string, bool) {
+	if m.Role != "user" || m.Type != "" && m.Type != "message" {
+		return "", false
+	}
+	t := cleanText(m.Text)
+	if t == "" {
+		return "", false
+	}
+	if isSummary(t) {
+		return "", false
+	}
+	return t, true
+}
+
+// isSummary reports whether t opens like an agent's compaction summary.
+func isSummary(t string) bool {
+	head := strings.ToLower(t[:min(len(t), 120)])
+	for _, p := range summaryPrefixes {
+		if strings.HasPrefix(head, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanText strips capsule blocks and harness blocks from t.
+func cleanText(t string) string {
+	t, _ = capsule.Strip(t)
+	for _, tag := range harnessTags {
+		t = stripBlock(t, tag)
+	}
+	return strings.TrimSpace(t)
+}
+
+// stripBlock removes every <tag …>…</tag> block (ASCII case-insensitive); an
+// unterminated block runs to the end of t.
+func stripBlock(t, tag string) string {
+	open, closing := "<"+strings.ToLower(tag), "</"+strings.ToLower(tag)+">"
+	lower := strings.ToLower(t)
+	if !strings.Contains(lower, open) {
+		return t
+	}
+	var b strings.Builder
+	i := 0
+	for {
+		o := indexTag(lower, open, i)
+		if o < 0 {
+			b.WriteString(t[i:])
+			break
+		}
+		b.WriteString(t[i:o])
+		c := strings.Index(lower[o:], closing)
+		if c < 0 {
+			break
+		}
+		i = o + c + len(closing)
+	}
+	return b.String()
+}
+
+// indexTag finds open ("<tag") at or after from, followed by '>', space or
+// newline, so "<command-name" does not match "<command-names".
+func indexTag(lower, open string, from int) int {
+	for {
+		k := strings.Index(lower[from:], open)
+		if k < 0 {
+			return -1
+		}
+		k += from
+		j := k + len(open)
+		if j == len(lower) || lower[j] == '>' || lower[j] == ' ' || lower[j] == '\n' || lower[j] == '\t' || lower[j] == '/' {
+			return k
+		}
+		from = j
+	}
+}
+
+// normalize folds case, punctuation and whitespace: letters and digits
+// separated by single spaces.
+func normalize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	sep := false
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if sep && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			sep = false
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		sep = true
+	}
+	return b.String()
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + " […]"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
