@@ -44,7 +44,9 @@ type StatusError struct {
 	Err    error
 }
 
-func (e *StatusError) Error() string { return "extractor call: provider status " + strconv.Itoa(e.Status) }
+func (e *StatusError) Error() string {
+	return "extractor call: provider status " + strconv.Itoa(e.Status)
+}
 func (e *StatusError) Unwrap() error { return e.Err }
 
 // RecordOpsTool is the single tool the Anthropic caller forces.
