@@ -1,0 +1,128 @@
+package session
+
+import (
+	"container/list"
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// lru is a bounded, expiring cache of decoded lineage records in front of
+// the store. Keys are principal-qualified.
+type lru struct {
+	mu    sync.Mutex
+	size  int
+	ttl   time.Duration
+	now   func() time.Time
+	ll    *list.List
+	items map[string]*list.Element
+}
+
+type lruItem struct {
+	key     string
+	rec     record
+	expires time.Time
+}
+
+func newLRU(size int, ttl time.Duration, now func() time.Time) *lru {
+	return &lru{size: size, ttl: ttl, now: now, ll: list.New(), items: make(map[string]*list.Element)}
+}
+
+func (c *lru) get(key string) (record, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return record{}, false
+	}
+	it := el.Value.(*lruItem)
+	if !c.now().Before(it.expires) {
+		c.ll.Remove(el)
+		delete(c.items, key)
+		return record{}, false
+	}
+	c.ll.MoveToFront(el)
+	return it.rec, true
+}
+
+func (c *lru) put(key string, rec record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	exp := c.now().Add(c.ttl)
+	if el, ok := c.items[key]; ok {
+		it := el.Value.(*lruItem)
+		it.rec, it.expires = rec, exp
+		c.ll.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.ll.PushFront(&lruItem{key: key, rec: rec, expires: exp})
+	for c.ll.Len() > c.size {
+		old := c.ll.Back()
+		c.ll.Remove(old)
+		delete(c.items, old.Value.(*lruItem).key)
+	}
+}
+
+func (c *lru) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
+
+// keyedMutex hands out one mutex per key, created on demand and dropped when
+// its last holder or waiter leaves.
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*refMutex
+}
+
+type refMutex struct {
+	sync.Mutex
+	refs int
+}
+
+func newKeyedMutex() *keyedMutex { return &keyedMutex{m: make(map[string]*refMutex)} }
+
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	rm := k.m[key]
+	if rm == nil {
+		rm = &refMutex{}
+		k.m[key] = rm
+	}
+	rm.refs++
+	k.mu.Unlock()
+	rm.Lock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			rm.Unlock()
+			k.mu.Lock()
+			rm.refs--
+			if rm.refs == 0 {
+				delete(k.m, key)
+			}
+			k.mu.Unlock()
+		})
+	}
+}
+
+func (k *keyedMutex) len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.m)
+}
+
+// stripes serialises short in-process read-modify-write sections per key.
+type stripes struct {
+	seed maphash.Seed
+	once sync.Once
+	mu   [64]sync.Mutex
+}
+
+func (s *stripes) lock(key string) func() {
+	s.once.Do(func() { s.seed = maphash.MakeSeed() })
+	m := &s.mu[maphash.String(s.seed, key)%uint64(len(s.mu))]
+	m.Lock()
+	return m.Unlock
+}

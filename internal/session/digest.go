@@ -1,0 +1,265 @@
+package session
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"hash"
+	"strings"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// Key kinds in the lineage namespace. Every key is kind + ":" + HMAC.
+const (
+	kindHead   = "h" // full-history digest of a committed request → its position
+	kindALeg   = "a" // A-leg head, keyed by the A-leg's epoch token
+	kindHint   = "n" // client hint → session, latest A-leg
+	kindSumm   = "s" // summary line digest → A-leg, epoch
+	kindFinger = "u" // user text digest → A-legs
+)
+
+// mac returns a 128-bit HMAC of the parts under the secret, base64url.
+func (r *Resolver) mac(domain string, parts ...string) string {
+	m := hmac.New(sha256.New, r.opt.Secret)
+	writeField(m, []byte(domain))
+	for _, p := range parts {
+		writeField(m, []byte(p))
+	}
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+}
+
+func (r *Resolver) key(kind, principal, data string) string {
+	return kind + ":" + r.mac(kind, principal, data)
+}
+
+// EpochToken returns the short, unguessable token of ref's A-leg. The proxy
+// embeds it as ref="…" in the capsule block it adds to summaries; Resolve
+// recognises it in later histories as proof of lineage.
+func (r *Resolver) EpochToken(ref Ref) string {
+	if ref.ALeg == "" {
+		return ""
+	}
+	return r.mac("token", ref.Principal, ref.ALeg)
+}
+
+func (r *Resolver) alegKey(principal, aLeg string) string {
+	return kindALeg + ":" + r.mac("token", principal, aLeg)
+}
+
+func writeField(h hash.Hash, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
+}
+
+// entry is one normalised conversation message.
+type entry struct {
+	raw    int      // index in View.Messages()
+	role   string   // normalised role
+	chain  [32]byte // rolling digest of the history up to and including this entry
+	user   string   // normalised user text, "" unless a plain user message
+	texted bool     // has text worth scanning (tokens, summary lines)
+}
+
+// history normalises the conversation: system and developer items and
+// reasoning items are skipped; each remaining message contributes its role,
+// item type, text, tool calls (name and compact arguments) and tool results
+// to a rolling digest. Ids and cache controls never enter it.
+func history(msgs []dialect.Message) []entry {
+	out := make([]entry, 0, len(msgs))
+	var prev [32]byte
+	h := sha256.New()
+	var buf bytes.Buffer
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == "system" || m.Role == "developer" || m.Type == "reasoning" {
+			continue
+		}
+		h.Reset()
+		h.Write(prev[:])
+		writeField(h, []byte(m.Role))
+		writeField(h, []byte(itemType(m.Type)))
+		text := normText(m.Text)
+		writeField(h, []byte(text))
+		for _, tc := range m.ToolCalls {
+			writeField(h, []byte("call"))
+			writeField(h, []byte(tc.Name))
+			buf.Reset()
+			if json.Compact(&buf, tc.Arguments) == nil {
+				writeField(h, buf.Bytes())
+			} else {
+				writeField(h, bytes.TrimSpace(tc.Arguments))
+			}
+		}
+		for _, tr := range m.ToolResults {
+			writeField(h, []byte("result"))
+			writeField(h, []byte(normText(tr.Text)))
+		}
+		if m.HasImage {
+			writeField(h, []byte("image"))
+		}
+		e := entry{raw: m.Index, role: m.Role, texted: text != ""}
+		h.Sum(e.chain[:0])
+		prev = e.chain
+		if m.Role == "user" && len(m.ToolResults) == 0 {
+			e.user = normUser(m.Text)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// itemType folds the dialects' message item type so the same conversation
+// digests alike whichever way an item is tagged.
+func itemType(t string) string {
+	if t == "" {
+		return "message"
+	}
+	return t
+}
+
+func normText(s string) string {
+	if strings.IndexByte(s, '\r') >= 0 {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	return strings.TrimSpace(s)
+}
+
+// normUser normalises a user message's text for fingerprints: trimmed, and
+// unquoted when the whole text is one JSON string (OpenCode quotes it).
+func normUser(s string) string {
+	s = normText(s)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		var u string
+		if json.Unmarshal([]byte(s), &u) == nil {
+			s = normText(u)
+		}
+	}
+	return s
+}
+
+// Fingerprint and summary line bounds.
+const (
+	minFingerprint   = 16 // shorter user texts ("yes", "go on") are not distinctive
+	maxFingerprint   = 1 << 16
+	fingerprintsMax  = 32 // per commit
+	minSummaryLine   = 20
+	summaryLinesMax  = 8  // recorded per summary
+	scanMessages     = 16 // messages scanned for summary lines on a non-continuation
+	scanLinesPerMsg  = 24
+	scanLinesMax     = 96
+	maxLegsPerFinger = 4
+)
+
+// summaryLines returns the normalised, distinctive lines of text: markup
+// tags at either end and capsule blocks removed, whitespace collapsed.
+func summaryLines(text string, limit int) []string {
+	text = stripCapsules(text)
+	var out []string
+	seen := map[string]bool{}
+	for line := range strings.SplitSeq(text, "\n") {
+		l := normLine(line)
+		if len(l) < minSummaryLine || len(l) > 4096 || seen[l] {
+			continue
+		}
+		seen[l] = true
+		out = append(out, l)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+func normLine(line string) string {
+	l := strings.Join(strings.Fields(line), " ")
+	for {
+		t := trimTag(l)
+		if t == l {
+			return l
+		}
+		l = t
+	}
+}
+
+// trimTag removes one <tag> or </tag> at the start or end of l.
+func trimTag(l string) string {
+	if strings.HasPrefix(l, "<") {
+		if i := strings.IndexByte(l, '>'); i > 0 && isTagName(strings.TrimPrefix(l[1:i], "/")) {
+			return strings.TrimSpace(l[i+1:])
+		}
+	}
+	if strings.HasSuffix(l, ">") {
+		if i := strings.LastIndexByte(l, '<'); i >= 0 && isTagName(strings.TrimPrefix(l[i+1:len(l)-1], "/")) {
+			return strings.TrimSpace(l[:i])
+		}
+	}
+	return l
+}
+
+func isTagName(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c >= '0' && c <= '9' && i > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+const capsuleOpen = "<continuity-capsule"
+
+func stripCapsules(s string) string {
+	for {
+		i := strings.Index(s, capsuleOpen)
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(s[i:], "</continuity-capsule>")
+		if j < 0 {
+			return s[:i]
+		}
+		s = s[:i] + s[i+j+len("</continuity-capsule>"):]
+	}
+}
+
+// lastToken returns the ref attribute of the last capsule block in text.
+func lastToken(text string) string {
+	tok := ""
+	for {
+		i := strings.Index(text, capsuleOpen)
+		if i < 0 {
+			return tok
+		}
+		text = text[i+len(capsuleOpen):]
+		end := strings.IndexByte(text, '>')
+		if end < 0 {
+			end = len(text)
+		}
+		attrs := text[:end]
+		if j := strings.Index(attrs, ` ref="`); j >= 0 {
+			v := attrs[j+len(` ref="`):]
+			if k := strings.IndexByte(v, '"'); k > 0 && k <= 64 && isTokenChars(v[:k]) {
+				tok = v[:k]
+			}
+		}
+	}
+}
+
+func isTokenChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

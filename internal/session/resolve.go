@@ -1,0 +1,400 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// record is the value of every lineage key. Fields are short on purpose:
+// records are small and hold ids, digests and counts only.
+type record struct {
+	A string   `json:"a,omitempty"` // A-leg
+	S string   `json:"s,omitempty"` // session
+	E int      `json:"e,omitempty"` // epoch
+	N int      `json:"n,omitempty"` // normalised messages in the history
+	T int      `json:"t,omitempty"` // raw messages in the history (Ref.Turn)
+	H string   `json:"h,omitempty"` // A-leg head: key of the head request record
+	P string   `json:"p,omitempty"` // A-leg head: parent A-leg
+	W int      `json:"w,omitempty"` // hint: Codex window number + 1
+	L []string `json:"l,omitempty"` // fingerprint: A-legs whose user turn this is
+	X bool     `json:"x,omitempty"` // fingerprint: shared by too many A-legs to discriminate
+}
+
+func (r *Resolver) cached(principal, key string) (record, bool) {
+	return r.cache.get(principal + "\x00" + key)
+}
+
+func (r *Resolver) remember(principal, key string, rec record) {
+	r.cache.put(principal+"\x00"+key, rec)
+}
+
+// fetch reads keys from the store in one round trip, decodes and caches the
+// records found. Undecodable records are treated as absent.
+func (r *Resolver) fetch(ctx context.Context, principal string, keys []string) (map[string]record, error) {
+	out := make(map[string]record, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	seen := make(map[string]bool, len(keys))
+	uniq := keys[:0:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			uniq = append(uniq, k)
+		}
+	}
+	raw, err := r.st.GetLineage(ctx, principal, uniq)
+	if err != nil {
+		return nil, err
+	}
+	for k, b := range raw {
+		var rec record
+		if json.Unmarshal(b, &rec) != nil {
+			continue
+		}
+		out[k] = rec
+		r.remember(principal, k, rec)
+	}
+	return out, nil
+}
+
+func (r *Resolver) put(ctx context.Context, principal, key string, rec record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := r.st.PutLineage(ctx, principal, key, b, r.opt.Now().Add(r.opt.TTL)); err != nil {
+		return err
+	}
+	r.remember(principal, key, rec)
+	return nil
+}
+
+// Resolve finds the lineage of the request v sent by principal. It reads
+// the store (one round trip for the candidates, a second one only when an
+// A-leg head it needs is not known yet) and writes nothing: Commit records
+// the request once the upstream answered.
+func (r *Resolver) Resolve(ctx context.Context, principal string, v *dialect.View, h Hints) (Ref, error) {
+	if err := checkArgs(principal, v); err != nil {
+		return Ref{}, wrap("resolve", err)
+	}
+	msgs := v.Messages()
+	ch := hintOf(v)
+	ref := Ref{Principal: principal, Turn: len(msgs), compaction: h.Compaction && !h.OutOfBand, window: ch.window}
+	hintKey := ""
+	if ch.value != "" {
+		hintKey = r.key(kindHint, principal, ch.value)
+		ref.Hint = hintKey[len(kindHint)+1:]
+	}
+	var (
+		res Ref
+		err error
+	)
+	if h.OutOfBand {
+		res, err = r.resolveOutOfBand(ctx, ref, msgs, hintKey)
+	} else {
+		res, err = r.resolveTurn(ctx, ref, msgs, h, ch, hintKey)
+	}
+	if err != nil {
+		return Ref{}, wrap("resolve", err)
+	}
+	res.Ordinal = Ordinal(res.Epoch, res.Turn)
+	return res, nil
+}
+
+// lookup is the state of one resolution: the records known so far.
+type lookup struct {
+	r         *Resolver
+	ctx       context.Context
+	principal string
+	got       map[string]record
+}
+
+func (l *lookup) rec(key string) (record, bool) {
+	if rec, ok := l.got[key]; ok {
+		return rec, true
+	}
+	return l.r.cached(l.principal, key)
+}
+
+// heads makes sure the A-leg head records of aLegs are known, fetching the
+// missing ones in one round trip.
+func (l *lookup) heads(aLegs ...string) error {
+	var miss []string
+	for _, a := range aLegs {
+		if a == "" {
+			continue
+		}
+		k := l.r.alegKey(l.principal, a)
+		if _, ok := l.got[k]; ok {
+			continue
+		}
+		if rec, ok := l.r.cached(l.principal, k); ok {
+			l.got[k] = rec
+			continue
+		}
+		miss = append(miss, k)
+	}
+	got, err := l.r.fetch(l.ctx, l.principal, miss)
+	if err != nil {
+		return err
+	}
+	for k, rec := range got {
+		l.got[k] = rec
+	}
+	return nil
+}
+
+func (l *lookup) head(aLeg string) (record, bool) {
+	if aLeg == "" {
+		return record{}, false
+	}
+	rec, ok := l.got[l.r.alegKey(l.principal, aLeg)]
+	return rec, ok && rec.A == aLeg
+}
+
+func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Message, h Hints, ch clientHint, hintKey string) (Ref, error) {
+	p := ref.Principal
+	hist := history(msgs)
+	headKeys := make([]string, len(hist))
+	for i := range hist {
+		headKeys[i] = r.key(kindHead, p, string(hist[i].chain[:]))
+	}
+	l := &lookup{r: r, ctx: ctx, principal: p, got: map[string]record{}}
+
+	// The longest prefix already cached; only longer prefixes can change
+	// the answer, so only those go to the store.
+	best := -1
+	for i := len(hist) - 1; i >= 0; i-- {
+		if _, ok := r.cached(p, headKeys[i]); ok {
+			best = i
+			break
+		}
+	}
+	query := append([]string(nil), headKeys[best+1:]...)
+	hot := false
+	if best >= 0 {
+		rec, _ := r.cached(p, headKeys[best])
+		ak := r.alegKey(p, rec.A)
+		query = append(query, ak)
+		if hr, ok := r.cached(p, ak); ok && hr.H == headKeys[best] {
+			hot = true // extends a known head: no epoch evidence needed
+		}
+	}
+	if hintKey != "" {
+		query = append(query, hintKey)
+	}
+	tok, tokPos := "", -1
+	var lines []lineKey
+	if !hot {
+		tok, tokPos = tokenIn(msgs, hist)
+		if tok != "" {
+			query = append(query, kindALeg+":"+tok)
+		}
+		lines = r.scanLines(p, msgs, hist)
+		for _, lk := range lines {
+			query = append(query, lk.key)
+		}
+	}
+	got, err := r.fetch(ctx, p, query)
+	if err != nil {
+		return Ref{}, err
+	}
+	l.got = got
+
+	hintRec, hintOK := record{}, false
+	if hintKey != "" {
+		hintRec, hintOK = l.rec(hintKey)
+	}
+	// Longest matching prefix; a mapped hint confines matches to its session.
+	m, mrec := -1, record{}
+	for i := len(hist) - 1; i >= 0; i-- {
+		rec, ok := l.rec(headKeys[i])
+		if !ok || rec.A == "" || (hintOK && rec.S != hintRec.S) {
+			continue
+		}
+		m, mrec = i, rec
+		break
+	}
+
+	// Epoch evidence, strongest first.
+	evLeg, evEpoch, evPos := "", -1, math.MaxInt
+	if tok != "" {
+		if rec, ok := l.got[kindALeg+":"+tok]; ok && rec.A != "" {
+			evLeg, evEpoch, evPos = rec.A, rec.E, tokPos
+		}
+	}
+	if evLeg == "" && len(lines) > 0 {
+		evLeg, evEpoch, evPos = summaryEvidence(l, lines)
+	}
+	hintEvidence := false
+	if evLeg == "" && hintOK && hintRec.A != "" && (h.PostCompaction || (ch.window > 0 && hintRec.W > 0 && ch.window > hintRec.W)) {
+		evLeg, hintEvidence = hintRec.A, true
+	}
+	var need []string
+	if m >= 0 {
+		need = append(need, mrec.A)
+	}
+	need = append(need, evLeg)
+	if hintOK {
+		need = append(need, hintRec.A)
+	}
+	if err := l.heads(need...); err != nil {
+		return Ref{}, err
+	}
+
+	// 1. Continuation of a known head.
+	if m >= 0 {
+		H, ok := l.head(mrec.A)
+		if !ok || H.H == headKeys[m] {
+			return continueRef(ref, mrec, H, ok, m), nil
+		}
+	}
+	// 2. First turn of a new epoch.
+	if evLeg != "" {
+		if H, ok := l.head(evLeg); ok && (!hintOK || H.S == hintRec.S) {
+			if hintEvidence {
+				evEpoch = H.E
+				if ch.window > 0 && hintRec.W > 0 && ch.window > hintRec.W {
+					evPos = math.MaxInt
+				} else if H.E > 0 {
+					evPos = -1 // marker seen before: only new if nothing of this epoch matches
+				}
+			}
+			within := m >= 0 && mrec.A == evLeg && mrec.E == H.E && m >= evPos
+			if evEpoch >= H.E && !within {
+				ref.Session, ref.ALeg, ref.Epoch, ref.Event = H.S, evLeg, max(H.E, evEpoch)+1, EventEpoch
+				return ref, nil
+			}
+		}
+	}
+	chainN := ""
+	if len(hist) > 0 {
+		chainN = string(hist[len(hist)-1].chain[:])
+	}
+	// 3. Divergence from a known branch.
+	if m >= 0 {
+		H, _ := l.head(mrec.A)
+		if ref.compaction {
+			// An in-band compaction edits the last message of the live
+			// history: it belongs to the branch it summarises.
+			return continueRef(ref, mrec, H, true, m), nil
+		}
+		ref.Session, ref.Epoch, ref.Event = mrec.S, mrec.E, EventFork
+		ref.ParentALeg, ref.ForkOrdinal = mrec.A, Ordinal(mrec.E, mrec.T)
+		ref.ALeg = "a_" + r.mac("fork", ref.Principal, mrec.A, chainN)
+		return ref, nil
+	}
+	// 4. Nothing known: reset under a known hint, else a new session.
+	if hintOK && hintRec.S != "" {
+		ref.Session, ref.Event = hintRec.S, EventReset
+		ref.ALeg = "a_" + r.mac("reset", ref.Principal, hintRec.S, chainN)
+		return ref, nil
+	}
+	if ch.value != "" {
+		ref.Session = "s_" + r.mac("session-hint", ref.Principal, ch.value)
+	} else {
+		ref.Session = "s_" + r.mac("session", ref.Principal, chainN)
+	}
+	ref.ALeg = "a_" + r.mac("new", ref.Principal, ref.Session, chainN)
+	ref.Event = EventNew
+	return ref, nil
+}
+
+func continueRef(ref Ref, mrec, H record, headOK bool, m int) Ref {
+	ref.Session, ref.ALeg, ref.Epoch, ref.Event = mrec.S, mrec.A, mrec.E, EventContinue
+	if headOK && ref.compaction && H.E > ref.Epoch {
+		ref.Epoch = H.E // compaction of an older point: count it in the current epoch
+	}
+	ref.base = m + 1
+	return ref
+}
+
+// tokenIn returns the last epoch token carried by a non-system message and
+// the normalised position of that message.
+func tokenIn(msgs []dialect.Message, hist []entry) (string, int) {
+	tok, pos := "", -1
+	for i, e := range hist {
+		if !e.texted {
+			continue
+		}
+		if t := lastToken(msgs[rawPos(msgs, e.raw)].Text); t != "" {
+			tok, pos = t, i
+		}
+	}
+	return tok, pos
+}
+
+// rawPos maps a dialect index back to the slice position (they are equal
+// for every dialect; this guards against a future difference).
+func rawPos(msgs []dialect.Message, idx int) int {
+	if idx >= 0 && idx < len(msgs) && msgs[idx].Index == idx {
+		return idx
+	}
+	for i := range msgs {
+		if msgs[i].Index == idx {
+			return i
+		}
+	}
+	return 0
+}
+
+type lineKey struct {
+	key string
+	pos int // normalised message position
+}
+
+// scanLines returns the summary-line keys of the first messages of the
+// history, where post-compaction summaries sit.
+func (r *Resolver) scanLines(principal string, msgs []dialect.Message, hist []entry) []lineKey {
+	var out []lineKey
+	for i, e := range hist {
+		if i == scanMessages || len(out) >= scanLinesMax {
+			break
+		}
+		if !e.texted || (e.role != "user" && e.role != "assistant") {
+			continue
+		}
+		for _, line := range summaryLines(msgs[rawPos(msgs, e.raw)].Text, scanLinesPerMsg) {
+			out = append(out, lineKey{key: r.key(kindSumm, principal, line), pos: i})
+			if len(out) >= scanLinesMax {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// summaryEvidence picks the A-leg most of the found summary lines point to
+// (none on a tie), its newest recorded epoch, and the last position where
+// one of its lines appears.
+func summaryEvidence(l *lookup, lines []lineKey) (string, int, int) {
+	count := map[string]int{}
+	epoch := map[string]int{}
+	pos := map[string]int{}
+	for _, lk := range lines {
+		rec, ok := l.got[lk.key]
+		if !ok || rec.A == "" {
+			continue
+		}
+		count[rec.A]++
+		epoch[rec.A] = max(epoch[rec.A], rec.E)
+		pos[rec.A] = max(pos[rec.A], lk.pos)
+	}
+	best, n, tie := "", 0, false
+	for a, c := range count {
+		switch {
+		case c > n:
+			best, n, tie = a, c, false
+		case c == n:
+			tie = true
+		}
+	}
+	if best == "" || tie {
+		return "", -1, math.MaxInt
+	}
+	return best, epoch[best], pos[best]
+}

@@ -1,0 +1,143 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// Store is the durable lineage storage the resolver needs. Records are small
+// opaque values in the principal's namespace.
+type Store interface {
+	// PutLineage upserts one record.
+	PutLineage(ctx context.Context, principal, key string, value []byte, expires time.Time) error
+	// GetLineage returns the records of the keys that exist, in one round
+	// trip; missing keys are absent from the map.
+	GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error)
+}
+
+// Hints is what the caller learned about the request from the compaction
+// classifier.
+type Hints struct {
+	Compaction     bool   // the request asks for a compaction summary
+	OutOfBand      bool   // a separate summarisation request (Pi, OpenCode)
+	Opaque         bool   // provider-native, encrypted compaction
+	PostCompaction bool   // the history carries an agent's post-compaction marker
+	Agent          string // agent name, informational
+}
+
+// Event says how a request relates to known lineage.
+type Event string
+
+// The events Resolve reports.
+const (
+	EventNew          Event = "new"          // new session and A-leg
+	EventContinue     Event = "continue"     // extends the head of a known A-leg
+	EventFork         Event = "fork"         // diverges from a known A-leg before its head
+	EventReset        Event = "reset"        // unrelated history under a known session hint
+	EventEpoch        Event = "epoch"        // first turn after a compaction of a known A-leg
+	EventOutOfBand    Event = "out_of_band"  // separate summarisation request attributed to an A-leg
+	EventUnattributed Event = "unattributed" // out-of-band request that could not be attributed
+)
+
+// Ref is the resolved lineage of one request.
+type Ref struct {
+	Principal, Session, ALeg string
+
+	Epoch   int   // compactions crossed on this A-leg
+	Turn    int   // number of messages in this request's history
+	Ordinal int64 // Ordinal(Epoch, Turn): comparable position across epochs
+	Event   Event
+
+	ParentALeg  string // set on fork
+	ForkOrdinal int64  // set on fork: the parent's position where the branches part
+
+	Hint string // principal-scoped digest of the client hint used, "" if none
+
+	// Set by Resolve for Commit.
+	base       int  // normalised messages known to the A-leg before this request
+	compaction bool // compaction requests never move a head
+	window     int  // Codex window number, 0 if none
+}
+
+// Ordinal positions turn within epoch on an A-leg's timeline.
+func Ordinal(epoch, turn int) int64 {
+	turn = min(max(turn, 0), maxTurn)
+	return int64(epoch)<<20 | int64(turn)
+}
+
+const maxTurn = 1<<20 - 1
+
+// Sentinel errors.
+var (
+	// ErrNoPrincipal is returned when a call names no principal.
+	ErrNoPrincipal = errors.New("session: no principal")
+	// ErrNoView is returned when Resolve or Commit gets a nil view.
+	ErrNoView = errors.New("session: no request view")
+)
+
+// Options configures a Resolver. The zero value is usable: records last 7
+// days, the cache holds 10000 records, and a random secret is drawn (set
+// Secret so that restarts and replicas resolve alike).
+type Options struct {
+	TTL       time.Duration    // record lifetime; default 7 days
+	CacheSize int              // in-memory records; default 10000
+	Now       func() time.Time // clock; default time.Now
+	Secret    []byte           // HMAC key for ids, tokens and digests
+}
+
+func (o Options) withDefaults() Options {
+	o.TTL = cmp.Or(o.TTL, 7*24*time.Hour)
+	o.CacheSize = cmp.Or(o.CacheSize, 10000)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if len(o.Secret) == 0 {
+		o.Secret = make([]byte, 32)
+		_, _ = rand.Read(o.Secret)
+	}
+	return o
+}
+
+// Resolver is the lineage authority. It is safe for concurrent use.
+type Resolver struct {
+	st    Store
+	opt   Options
+	cache *lru
+	locks *keyedMutex
+	heads stripes // serialises head moves per A-leg inside this process
+}
+
+// NewResolver returns a Resolver over st.
+func NewResolver(st Store, opt Options) *Resolver {
+	opt = opt.withDefaults()
+	return &Resolver{st: st, opt: opt, cache: newLRU(opt.CacheSize, opt.TTL, opt.Now), locks: newKeyedMutex()}
+}
+
+// Lock serialises state updates of one A-leg. Different A-legs never wait
+// on each other. The returned function releases the lock; call it once.
+func (r *Resolver) Lock(ref Ref) (unlock func()) {
+	return r.locks.lock(ref.Principal + "\x00" + ref.ALeg)
+}
+
+func checkArgs(principal string, v *dialect.View) error {
+	if principal == "" {
+		return ErrNoPrincipal
+	}
+	if v == nil {
+		return ErrNoView
+	}
+	return nil
+}
+
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("session %s: %w", op, err)
+}
