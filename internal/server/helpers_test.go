@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -56,6 +57,7 @@ type proxy struct {
 type proxyOpts struct {
 	cfg   *config.Config
 	hooks []server.Hook
+	ready func(context.Context) error
 }
 
 // startProxy serves server.New over real HTTP on loopback. Everything it
@@ -70,6 +72,7 @@ func startProxy(t *testing.T, o proxyOpts) *proxy {
 		Registry: reg,
 		Client:   b,
 		Hooks:    o.hooks,
+		Ready:    o.ready,
 	})
 	srv := httptest.NewServer(h)
 	p := &proxy{URL: srv.URL, srv: srv, registry: reg, b: b, client: &http.Client{Transport: &http.Transport{}}}
