@@ -161,10 +161,14 @@ func NewAnthropicCaller(p config.Provider, model string, maxOut int, hc *http.Cl
 	for k, v := range p.Headers {
 		opts = append(opts, aoption.WithHeader(k, v))
 	}
+	// The key goes in x-api-key, as the Messages API and Tether's own
+	// upstream requests send it; no SDK credential option is used, so no
+	// credential chain (environment, profile files) is consulted.
+	opts = append(opts, aoption.WithHeaderDel("Authorization"))
 	if p.APIKey != "" {
-		opts = append(opts, aoption.WithAPIKey(p.APIKey))
+		opts = append(opts, aoption.WithHeader("X-Api-Key", p.APIKey))
 	} else {
-		opts = append(opts, aoption.WithHeaderDel("X-Api-Key"), aoption.WithHeaderDel("Authorization"))
+		opts = append(opts, aoption.WithHeaderDel("X-Api-Key"))
 	}
 	opts = append(opts,
 		aoption.WithHeader(upstream.HeaderAux, server.AuxMarker(auxSecret, 1)),

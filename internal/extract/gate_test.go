@@ -7,7 +7,9 @@ import (
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
-func user(text string) dialect.Message { return dialect.Message{Role: "user", Type: "message", Text: text} }
+func user(text string) dialect.Message {
+	return dialect.Message{Role: "user", Type: "message", Text: text}
+}
 func assistant(text string) dialect.Message {
 	return dialect.Message{Role: "assistant", Type: "message", Text: text}
 }
