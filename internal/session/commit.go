@@ -30,7 +30,11 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	if err := r.put(ctx, p, headKey, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, N: n, T: len(msgs)}); err != nil {
 		return wrap("commit", err)
 	}
-	if err := r.moveHead(ctx, ref, headKey, n, len(msgs)); err != nil {
+	prevKey := ""
+	if n >= 2 {
+		prevKey = r.key(kindHead, p, string(hist[n-2].chain[:]))
+	}
+	if err := r.moveHead(ctx, ref, headKey, prevKey, n, len(msgs)); err != nil {
 		return wrap("commit", err)
 	}
 	if err := r.commitHint(ctx, ref); err != nil {
@@ -41,7 +45,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 
 // moveHead upserts the A-leg head unless this process already knows a later
 // head of the same A-leg (a slower, older request finishing last).
-func (r *Resolver) moveHead(ctx context.Context, ref Ref, headKey string, n, turn int) error {
+func (r *Resolver) moveHead(ctx context.Context, ref Ref, headKey, prevKey string, n, turn int) error {
 	ak := r.alegKey(ref.Principal, ref.ALeg)
 	unlock := r.heads.lock(ak)
 	defer unlock()
@@ -53,7 +57,7 @@ func (r *Resolver) moveHead(ctx context.Context, ref Ref, headKey string, n, tur
 	if ok && parent == "" {
 		parent = cur.P
 	}
-	return r.put(ctx, ref.Principal, ak, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, N: n, T: turn, H: headKey, P: parent})
+	return r.put(ctx, ref.Principal, ak, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, N: n, T: turn, H: headKey, B: prevKey, P: parent})
 }
 
 func (r *Resolver) commitHint(ctx context.Context, ref Ref) error {

@@ -195,3 +195,12 @@ func conversation(prefix string, turns int) []msg {
 	}
 	return out
 }
+
+func mustParse(t testing.TB, body string) *dialect.View {
+	t.Helper()
+	v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", nil, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

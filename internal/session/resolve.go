@@ -17,6 +17,7 @@ type record struct {
 	N int      `json:"n,omitempty"` // normalised messages in the history
 	T int      `json:"t,omitempty"` // raw messages in the history (Ref.Turn)
 	H string   `json:"h,omitempty"` // A-leg head: key of the head request record
+	B string   `json:"b,omitempty"` // A-leg head: key of the head's history without its last message
 	P string   `json:"p,omitempty"` // A-leg head: parent A-leg
 	W int      `json:"w,omitempty"` // hint: Codex window number + 1
 	L []string `json:"l,omitempty"` // fingerprint: A-legs whose user turn this is
@@ -275,12 +276,20 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	if len(hist) > 0 {
 		chainN = string(hist[len(hist)-1].chain[:])
 	}
+	// An in-band compaction edits the last message of the live history: it
+	// belongs to the branch whose head it repeats up to that message.
+	if ref.compaction && len(hist) >= 2 {
+		for _, a := range []string{mrec.A, hintRec.A} {
+			if H, ok := l.head(a); ok && H.B == headKeys[len(hist)-2] && (!hintOK || H.S == hintRec.S) {
+				ref.Session, ref.ALeg, ref.Epoch, ref.Event, ref.base = H.S, a, H.E, EventContinue, len(hist)-1
+				return ref, nil
+			}
+		}
+	}
 	// 3. Divergence from a known branch.
 	if m >= 0 {
 		H, _ := l.head(mrec.A)
 		if ref.compaction {
-			// An in-band compaction edits the last message of the live
-			// history: it belongs to the branch it summarises.
 			return continueRef(ref, mrec, H, true, m), nil
 		}
 		ref.Session, ref.Epoch, ref.Event = mrec.S, mrec.E, EventFork

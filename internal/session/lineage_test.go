@@ -1,0 +1,457 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestNewSessionAndContinuation(t *testing.T) {
+	st := newMemStore()
+	r := newTestResolver(st)
+	hist := conversation("inventory", 60)
+	first := turn(t, r, "alice", chatView(t, nil, hist[0]), Hints{})
+	if first.Event != EventNew || first.Session == "" || first.ALeg == "" || first.Epoch != 0 {
+		t.Fatalf("first turn: %+v", first)
+	}
+	for n := 3; n <= len(hist); n += 2 {
+		ref := turn(t, r, "alice", chatView(t, nil, hist[:n]...), Hints{})
+		if ref.Event != EventContinue || ref.ALeg != first.ALeg || ref.Session != first.Session {
+			t.Fatalf("turn %d: %s on %s, want continue on %s", n, ref.Event, ref.ALeg, first.ALeg)
+		}
+		if ref.Turn != n+1 || ref.Ordinal != Ordinal(0, n+1) { // +1: the system prompt
+			t.Fatalf("turn %d: Turn %d Ordinal %d", n, ref.Turn, ref.Ordinal)
+		}
+	}
+	// An unrelated conversation of the same principal is a new session.
+	other := turn(t, r, "alice", chatView(t, nil, u("Something else entirely: write a haiku")), Hints{})
+	if other.Event != EventNew || other.Session == first.Session {
+		t.Errorf("unrelated conversation: %s in %s", other.Event, other.Session)
+	}
+}
+
+func TestSystemPromptAndVolatileFieldsIgnored(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	hist := conversation("p", 3)
+	ref := turn(t, r, "alice", chatView(t, nil, hist[:3]...), Hints{})
+	// chatView's system prompt changes with every length; whitespace too.
+	hist[2].text = "  " + hist[2].text + "\r\n"
+	next, err := r.Resolve(context.Background(), "alice", chatView(t, nil, hist[:5]...), Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Event != EventContinue || next.ALeg != ref.ALeg {
+		t.Errorf("got %s on %s, want continue on %s", next.Event, next.ALeg, ref.ALeg)
+	}
+}
+
+func TestFork(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	base := conversation("base", 3)
+	root := turn(t, r, "alice", chatView(t, nil, base[:5]...), Hints{})
+	left := append(append([]msg{}, base[:6]...), u("left: continue along the original plan"))
+	l1 := turn(t, r, "alice", chatView(t, nil, left...), Hints{})
+	if l1.Event != EventContinue || l1.ALeg != root.ALeg {
+		t.Fatalf("left: %s on %s", l1.Event, l1.ALeg)
+	}
+	// Edit of turn 3 after the A-leg moved on: a fork from the shared
+	// prefix (base[:5] was the committed request).
+	right := append(append([]msg{}, base[:5]...), a("a different answer"), u("right: take the alternative"))
+	r1 := turn(t, r, "alice", chatView(t, nil, right...), Hints{})
+	if r1.Event != EventFork || r1.ALeg == root.ALeg || r1.ParentALeg != root.ALeg || r1.Session != root.Session {
+		t.Fatalf("right: %+v", r1)
+	}
+	if r1.ForkOrdinal != Ordinal(0, 6) { // system + 5 shared messages
+		t.Errorf("fork ordinal %d, want %d", r1.ForkOrdinal, Ordinal(0, 6))
+	}
+	// Both branches now continue on their own.
+	l2 := turn(t, r, "alice", chatView(t, nil, append(left, a("ok"), u("left again please"))...), Hints{})
+	r2 := turn(t, r, "alice", chatView(t, nil, append(right, a("ok"), u("right again please"))...), Hints{})
+	if l2.Event != EventContinue || l2.ALeg != root.ALeg {
+		t.Errorf("left continues: %s on %s", l2.Event, l2.ALeg)
+	}
+	if r2.Event != EventContinue || r2.ALeg != r1.ALeg {
+		t.Errorf("right continues: %s on %s", r2.Event, r2.ALeg)
+	}
+}
+
+func TestReset(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	hdr := map[string]string{"x-session-id": "ses_abc123"}
+	first := turn(t, r, "alice", chatView(t, hdr, conversation("one", 2)...), Hints{})
+	reset := turn(t, r, "alice", chatView(t, hdr, u("a completely different task: rename the package")), Hints{})
+	if reset.Event != EventReset || reset.Session != first.Session || reset.ALeg == first.ALeg || reset.Hint == "" {
+		t.Fatalf("reset: %+v (first %+v)", reset, first)
+	}
+	if strings.Contains(reset.Hint, "ses_abc123") {
+		t.Errorf("Ref.Hint carries the raw hint")
+	}
+}
+
+func TestResumeAfterRestart(t *testing.T) {
+	st := newMemStore()
+	hist := conversation("durable", 4)
+	r1 := newTestResolver(st)
+	first := turn(t, r1, "alice", chatView(t, nil, hist[:5]...), Hints{})
+	r2 := newTestResolver(st) // a restart, or a second replica
+	next := turn(t, r2, "alice", chatView(t, nil, hist[:7]...), Hints{})
+	if next.Event != EventContinue || next.ALeg != first.ALeg || next.Session != first.Session {
+		t.Fatalf("after restart: %s on %s, want continue on %s", next.Event, next.ALeg, first.ALeg)
+	}
+	// The first replica sees the head the second one moved.
+	fork := append(append([]msg{}, hist[:5]...), a("other"), u("diverging after the restart"))
+	f := turn(t, r1, "alice", chatView(t, nil, fork...), Hints{})
+	if f.Event != EventFork || f.ParentALeg != first.ALeg {
+		t.Errorf("replica 1 after replica 2 moved the head: %s parent %s", f.Event, f.ParentALeg)
+	}
+	// A different secret is a different namespace.
+	r3 := NewResolver(st, Options{Secret: []byte("another secret, another keyspace")})
+	if ref := turn(t, r3, "alice", chatView(t, nil, hist[:7]...), Hints{}); ref.Event != EventNew {
+		t.Errorf("other secret: %s", ref.Event)
+	}
+}
+
+func TestSameHintTwoPrincipals(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "3f0d8b50-cf9b-4dc3-a40e-d141fb109f4f"}
+	hist := conversation("same", 2)
+	ra := turn(t, r, "alice", chatView(t, hdr, hist[:3]...), Hints{})
+	rb := turn(t, r, "bob", chatView(t, hdr, hist[:3]...), Hints{})
+	if ra.Session == rb.Session || ra.ALeg == rb.ALeg || ra.Hint == rb.Hint {
+		t.Fatalf("same hint, two principals share lineage: %+v / %+v", ra, rb)
+	}
+	if rb.Event != EventNew {
+		t.Errorf("bob's first turn: %s", rb.Event)
+	}
+	// Bob continuing sees his own A-leg, never Alice's.
+	next := turn(t, r, "bob", chatView(t, hdr, hist...), Hints{})
+	if next.ALeg != rb.ALeg || next.Event != EventContinue {
+		t.Errorf("bob continues: %s on %s", next.Event, next.ALeg)
+	}
+}
+
+func TestHintsNormalised(t *testing.T) {
+	huge := strings.Repeat("x", 129)
+	cases := []struct {
+		name string
+		hdr  map[string]string
+		want bool // a hint is used
+	}{
+		{"opencode", map[string]string{"x-session-id": "ses_dc884e03bffepuzWGzr2btJ5gL"}, true},
+		{"codex thread", map[string]string{"thread-id": "01a2377a-90b7-7f51-ac6e-7b8f9fa9b00a"}, true},
+		{"huge", map[string]string{"x-session-id": huge}, false},
+		{"spaces", map[string]string{"x-session-id": "two words"}, false},
+		{"control", map[string]string{"x-session-id": "a\x01b"}, false},
+		{"non-ascii", map[string]string{"x-session-id": "sés"}, false},
+		{"empty", map[string]string{"x-session-id": "   "}, false},
+		{"huge then good", map[string]string{"thread-id": huge, "x-session-id": "ses_ok"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTestResolver(newMemStore())
+			ref := turn(t, r, "alice", chatView(t, c.hdr, u("hello there, start the task now")), Hints{})
+			if got := ref.Hint != ""; got != c.want {
+				t.Errorf("hint used = %v, want %v", got, c.want)
+			}
+		})
+	}
+	// The same malformed hint on two unrelated conversations does not tie
+	// them together.
+	r := newTestResolver(newMemStore())
+	hdr := map[string]string{"x-session-id": huge}
+	a1 := turn(t, r, "alice", chatView(t, hdr, u("conversation one about databases")), Hints{})
+	a2 := turn(t, r, "alice", chatView(t, hdr, u("conversation two about compilers")), Hints{})
+	if a1.Session == a2.Session || a2.Event != EventNew {
+		t.Errorf("ignored hint tied sessions: %s / %s (%s)", a1.Session, a2.Session, a2.Event)
+	}
+}
+
+func TestClaudeUserIDForms(t *testing.T) {
+	for _, uid := range []string{
+		`{"device_id":"af6e","account_uuid":"","session_id":"3f0d8b50-cf9b-4dc3-a40e-d141fb109f4f"}`,
+		`user_af6e_account_11111111-2222-3333-4444-555555555555_session_3f0d8b50-cf9b-4dc3-a40e-d141fb109f4f`,
+	} {
+		body := fmt.Sprintf(`{"model":"m","metadata":{"user_id":%q},"messages":[{"role":"user","content":"hi there, let us begin"}]}`, uid)
+		v := mustParse(t, body)
+		if got := hintOf(v).value; got != "claude:3f0d8b50-cf9b-4dc3-a40e-d141fb109f4f" {
+			t.Errorf("user_id %q: hint %q", uid, got)
+		}
+	}
+}
+
+func TestNoMessageTextStored(t *testing.T) {
+	st := newMemStore()
+	r := newTestResolver(st)
+	secret := "Zanzibar-PostgreSQL-decision-7731"
+	hist := []msg{u("We decided: " + secret + " is final for the project"), a("Noted " + secret)}
+	ref := turn(t, r, "alice", chatView(t, map[string]string{"x-session-id": "ses_private_hint"}, hist...), Hints{})
+	if err := r.RecordSummary(context.Background(), ref, "Summary line mentioning "+secret+" in full"); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range st.dump() {
+		for _, s := range []string{"Zanzibar", "ses_private_hint", "decided"} {
+			if strings.Contains(k, s) || strings.Contains(v, s) {
+				t.Errorf("store holds %q in %q = %q", s, k, v)
+			}
+		}
+	}
+}
+
+func TestCompactionDoesNotMoveHead(t *testing.T) {
+	hist := conversation("c", 3)
+	for _, tc := range []struct {
+		name  string
+		hdr   map[string]string
+		start int // first committed prefix length
+	}{
+		{"single commit, hint", map[string]string{"X-Claude-Code-Session-Id": "7acbff2c-458d-4aa6-bdf3-db25bfa50dc9"}, 5},
+		{"earlier commits, no hint", nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestResolver(newMemStore())
+			var head Ref
+			for n := tc.start; n <= 5; n += 2 {
+				head = turn(t, r, "alice", chatView(t, tc.hdr, hist[:n]...), Hints{})
+			}
+			// In-band compaction: the last user message carries the instruction.
+			comp := append(append([]msg{}, hist[:4]...), u(hist[4].text+"\nCRITICAL: Respond with TEXT ONLY."))
+			cref := turn(t, r, "alice", chatView(t, tc.hdr, comp...), Hints{Compaction: true})
+			if cref.Event != EventContinue || cref.ALeg != head.ALeg {
+				t.Fatalf("compaction: %s on %s, want continue on %s", cref.Event, cref.ALeg, head.ALeg)
+			}
+			// The same edit outside a compaction is a branch.
+			if ref, _ := r.Resolve(context.Background(), "alice", chatView(t, tc.hdr, comp...), Hints{}); ref.ALeg == head.ALeg {
+				t.Errorf("edited last message resolved onto the head's A-leg as %s", ref.Event)
+			}
+			next := turn(t, r, "alice", chatView(t, tc.hdr, hist[:7]...), Hints{})
+			if next.Event != EventContinue || next.ALeg != head.ALeg {
+				t.Errorf("turn after an abandoned compaction: %s on %s", next.Event, next.ALeg)
+			}
+		})
+	}
+}
+
+func TestConcurrentResolveCommit(t *testing.T) {
+	st := newMemStore()
+	r := newTestResolver(st)
+	const convs, turns = 16, 12
+	var wg sync.WaitGroup
+	legs := make([][]string, convs)
+	for c := range convs {
+		wg.Go(func() {
+			hist := conversation(fmt.Sprintf("conv-%d", c), turns)
+			for n := 1; n <= len(hist); n += 2 {
+				ref, err := r.Resolve(context.Background(), "alice", chatView(t, nil, hist[:n]...), Hints{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				unlock := r.Lock(ref)
+				err = r.Commit(context.Background(), ref, chatView(t, nil, hist[:n]...))
+				unlock()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				legs[c] = append(legs[c], ref.ALeg)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for c, l := range legs {
+		for _, a := range l {
+			if a != l[0] {
+				t.Errorf("conversation %d changed A-leg mid-way", c)
+			}
+		}
+		seen[l[0]]++
+	}
+	if len(seen) != convs {
+		t.Errorf("%d A-legs for %d conversations", len(seen), convs)
+	}
+	if n := r.locks.len(); n != 0 {
+		t.Errorf("%d lock entries left after all unlocked", n)
+	}
+}
+
+func TestLockPerALeg(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	a1 := Ref{Principal: "alice", ALeg: "a1"}
+	a2 := Ref{Principal: "alice", ALeg: "a2"}
+	unlock1 := r.Lock(a1)
+	// Another A-leg does not wait.
+	done := make(chan struct{})
+	go func() {
+		unlock := r.Lock(a2)
+		unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Lock on another A-leg blocked")
+	}
+	// The same A-leg waits for the holder.
+	acquired := make(chan struct{})
+	go func() {
+		unlock := r.Lock(a1)
+		close(acquired)
+		unlock()
+	}()
+	select {
+	case <-acquired:
+		t.Fatal("second Lock of the same A-leg did not wait")
+	default:
+	}
+	unlock1()
+	unlock1() // idempotent
+	<-acquired
+}
+
+func TestCacheBoundedAndHotPath(t *testing.T) {
+	st := newMemStore()
+	r := NewResolver(st, Options{Secret: testSecret, CacheSize: 50})
+	hist := conversation("hot", 40)
+	for n := 1; n <= len(hist); n += 2 {
+		turn(t, r, "alice", chatView(t, nil, hist[:n]...), Hints{})
+	}
+	if n := r.cache.len(); n > 50 {
+		t.Errorf("cache holds %d records, bound 50", n)
+	}
+	// A continuation costs one store round trip asking only for the new
+	// prefixes and the A-leg head.
+	before := st.roundTrips()
+	ref, err := r.Resolve(context.Background(), "alice", chatView(t, nil, append(hist, u("one more turn"))...), Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Event != EventContinue {
+		t.Fatalf("event %s", ref.Event)
+	}
+	if got := st.roundTrips() - before; got != 1 {
+		t.Errorf("%d store round trips for a hot continuation, want 1", got)
+	}
+}
+
+func TestTTLExpiry(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	st := newMemStore()
+	st.now = clock
+	r := NewResolver(st, Options{Secret: testSecret, TTL: time.Hour, Now: clock})
+	hist := conversation("ttl", 2)
+	turn(t, r, "alice", chatView(t, nil, hist[:1]...), Hints{})
+	now = now.Add(2 * time.Hour)
+	if ref := turn(t, r, "alice", chatView(t, nil, hist[:3]...), Hints{}); ref.Event != EventNew {
+		t.Errorf("after TTL: %s, want new", ref.Event)
+	}
+}
+
+// TestAC21_ForkResetNewALegDeterministic: fork, reset and new-A-leg
+// behaviour is deterministic, and no lineage record of one branch makes
+// another branch resolve to it.
+func TestAC21_ForkResetNewALegDeterministic(t *testing.T) {
+	hdr := map[string]string{"x-session-id": "ses_ac21"}
+	base := conversation("ac21", 3)
+	branchA := append(append([]msg{}, base[:6]...), u("branch A: keep PostgreSQL as decided"))
+	branchB := append(append([]msg{}, base[:5]...), a("alternative answer"), u("branch B: evaluate SQLite instead"))
+	steps := []struct {
+		name string
+		msgs []msg
+	}{
+		{"new", base[:1]},
+		{"continue", base[:5]},
+		{"extend A", branchA},
+		{"fork B", branchB},
+		{"A again", append(append([]msg{}, branchA...), a("ok"), u("branch A: next step"))},
+		{"B again", append(append([]msg{}, branchB...), a("ok"), u("branch B: next step"))},
+		{"reset", []msg{u("unrelated: write release notes for version two")}},
+		{"fork B again", append(append([]msg{}, branchB...), a("yet another answer"), u("branch C off B"))},
+	}
+	type outcome struct {
+		Event   Event
+		Leg     int // A-legs numbered in order of appearance
+		Session int
+		Parent  int // -1 none
+	}
+	run := func() []outcome {
+		r := newTestResolver(newMemStore())
+		legs, sessions := map[string]int{}, map[string]int{}
+		num := func(m map[string]int, id string) int {
+			if id == "" {
+				return -1
+			}
+			if n, ok := m[id]; ok {
+				return n
+			}
+			m[id] = len(m)
+			return m[id]
+		}
+		var out []outcome
+		for _, s := range steps {
+			ref := turn(t, r, "alice", chatView(t, hdr, s.msgs...), Hints{})
+			out = append(out, outcome{ref.Event, num(legs, ref.ALeg), num(sessions, ref.Session), num(legs, ref.ParentALeg)})
+		}
+		return out
+	}
+	first, second := run(), run()
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Fatalf("two runs differ (-first +second):\n%s", diff)
+	}
+	want := []outcome{
+		{EventNew, 0, 0, -1},
+		{EventContinue, 0, 0, -1},
+		{EventContinue, 0, 0, -1},
+		{EventFork, 1, 0, 0},
+		{EventContinue, 0, 0, -1},
+		{EventContinue, 1, 0, -1},
+		{EventReset, 2, 0, -1},
+		{EventFork, 3, 0, 1},
+	}
+	if diff := cmp.Diff(want, first); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	v := chatView(t, nil, u("hello"))
+	if _, err := r.Resolve(context.Background(), "", v, Hints{}); err == nil {
+		t.Error("Resolve without principal succeeded")
+	}
+	if _, err := r.Resolve(context.Background(), "alice", nil, Hints{}); err == nil {
+		t.Error("Resolve without view succeeded")
+	}
+	if err := r.Commit(context.Background(), Ref{}, v); err == nil {
+		t.Error("Commit without principal succeeded")
+	}
+	// Committing an unattributed request records nothing.
+	if err := r.Commit(context.Background(), Ref{Principal: "alice", Event: EventUnattributed}, v); err != nil {
+		t.Error(err)
+	}
+}
+
+func BenchmarkResolve200(b *testing.B) {
+	st := newMemStore()
+	r := newTestResolver(st)
+	hist := conversation("bench", 100)
+	turn(b, r, "alice", chatView(b, nil, hist[:199]...), Hints{})
+	v := chatView(b, nil, hist...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		ref, err := r.Resolve(context.Background(), "alice", v, Hints{})
+		if err != nil || ref.Event != EventContinue {
+			b.Fatal(ref.Event, err)
+		}
+	}
+}
