@@ -24,12 +24,19 @@ const (
 
 // mac returns a 128-bit HMAC of the parts under the secret, base64url.
 func (r *Resolver) mac(domain string, parts ...string) string {
-	m := hmac.New(sha256.New, r.opt.Secret)
+	m, _ := r.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, r.opt.Secret)
+	}
+	m.Reset()
 	writeField(m, []byte(domain))
 	for _, p := range parts {
 		writeField(m, []byte(p))
 	}
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+	var sum [sha256.Size]byte
+	out := base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:16])
+	r.macs.Put(m)
+	return out
 }
 
 func (r *Resolver) key(kind, principal, data string) string {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tether-dev/tether/internal/dialect"
@@ -110,7 +111,8 @@ type Resolver struct {
 	opt   Options
 	cache *lru
 	locks *keyedMutex
-	heads stripes // serialises head moves per A-leg inside this process
+	heads stripes   // serialises head moves per A-leg inside this process
+	macs  sync.Pool // HMAC hashes under the secret
 }
 
 // NewResolver returns a Resolver over st.
