@@ -1,0 +1,80 @@
+package extract
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// captured loads the messages of a real agent request from testdata.
+func captured(t *testing.T, name string) []dialect.Message {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Path string          `json:"path"`
+		Body json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	d := dialect.AnthropicMessages
+	switch {
+	case strings.HasPrefix(c.Path, "/v1/responses"):
+		d = dialect.OpenAIResponses
+	case strings.HasPrefix(c.Path, "/v1/chat"):
+		d = dialect.OpenAIChat
+	}
+	v, err := dialect.Parse(d, c.Path, nil, c.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Messages()
+}
+
+func TestGateOnCaptures(t *testing.T) {
+	tests := []struct {
+		file   string
+		from   int // first message of the delta
+		want   bool
+		reason string
+	}{
+		{"codex_decision.json", 0, true, ReasonUserCue},    // "Decision: Use PostgreSQL, not MongoDB"
+		{"claude_question.json", 0, false, ReasonNoSignal}, // reminders, an earlier summary, a question
+		{"claude_todowrite.json", 0, true, ReasonUserCue},  // the decision comes first
+		{"claude_todowrite.json", 1, true, ReasonPlanTool}, // then the TodoWrite call
+	}
+	for _, tc := range tests {
+		t.Run(tc.file+"/"+tc.reason, func(t *testing.T) {
+			got := Gate(nil, captured(t, tc.file)[tc.from:])
+			if got.Eligible != tc.want || got.Reason != tc.reason {
+				t.Errorf("Gate = %+v, want eligible=%v reason=%s", got, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestPrepareOnCapture(t *testing.T) {
+	msgs := captured(t, "codex_decision.json")
+	in := Prepare(nil, msgs, 0, 12000)
+	if !strings.Contains(in.Text, "Decision: Use PostgreSQL, not MongoDB.") {
+		t.Errorf("user decision missing:\n%s", in.Text)
+	}
+	for _, banned := range []string{"<environment_context>", "<cwd>", "<INSTRUCTIONS>"} {
+		if strings.Contains(in.Text, banned) {
+			t.Errorf("harness boilerplate %q sent to the extractor:\n%s", banned, in.Text)
+		}
+	}
+	if len(in.Delta.UserTurns) == 0 {
+		t.Errorf("no user turn kept")
+	}
+	if in.Tokens > 2000 {
+		t.Errorf("input is %d tokens for one short user turn", in.Tokens)
+	}
+}
