@@ -649,3 +649,47 @@ func BenchmarkExtractInputGrowth(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/10, "tokens/compaction")
 }
+
+func TestPoolDropsExpiredAndPurgedJobs(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var clock atomic.Int64
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	release := make(chan struct{})
+	started := make(chan string, 10)
+	var a applied
+	reg := prometheus.NewRegistry()
+	p := NewPool(PoolOptions{Workers: 1, JobTTL: time.Minute, Now: now, Registerer: reg, Apply: a.fn,
+		Caller: ExtractFunc(func(ctx context.Context, in Input, _ string) ([]byte, dialect.Usage, error) {
+			started <- in.Text
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, dialect.Usage{}, ctx.Err()
+			}
+			return []byte(`{"ops":[]}`), dialect.Usage{}, nil
+		})})
+	defer stop(t, p)
+	if err := p.Enqueue(job("busy", 0, user("use x"))); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	for _, l := range []string{"old", "purged"} {
+		if err := p.Enqueue(job(l, 0, user("use y"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Purge("purged")
+	if waited, err := p.Wait(context.Background(), "purged", 1<<62, time.Second); waited || err != nil {
+		t.Errorf("Wait on a purged A-leg = %v, %v; want nothing to wait for", waited, err)
+	}
+	clock.Add(int64(2 * time.Minute)) // "old" is now past its TTL
+	close(release)
+	waitDone(t, p, "busy")
+	waitDone(t, p, "old")
+	if n := len(a.get()); n != 1 {
+		t.Errorf("applied %d jobs, want only the running one", n)
+	}
+	if got := metric(t, reg, "tether_extract_jobs_total", "outcome", OutcomeDropped); got != 2 {
+		t.Errorf("dropped = %v, want 2 (purged, expired)", got)
+	}
+}
