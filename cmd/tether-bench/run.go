@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+)
+
+// cell is one measured combination.
+type cell struct {
+	stream bool
+	conc   int
+	target string
+}
+
+// makeTarget builds one proxy in front of the upstream at upURL.
+type makeTarget func(upURL string) (http.Handler, func(), error)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	s, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if s.cpuProfile != "" {
+		f, err := os.Create(s.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	upURL, stopUp, err := serve(upstreamHandler())
+	if err != nil {
+		return fmt.Errorf("upstream: %w", err)
+	}
+	defer stopUp()
+
+	targets := []target{{name: "direct", url: upURL, stop: func() {}}}
+	defer func() {
+		for _, t := range targets {
+			t.stop()
+		}
+	}()
+	builders := []struct {
+		name string
+		make makeTarget
+	}{
+		{"bare ReverseProxy", bareProxy},
+		{"Tether (no hooks)", tetherCore},
+	}
+	builders = append(builders, extraTargets(ctx)...)
+	for _, b := range builders {
+		h, closeIdle, err := b.make(upURL)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		u, stop, err := serve(h)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		targets = append(targets, target{name: b.name, url: u, stop: func() { stop(); closeIdle() }})
+	}
+
+	clients := map[string]*http.Client{}
+	for _, t := range targets {
+		c := newLoadClient()
+		defer c.CloseIdleConnections()
+		clients[t.name] = c
+	}
+
+	results := map[cell]*samples{}
+	began := time.Now()
+	for round := range s.rounds {
+		for _, stream := range s.streams {
+			for _, conc := range s.concurrency {
+				order := slices.Clone(targets)
+				if round%2 == 1 {
+					slices.Reverse(order)
+				}
+				for _, t := range order {
+					url := t.url + "/v1/chat/completions"
+					c := clients[t.name]
+					if _, err := measure(ctx, c, url, stream, conc, s.warmup, s.maxRequests); err != nil {
+						return fmt.Errorf("%s warm-up (stream=%v, c=%d): %w", t.name, stream, conc, err)
+					}
+					m, err := measure(ctx, c, url, stream, conc, s.duration, s.maxRequests)
+					if err != nil {
+						return fmt.Errorf("%s (stream=%v, c=%d): %w", t.name, stream, conc, err)
+					}
+					k := cell{stream, conc, t.name}
+					if results[k] == nil {
+						results[k] = &samples{}
+					}
+					results[k].add(m)
+					fmt.Fprintf(stderr, "round %d stream=%-5v c=%-3d %-22s %6d requests\n", round+1, stream, conc, t.name, len(m.total))
+				}
+			}
+		}
+	}
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.name
+	}
+	report(stdout, s, names, results, time.Since(began))
+	return nil
+}
+
+func modeName(stream bool) string {
+	if stream {
+		return "stream (SSE, 20 events)"
+	}
+	return "non-stream (JSON)"
+}
+
+func ms(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+// report prints the Markdown tables and the overhead checks.
+func report(w io.Writer, s settings, names []string, res map[cell]*samples, took time.Duration) {
+	fmt.Fprintf(w, "Machine: %d CPUs (GOMAXPROCS %d), %s %s/%s", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(w, ", load average at end %s", strings.Join(strings.Fields(string(la))[:3], " "))
+	}
+	fmt.Fprintf(w, ".\nRun: %d round(s) × %s per target and cell (after %s warm-up), %s in all.\n\n", s.rounds, s.duration, s.warmup, took.Round(time.Second))
+
+	fmt.Fprintln(w, "| mode | clients | target | req/s | p50 | p99 | TTFB p50 | TTFB p99 | requests |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for _, stream := range s.streams {
+		for _, conc := range s.concurrency {
+			for _, n := range names {
+				st := summarise(*res[cell{stream, conc, n}])
+				ttfb50, ttfb99 := ms(st.ttfbP50), ms(st.ttfbP99)
+				if !stream {
+					ttfb50, ttfb99 = "–", "–"
+				}
+				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %s | %s | %s | %d |\n",
+					modeName(stream), conc, n, st.rps, ms(st.p50), ms(st.p99), ttfb50, ttfb99, st.n)
+			}
+		}
+	}
+
+	fmt.Fprintln(w, "\nOverhead targets, each Tether variant against the bare ReverseProxy hop:")
+	fmt.Fprintln(w, "")
+	fmt.Fprintln(w, "| mode | clients | target | check | measured | result |")
+	fmt.Fprintln(w, "|---|---:|---|---|---:|---|")
+	for _, stream := range s.streams {
+		for _, conc := range s.concurrency {
+			bare := summarise(*res[cell{stream, conc, "bare ReverseProxy"}])
+			for _, n := range names {
+				if !strings.HasPrefix(n, "Tether") {
+					continue
+				}
+				st := summarise(*res[cell{stream, conc, n}])
+				if conc == 1 {
+					d := st.p50 - bare.p50
+					fmt.Fprintf(w, "| %s | 1 | %s | added p50 ≤ 100 µs | %+.0f µs | %s |\n", modeName(stream), n, float64(d)/1e3, verdict(d <= 100*time.Microsecond))
+				}
+				if conc >= 64 {
+					tr := st.rps / bare.rps
+					pr := float64(st.p99) / float64(bare.p99)
+					fmt.Fprintf(w, "| %s | %d | %s | throughput ≥ 0.90× | %.2f× | %s |\n", modeName(stream), conc, n, tr, verdict(tr >= 0.90))
+					fmt.Fprintf(w, "| %s | %d | %s | p99 ≤ 1.15× | %.2f× | %s |\n", modeName(stream), conc, n, pr, verdict(pr <= 1.15))
+				}
+			}
+		}
+	}
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// The fake upstream is purpose-built to cost as little as possible so that
+// the proxies, not it, are measured: a fixed Chat Completions body, or a
+// fixed SSE answer of streamChunks events flushed one by one like a real
+// provider's.
+
+const streamChunks = 20
+
+// chatJSON is the non-streamed answer.
+var chatJSON = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"bench-model",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"We will use PostgreSQL, not MongoDB. The plan is recorded."},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":42,"completion_tokens":14,"total_tokens":56}}`)
+
+// sseEvents is the streamed answer: content deltas, a finish chunk, a usage
+// chunk and [DONE]; streamChunks events in all.
+var sseEvents = func() [][]byte {
+	words := []string{"We", " will", " use", " PostgreSQL", ",", " not", " MongoDB", ".", " The", " plan", " is", " recorded", " in", " the", " capsule", " now", "."}
+	head := `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","choices":[{"index":0,"delta":`
+	var evs [][]byte
+	for _, w := range words[:streamChunks-3] {
+		evs = append(evs, []byte(head+`{"content":`+strconv.Quote(w)+`},"finish_reason":null}]}`+"\n\n"))
+	}
+	evs = append(evs,
+		[]byte(head+`{},"finish_reason":"stop"}]}`+"\n\n"),
+		[]byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","choices":[],"usage":{"prompt_tokens":42,"completion_tokens":17,"total_tokens":59}}`+"\n\n"),
+		[]byte("data: [DONE]\n\n"),
+	)
+	return evs
+}()
+
+// streamLen is the byte length of the whole streamed answer.
+var streamLen = func() int {
+	n := 0
+	for _, e := range sseEvents {
+		n += len(e)
+	}
+	return n
+}()
+
+var streamFlag = []byte(`"stream":true`)
+
+// upstreamHandler answers POST /v1/chat/completions.
+func upstreamHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, fmt.Sprintf("bench upstream: no %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "bench upstream: read body", http.StatusBadRequest)
+			return
+		}
+		if !bytes.Contains(body, streamFlag) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(chatJSON)))
+			_, _ = w.Write(chatJSON)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		rc := http.NewResponseController(w)
+		for _, ev := range sseEvents {
+			if _, err := w.Write(ev); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// requestBody is the client's request: a small, realistic Chat Completions
+// call.
+func requestBody(stream bool) []byte {
+	s := ""
+	if stream {
+		s = `"stream":true,"stream_options":{"include_usage":true},`
+	}
+	return []byte(`{"model":"bench-model",` + s + `"messages":[` +
+		`{"role":"system","content":"You are a coding agent. Follow the accepted plan."},` +
+		`{"role":"user","content":"Use PostgreSQL, not MongoDB. Make a plan and record it."}],` +
+		`"temperature":0.2,"max_tokens":256}`)
+}
+
+// answerLen is the byte length a client must receive.
+func answerLen(stream bool) int {
+	if stream {
+		return streamLen
+	}
+	return len(chatJSON)
+}

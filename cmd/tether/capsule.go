@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/store"
+)
+
+const capsuleUsage = `Usage:
+  tether capsule list [--principal ID] [--json]
+  tether capsule show <a-leg> --principal ID [--json]
+  tether capsule history <a-leg> --principal ID
+  tether capsule purge --principal ID [<a-leg>]
+
+These commands read the configured store (--config / TETHER_CONFIG / TETHER_STORE).
+Capsule contents appear only here, on request, never in logs.
+`
+
+func runCapsule(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, capsuleUsage)
+		return fmt.Errorf("%w: capsule needs a subcommand", errUsage)
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("capsule "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgFile := fs.String("config", getenv(config.EnvConfig), "configuration file")
+	principal := fs.String("principal", "", "principal id")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	cfg, err := config.Load(*cfgFile, getenv)
+	if err != nil {
+		return err
+	}
+	url := cfg.Store
+	if url == "" {
+		url = store.DefaultSQLitePath()
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	aLeg := fs.Arg(0)
+	switch sub {
+	case "list":
+		recs, err := st.ListCapsules(ctx, *principal)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			type row struct {
+				Principal string    `json:"principal"`
+				Session   string    `json:"session"`
+				ALeg      string    `json:"a_leg"`
+				Revision  int64     `json:"revision"`
+				UpdatedAt time.Time `json:"updated_at"`
+			}
+			out := []row{}
+			for _, r := range recs {
+				out = append(out, row{r.Principal, r.Session, r.ALeg, r.Revision, r.UpdatedAt})
+			}
+			return json.NewEncoder(stdout).Encode(out)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PRINCIPAL\tA-LEG\tREVISION\tUPDATED")
+		for _, r := range recs {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Principal, r.ALeg, r.Revision, r.UpdatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	case "show", "history":
+		if aLeg == "" || *principal == "" {
+			return fmt.Errorf("%w: capsule %s needs <a-leg> and --principal", errUsage, sub)
+		}
+		limit := 1
+		if sub == "history" {
+			limit = 0
+		}
+		recs, err := st.CapsuleHistory(ctx, *principal, aLeg, limit)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return fmt.Errorf("no capsule for a-leg %s of principal %s", aLeg, *principal)
+		}
+		for _, r := range recs {
+			c, err := capsule.Decode(r.Data)
+			if err != nil {
+				fmt.Fprintf(stdout, "revision %d: unreadable (%v)\n", r.Revision, err)
+				continue
+			}
+			c.Revision = r.Revision
+			if *asJSON {
+				data, _ := capsule.Encode(c)
+				fmt.Fprintln(stdout, string(data))
+				continue
+			}
+			st := c.Stats()
+			fmt.Fprintf(stdout, "revision %d  updated %s  decisions %d  steps %d  tokens %d\n", r.Revision, r.UpdatedAt.Format(time.RFC3339), st.ActiveDecisions, st.Steps, st.Tokens)
+			if sub == "show" {
+				fmt.Fprintln(stdout, capsule.Render(c))
+			}
+		}
+		return nil
+	case "purge":
+		if *principal == "" {
+			return fmt.Errorf("%w: capsule purge needs --principal", errUsage)
+		}
+		n, err := st.PurgeCapsules(ctx, *principal, aLeg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "purged %d capsule(s)\n", n)
+		return nil
+	default:
+		fmt.Fprint(stderr, capsuleUsage)
+		return fmt.Errorf("%w: unknown capsule subcommand %q", errUsage, sub)
+	}
+}

@@ -1,0 +1,235 @@
+// Package app assembles Tether from its configuration: store, detection,
+// lineage, preservation, extraction workers, ledger and the HTTP server.
+// `tether serve`, `tether demo` and the end-to-end tests all build it here.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/compaction"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/detect"
+	"github.com/tether-dev/tether/internal/extract"
+	"github.com/tether-dev/tether/internal/ledger"
+	"github.com/tether-dev/tether/internal/preserve"
+	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/session"
+	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/prompts"
+)
+
+// Options are the process-level inputs that are not configuration.
+type Options struct {
+	// LogOutput receives JSON logs (ids, counts and durations only).
+	LogOutput io.Writer
+	// Store, when set, is used instead of opening cfg.Store (tests).
+	Store store.Store
+	// Observers receive metadata-only compaction events besides the
+	// Prometheus counters.
+	Observers []compaction.Observer
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// App is an assembled proxy.
+type App struct {
+	Config   *config.Config
+	Store    store.Store
+	Registry *prometheus.Registry
+	Engine   *preserve.Engine
+	Ledger   *ledger.Ledger
+	Resolver *session.Resolver
+	Logger   *slog.Logger
+
+	handler   *server.Server
+	pools     []*extract.Pool
+	ownsStore bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New builds the proxy. Close releases it.
+func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
+	if opt.LogOutput == nil {
+		opt.LogOutput = io.Discard
+	}
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.LogLevel]
+	logger := slog.New(slog.NewJSONHandler(opt.LogOutput, &slog.HandlerOptions{Level: level}))
+
+	a := &App{Config: cfg, Logger: logger, stop: make(chan struct{})}
+	st := opt.Store
+	if st == nil {
+		url := cfg.Store
+		if url == "" {
+			url = store.DefaultSQLitePath()
+		}
+		var err error
+		if st, err = store.Open(ctx, url); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		a.ownsStore = true
+	}
+	a.Store = st
+	secret, err := loadSecret(cfg)
+	if err != nil {
+		a.closeStore()
+		return nil, err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Registry = reg
+
+	rules := compaction.Default()
+	hub := compaction.NewHub(append([]compaction.Observer{compaction.NewMetrics(reg)}, opt.Observers...)...)
+	a.Resolver = session.NewResolver(st, session.Options{Secret: secret, Now: opt.Now})
+	a.Ledger = ledger.New(ledger.Options{Store: st, Prices: cfg.Prices, Budgets: cfg.Budgets, Registerer: reg, Logger: logger, Now: opt.Now})
+
+	byID := map[string]config.Principal{}
+	for _, p := range cfg.Principals {
+		byID[p.ID] = p
+	}
+	pol := &policies{cfg: cfg, byID: byID, extractors: map[string]preserve.Extractor{}}
+	a.Engine = preserve.New(preserve.Options{
+		Rules: rules, Resolver: a.Resolver, Store: st, Policy: pol.For,
+		Metrics: preserve.NewMetrics(reg), Logger: logger,
+	})
+
+	// One worker pool per extractor route in use (the global one and any
+	// per-principal override), all sharing one set of collectors.
+	routes := map[string]bool{}
+	if r := cfg.Continuity.Extractor.Route; r != "" {
+		routes[r] = true
+	}
+	for _, p := range cfg.Principals {
+		if p.Continuity != nil && p.Continuity.ExtractorRoute != "" {
+			routes[p.Continuity.ExtractorRoute] = true
+		}
+	}
+	poolReg := prometheus.Registerer(reg)
+	for route := range routes {
+		provName, model, _ := config.ExtractorRoute(route)
+		prov, _ := cfg.Provider(provName)
+		ex := cfg.Continuity.Extractor
+		var caller extract.Caller
+		if prov.Dialect == config.FamilyAnthropic {
+			caller = extract.NewAnthropicCaller(prov, model, ex.MaxOutputTokens, nil, secret)
+		} else {
+			caller = extract.NewOpenAICaller(prov, model, ex.MaxOutputTokens, nil, secret)
+		}
+		pool := extract.NewPool(extract.PoolOptions{
+			Workers: ex.Workers, MaxPending: ex.MaxPendingJobs, Timeout: ex.Timeout, MaxInputTokens: ex.MaxInputTokens,
+			Caller: caller, Route: route, Provider: prov.Name, Model: model, Apply: a.Engine.ApplyOps,
+			Admission: a.Ledger, Registerer: poolReg, Logger: logger, Now: opt.Now,
+		})
+		poolReg = nil // collectors are registered once
+		a.pools = append(a.pools, pool)
+		pol.extractors[route] = pool
+	}
+	_ = prompts.ExtractVersion
+
+	authn := auth.New(cfg, secret)
+	a.handler = server.New(server.Options{
+		Config: cfg, Secret: secret, Logger: logger, Registry: reg,
+		Hooks:    []server.Hook{detect.New(rules, hub), a.Engine},
+		Admitter: a.Ledger,
+		Ready:    st.Ping,
+		Mount:    a.Ledger.Routes(authn.Authenticate, cfg.AdminKey),
+	})
+
+	a.wg.Add(1)
+	go a.retention(cfg.Continuity.CapsuleTTL)
+	logger.Info("tether ready", slog.Bool("continuity", cfg.Continuity.Enabled), slog.Bool("passthrough", cfg.Passthrough()),
+		slog.Int("extractor_routes", len(a.pools)), slog.Int("providers", len(cfg.Providers)))
+	return a, nil
+}
+
+// Handler is the proxy's HTTP handler.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Serve serves on ln until ctx is done, then shuts down gracefully.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	<-errc
+	return err
+}
+
+// retention deletes expired capsules and lineage records hourly.
+func (a *App) retention(ttl time.Duration) {
+	defer a.wg.Done()
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			n, err := a.Store.DeleteExpired(ctx, time.Now(), ttl)
+			cancel()
+			if err != nil {
+				a.Logger.Warn("retention sweep failed")
+			} else if n > 0 {
+				a.Logger.Info("retention sweep", slog.Int("removed", n))
+			}
+		}
+	}
+}
+
+// Close drains extraction workers, flushes the ledger and closes the store.
+// It is idempotent.
+func (a *App) Close(ctx context.Context) error {
+	a.closeOnce.Do(func() {
+		close(a.stop)
+		var errs []error
+		for _, p := range a.pools {
+			if err := p.Stop(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("stop extractor: %w", err))
+				_ = p.StopAndCancel(context.Background())
+			}
+		}
+		if err := a.Ledger.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("flush ledger: %w", err))
+		}
+		a.wg.Wait()
+		if err := a.closeStore(); err != nil {
+			errs = append(errs, err)
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
+
+func (a *App) closeStore() error {
+	if a.ownsStore && a.Store != nil {
+		return a.Store.Close()
+	}
+	return nil
+}

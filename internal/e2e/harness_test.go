@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-dev/tether/internal/app"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/demo"
+	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/internal/store/memstore"
+)
+
+// env is one Tether instance in front of a scripted model, over real HTTP.
+type env struct {
+	t     *testing.T
+	fake  *fakemodel.Server
+	app   *app.App
+	url   string
+	store store.Store
+	logs  *syncBuffer
+}
+
+type envOptions struct {
+	// yaml is appended to the base configuration (providers "model" and
+	// "extractor" point at the fake).
+	yaml      string
+	responder fakemodel.Responder
+	store     store.Store
+}
+
+const baseYAML = `
+providers:
+  - {name: model, dialect: anthropic, base_url: "%[1]s"}
+  - {name: openai, dialect: openai, base_url: "%[1]s/v1"}
+  - {name: extractor, dialect: openai, base_url: "%[1]s/v1"}
+routes:
+  - {match: "*", provider: model}
+  - {match: "*", provider: openai}
+`
+
+// continuityYAML turns the feature on with the scripted model as extractor.
+const continuityYAML = `
+compaction_continuity:
+  enabled: true
+  barrier_timeout: 5s
+  extractor:
+    route: extractor/` + demo.ExtractorModel + `
+    workers: 2
+`
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	if o.responder == nil {
+		o.responder = demo.Model()
+	}
+	fake := fakemodel.Start(o.responder)
+	t.Cleanup(fake.Close)
+	yaml := fmt.Sprintf(baseYAML, fake.URL) + o.yaml
+	cfg, err := config.Parse([]byte(yaml), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	st := o.store
+	if st == nil {
+		st = memstore.New(memstore.Options{})
+	}
+	logs := &syncBuffer{}
+	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Store: st})
+	if err != nil {
+		t.Fatalf("app: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = a.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		cctx, c2 := context.WithTimeout(context.Background(), 10*time.Second)
+		defer c2()
+		if err := a.Close(cctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return &env{t: t, fake: fake, app: a, url: "http://" + ln.Addr().String(), store: st, logs: logs}
+}
+
+// agent returns a scripted Claude Code client through the proxy.
+func (e *env) agent(session string) *demo.Agent {
+	return &demo.Agent{BaseURL: e.url, APIKey: "test-key-0123456789", SessionID: session, Model: "claude-sonnet-4-5",
+		HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// say sends user turns, failing the test on error.
+func say(t *testing.T, a *demo.Agent, turns ...string) {
+	t.Helper()
+	for _, s := range turns {
+		if _, err := a.Say(context.Background(), s); err != nil {
+			t.Fatalf("turn %q: %v", s, err)
+		}
+	}
+}
+
+func compact(t *testing.T, a *demo.Agent) {
+	t.Helper()
+	if err := a.Compact(context.Background()); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+}
+
+// primary returns the requests the model received for the coding session
+// (not the extractor's).
+func (e *env) primary() []fakemodel.Request {
+	var out []fakemodel.Request
+	for _, r := range e.fake.Requests() {
+		if r.Model() != demo.ExtractorModel && r.Path == "/v1/messages" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// extractorCalls returns the requests the extractor made.
+func (e *env) extractorCalls() []fakemodel.Request {
+	var out []fakemodel.Request
+	for _, r := range e.fake.Requests() {
+		if r.Model() == demo.ExtractorModel {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lastPrimary is the body of the newest coding-session request the model got.
+func (e *env) lastPrimary() string {
+	p := e.primary()
+	if len(p) == 0 {
+		e.t.Fatal("the model received no request")
+	}
+	return string(p[len(p)-1].Body)
+}
+
+// block returns the last continuity block in s (JSON escapes undone), or "".
+func block(s string) string {
+	s = strings.ReplaceAll(s, `\n`, "\n")
+	s = strings.ReplaceAll(s, `\"`, `"`)
+	i := strings.LastIndex(s, "<continuity-capsule")
+	if i < 0 {
+		return ""
+	}
+	b := s[i:]
+	if j := strings.Index(b, "</continuity-capsule>"); j >= 0 {
+		b = b[:j+len("</continuity-capsule>")]
+	}
+	return b
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

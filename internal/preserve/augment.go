@@ -1,0 +1,115 @@
+package preserve
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/tether-dev/tether/internal/compaction"
+	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/session"
+)
+
+const augmentInstruction = "\n\n<system-reminder>\nThe block below is the continuity state that the proxy keeps for this conversation: " +
+	"the plan the user accepted, the user's active decisions and constraints, and the alternatives the user rejected. " +
+	"Your summary must keep every one of these facts as settled: keep the plan steps and their status, do not reopen " +
+	"superseded or rejected items, and do not present a rejected alternative as the plan. The proxy attaches the current " +
+	"block to your summary itself, so you need not copy it verbatim.\n</system-reminder>\n"
+
+// augment adds the block where the agent's compaction prompt reads it:
+// out-of-band summarisation requests get it in the system prompt; a Codex
+// remote compaction gets a plaintext message before the trigger item (the
+// encrypted items are never touched); the in-band prompts (Codex local,
+// Claude Code) get it appended to the final user message that carries the
+// compaction instruction.
+func augment(x *server.Exchange, cls compaction.Result, block string) ([]byte, error) {
+	text := augmentInstruction + block
+	v := x.View
+	switch {
+	case cls.Kind == compaction.OutOfBand:
+		return dialect.AppendSystemText(x.Dialect, x.Body, strings.TrimPrefix(text, "\n\n"))
+	case v.LastItemType() == "compaction_trigger":
+		return dialect.InsertMessageBefore(x.Dialect, x.Body, v.NumMessages()-1, "user", strings.TrimPrefix(text, "\n\n"))
+	case strings.HasPrefix(x.Path, "/v1/responses/compact"):
+		return dialect.InsertMessageBefore(x.Dialect, x.Body, v.NumMessages(), "user", strings.TrimPrefix(text, "\n\n"))
+	default:
+		return dialect.AppendToLastUser(x.Dialect, x.Body, text)
+	}
+}
+
+// anchorFor returns the text before which the block goes in the summary:
+// agents that keep only part of the answer need it inside that part.
+func anchorFor(cls compaction.Result) string {
+	return cls.SummaryAnchor
+}
+
+// summaryHook merges exactly one current block into the compaction summary
+// the client receives, and records the summary for epoch recognition.
+type summaryHook struct {
+	server.NopResponseHook
+	e      *Engine
+	ref    session.Ref
+	block  string
+	anchor string
+	merger *dialect.TextMerger
+	text   string
+	edited bool
+}
+
+func (h *summaryHook) EditBody(x *server.Exchange, body []byte) []byte {
+	if dialect.ResponseHasOpaqueCompaction(x.Dialect, body) {
+		return body
+	}
+	out, err := dialect.EditResponseText(x.Dialect, body, func(s string) string {
+		return dialect.MergeText(s, h.block, h.anchor)
+	})
+	if err != nil {
+		h.e.m.failures.WithLabelValues("merge").Inc()
+		return body
+	}
+	h.text = dialect.ResponseText(x.Dialect, out)
+	h.edited = h.text != ""
+	return out
+}
+
+func (h *summaryHook) StreamEvent(_ *server.Exchange, ev dialect.Event) []dialect.Event {
+	return h.merger.Process(ev)
+}
+
+func (h *summaryHook) Finish(x *server.Exchange, o server.Outcome) {
+	if o.Status != 200 || o.Err != nil {
+		return
+	}
+	text := h.text
+	if o.Stream {
+		text = h.merger.Text()
+	}
+	if text == "" {
+		return
+	}
+	h.e.m.merges.Inc()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.e.opt.Resolver.RecordSummary(ctx, h.ref, text); err != nil {
+		h.e.m.failures.WithLabelValues("record_summary").Inc()
+	}
+}
+
+// commitHook records the turn's lineage once the provider answered it.
+type commitHook struct {
+	server.NopResponseHook
+	e   *Engine
+	ref session.Ref
+}
+
+func (h *commitHook) Finish(x *server.Exchange, o server.Outcome) {
+	if o.Status != 200 || o.Err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.e.opt.Resolver.Commit(ctx, h.ref, x.View); err != nil {
+		h.e.m.failures.WithLabelValues("commit").Inc()
+	}
+}

@@ -1,0 +1,590 @@
+package preserve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/compaction"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/detect"
+	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/extract"
+	"github.com/tether-dev/tether/internal/harvest"
+	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/session"
+	"github.com/tether-dev/tether/internal/store/backend"
+)
+
+// Store is the part of the durable store preservation uses.
+type Store interface {
+	GetCapsule(ctx context.Context, principal, aLeg string) (backend.CapsuleRecord, error)
+	PutCapsule(ctx context.Context, rec backend.CapsuleRecord, expectRevision int64) error
+	CapsuleHistory(ctx context.Context, principal, aLeg string, limit int) ([]backend.CapsuleRecord, error)
+}
+
+// Resolver is the lineage authority (session package).
+type Resolver interface {
+	Resolve(ctx context.Context, principal string, v *dialect.View, h session.Hints) (session.Ref, error)
+	Commit(ctx context.Context, ref session.Ref, v *dialect.View) error
+	RecordSummary(ctx context.Context, ref session.Ref, summaryText string) error
+	EpochToken(ref session.Ref) string
+	Lock(ref session.Ref) (unlock func())
+}
+
+// Extractor is the background extraction boundary (extract.Pool).
+type Extractor interface {
+	Enqueue(job extract.Job) error
+	Wait(ctx context.Context, aLeg string, ordinal int64, timeout time.Duration) (bool, error)
+}
+
+// Policy is the effective, trusted configuration for one principal.
+type Policy struct {
+	Enabled        bool
+	Extractor      Extractor // nil: no semantic extraction
+	MaxTokens      int
+	Preserve       config.Preserve
+	Reinjection    string // every_turn | first_turn
+	CopyOnFork     bool
+	BarrierTimeout time.Duration
+}
+
+// Options wires an Engine.
+type Options struct {
+	Rules    *compaction.Ruleset
+	Resolver Resolver
+	Store    Store
+	Policy   func(p auth.Principal) Policy
+	Metrics  *Metrics
+	Logger   *slog.Logger
+}
+
+// Engine is the preservation hook (server.Hook).
+type Engine struct {
+	opt     Options
+	log     *slog.Logger
+	m       *Metrics
+	scanned sync.Map // a-leg → int: message count already offered to the gate
+}
+
+var _ server.Hook = (*Engine)(nil)
+
+// New returns an Engine.
+func New(opt Options) *Engine {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := opt.Metrics
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Engine{opt: opt, log: log, m: m}
+}
+
+// Ordinal positions message i of epoch e on the A-leg's timeline, as
+// session.Ref.Ordinal does for whole requests.
+func Ordinal(epoch, i int) int64 { return int64(epoch)<<20 | int64(i) }
+
+// Before implements server.Hook.
+func (e *Engine) Before(ctx context.Context, x *server.Exchange) error {
+	cls := detect.Verdict(x)
+	if x.Internal || cls.Title || x.View == nil {
+		return nil
+	}
+	pol := e.opt.Policy(x.Principal)
+	if !pol.Enabled {
+		return nil
+	}
+	start := time.Now()
+	defer func() { e.m.hookSeconds.Observe(time.Since(start).Seconds()) }()
+
+	ref, err := e.opt.Resolver.Resolve(ctx, x.Principal.ID, x.View, session.Hints{
+		Compaction: cls.Compaction, OutOfBand: cls.Kind == compaction.OutOfBand, Opaque: cls.Kind == compaction.Opaque,
+		PostCompaction: cls.PostCompaction, Agent: cls.Agent,
+	})
+	if err != nil {
+		e.m.failures.WithLabelValues("resolve").Inc()
+		return fmt.Errorf("resolve lineage: %w", err)
+	}
+	e.m.lineage.WithLabelValues(string(ref.Event)).Inc()
+	if ref.Event == session.EventUnattributed {
+		return nil
+	}
+	x.Session, x.ALeg = ref.Session, ref.ALeg
+
+	t := &turn{e: e, x: x, ref: ref, pol: pol, cls: cls}
+	if cls.Compaction {
+		return t.compaction(ctx)
+	}
+	return t.main(ctx)
+}
+
+// turn is the preservation work of one exchange.
+type turn struct {
+	e   *Engine
+	x   *server.Exchange
+	ref session.Ref
+	pol Policy
+	cls compaction.Result
+}
+
+// main handles an ordinary turn: harvest, gate and enqueue, and on
+// post-compaction turns the barrier and reinjection.
+func (t *turn) main(ctx context.Context) error {
+	e, x, ref := t.e, t.x, t.ref
+	x.AddResponseHook(&commitHook{e: e, ref: ref})
+	msgs := x.View.Messages()
+
+	cur, err := t.load(ctx)
+	if err != nil {
+		return err
+	}
+	cur = t.harvest(ctx, cur, msgs)
+	t.offer(cur, msgs)
+
+	if ref.Epoch == 0 {
+		return nil
+	}
+	if ref.Event == session.EventEpoch {
+		// First turn after a compaction: join any extraction still covering
+		// the previous epoch so this turn does not race ahead of it.
+		if t.barrier(ctx, 1<<62) {
+			if cur, err = t.load(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if cur.Empty() || !t.needsReinjection(cur, msgs) {
+		return nil
+	}
+	block := t.block(cur)
+	body, err := dialect.AppendSystemText(x.Dialect, x.Body, reinjectPreamble+block)
+	if err != nil {
+		e.m.failures.WithLabelValues("reinject").Inc()
+		return fmt.Errorf("reinject capsule: %w", err)
+	}
+	x.Body = body
+	e.m.reinjections.Inc()
+	e.log.Info("capsule reinjected", slog.String("id", x.ID), slog.String("a_leg", ref.ALeg), slog.Int64("revision", cur.Revision), slog.Int("epoch", ref.Epoch))
+	return nil
+}
+
+// compaction handles a compaction request: make the capsule current (bounded
+// barrier), add it to the request, and merge it into the summary.
+func (t *turn) compaction(ctx context.Context) error {
+	e, x := t.e, t.x
+	cur, err := t.load(ctx)
+	if err != nil {
+		return err
+	}
+	waitFor := int64(1 << 62)
+	if t.cls.Kind != compaction.OutOfBand {
+		// In-band: the request carries the live history; its last turns may
+		// hold state not yet offered to the extractor.
+		msgs := x.View.Messages()
+		cur = t.harvest(ctx, cur, msgs)
+		t.offer(cur, msgs)
+		waitFor = t.ref.Ordinal
+	}
+	if t.barrier(ctx, waitFor) {
+		if cur, err = t.load(ctx); err != nil {
+			return err
+		}
+	}
+	if cur.Empty() {
+		e.m.augment.WithLabelValues("empty").Inc()
+		return nil
+	}
+	block := t.block(cur)
+	body, err := augment(x, t.cls, block)
+	if err != nil {
+		e.m.failures.WithLabelValues("augment").Inc()
+		return fmt.Errorf("augment compaction request: %w", err)
+	}
+	x.Body = body
+	e.m.augment.WithLabelValues(string(t.cls.Kind)).Inc()
+	if t.cls.Kind != compaction.Opaque {
+		x.AddResponseHook(&summaryHook{e: e, ref: t.ref, block: block, anchor: anchorFor(t.cls),
+			merger: dialect.NewTextMerger(x.Dialect, block, anchorFor(t.cls))})
+	}
+	e.log.Info("compaction augmented", slog.String("id", x.ID), slog.String("a_leg", t.ref.ALeg), slog.Int64("revision", cur.Revision),
+		slog.String("kind", string(t.cls.Kind)), slog.String("rule", t.cls.RuleID))
+	return nil
+}
+
+// barrier joins in-flight extraction for this A-leg up to ordinal; it reports
+// whether it waited (so the caller reloads the capsule).
+func (t *turn) barrier(ctx context.Context, ordinal int64) bool {
+	ex := t.pol.Extractor
+	if ex == nil {
+		return false
+	}
+	start := time.Now()
+	waited, err := ex.Wait(ctx, t.ref.ALeg, ordinal, t.pol.BarrierTimeout)
+	switch {
+	case err != nil:
+		t.e.m.barrier.WithLabelValues("timeout").Inc()
+		t.e.log.Warn("preservation barrier timed out", slog.String("id", t.x.ID), slog.String("a_leg", t.ref.ALeg),
+			slog.Int64("waited_ms", time.Since(start).Milliseconds()))
+		return true
+	case waited:
+		t.e.m.barrier.WithLabelValues("joined").Inc()
+	default:
+		t.e.m.barrier.WithLabelValues("none").Inc()
+	}
+	return waited
+}
+
+// load returns the A-leg's capsule, empty when there is none. A fork with
+// copy_on_fork starts from the parent's newest revision at or before the
+// fork point.
+func (t *turn) load(ctx context.Context) (*capsule.Capsule, error) {
+	c, err := t.e.get(ctx, t.x.Principal.ID, t.ref.ALeg)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return c, nil
+	}
+	if t.ref.Event == session.EventFork && t.pol.CopyOnFork && t.ref.ParentALeg != "" {
+		if inherited := t.e.forkCopy(ctx, t.x.Principal.ID, t.ref); inherited != nil {
+			return inherited, nil
+		}
+	}
+	return capsule.New(t.ref.Session, t.ref.ALeg), nil
+}
+
+// harvest copies structured plan state from the history into the capsule,
+// mechanically (no model call). It returns the capsule to use afterwards.
+func (t *turn) harvest(ctx context.Context, cur *capsule.Capsule, msgs []dialect.Message) *capsule.Capsule {
+	if !*t.pol.Preserve.Plan {
+		return cur
+	}
+	plan, ok := harvest.Harvest(t.e.opt.Rules.HarvestRules(), msgs, 0)
+	if !ok || len(plan.Steps) == 0 {
+		return cur
+	}
+	turnOrd := int(Ordinal(t.ref.Epoch, plan.Turn))
+	op := capsule.Op{Op: capsule.OpSetPlan, Status: plan.Status, Source: plan.Source, Tool: plan.Tool, Turn: turnOrd}
+	for _, s := range plan.Steps {
+		op.Steps = append(op.Steps, capsule.Step{Text: s.Text, Status: s.Status})
+	}
+	tx := "plan:" + t.ref.ALeg + ":" + digestJSON(op)
+	if containsTx(cur, tx) {
+		return cur
+	}
+	d := capsule.Delta{FromTurn: turnOrd, ToTurn: turnOrd}
+	next, err := t.e.update(ctx, t.x.Principal.ID, t.ref, func(c *capsule.Capsule) (*capsule.Capsule, error) {
+		return capsule.Apply(c, []capsule.Op{op}, d, tx, capsule.WithProvenance(capsule.ProvenanceStructured))
+	})
+	if err != nil {
+		t.e.m.failures.WithLabelValues("harvest").Inc()
+		return cur
+	}
+	t.e.m.harvest.WithLabelValues(plan.Tool).Inc()
+	return next
+}
+
+// offer runs the eligibility gate over the part of the history not yet
+// offered and enqueues extraction when it may add something. It never waits.
+func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
+	ex := t.pol.Extractor
+	if ex == nil || !extractionWanted(t.pol) {
+		return
+	}
+	from := 0
+	if v, ok := t.e.scanned.Load(t.ref.ALeg); ok {
+		if s := v.(scanMark); s.epoch == t.ref.Epoch {
+			from = s.n
+		}
+	}
+	if wm := cur.Watermark.Turn; wm>>20 == t.ref.Epoch && int(wm&(1<<20-1)) > from {
+		from = int(wm & (1<<20 - 1))
+	}
+	if from >= len(msgs) {
+		return
+	}
+	delta := msgs[from:]
+	t.e.scanned.Store(t.ref.ALeg, scanMark{epoch: t.ref.Epoch, n: len(msgs)})
+	sig := extract.Gate(cur, delta)
+	if !sig.Eligible {
+		t.e.m.gate.WithLabelValues("skipped").Inc()
+		return
+	}
+	t.e.m.gate.WithLabelValues("eligible").Inc()
+	job := extract.Job{
+		Principal: t.x.Principal.ID, Account: t.x.Principal.Account, Session: t.ref.Session, ALeg: t.ref.ALeg,
+		ParentRequestID: t.x.ID, Ordinal: Ordinal(t.ref.Epoch, len(msgs)), Messages: delta,
+		FirstTurn: int(Ordinal(t.ref.Epoch, from)), Prev: cur,
+	}
+	if err := ex.Enqueue(job); err != nil {
+		t.e.m.failures.WithLabelValues("enqueue").Inc()
+	}
+}
+
+type scanMark struct{ epoch, n int }
+
+func extractionWanted(p Policy) bool {
+	pr := p.Preserve
+	return *pr.UserDecisions || *pr.Constraints || *pr.RejectedAlternatives
+}
+
+// needsReinjection reports whether a post-compaction history lacks facts of
+// the capsule that predate this epoch: either no block at all is carried
+// (opaque compaction, or an agent that dropped it), or the carried block
+// misses an active item that a late extraction added.
+func (t *turn) needsReinjection(cur *capsule.Capsule, msgs []dialect.Message) bool {
+	if t.pol.Reinjection == "first_turn" && t.ref.Event != session.EventEpoch {
+		return false
+	}
+	carried := carriedBlock(msgs)
+	if carried == "" {
+		return true
+	}
+	if _, digest, ok := capsule.Find(carried); ok && digest == capsule.Digest(cur) {
+		return false
+	}
+	epochStart := int(Ordinal(t.ref.Epoch, 0))
+	missing := func(id string, turn int) bool {
+		return turn < epochStart && !strings.Contains(carried, id+":")
+	}
+	for _, d := range cur.Decisions {
+		if d.Status == capsule.StatusActive && missing(d.ID, d.SourceTurn) {
+			return true
+		}
+	}
+	for _, c := range cur.Constraints {
+		if c.Status == capsule.StatusActive && missing(c.ID, c.SourceTurn) {
+			return true
+		}
+	}
+	for _, r := range cur.Rejected {
+		if missing(r.ID, r.SourceTurn) {
+			return true
+		}
+	}
+	if p := cur.LatestPlan; p != nil && p.SourceTurn < epochStart && !strings.Contains(carried, "PLAN") {
+		return true
+	}
+	return false
+}
+
+// carriedBlock returns the text of the newest capsule block in the history.
+func carriedBlock(msgs []dialect.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		txt := msgs[i].Text
+		for _, r := range msgs[i].ToolResults {
+			if strings.Contains(r.Text, "<continuity-capsule") {
+				txt += "\n" + r.Text
+			}
+		}
+		j := strings.LastIndex(txt, "<continuity-capsule")
+		if j < 0 {
+			continue
+		}
+		blk := txt[j:]
+		if k := strings.Index(blk, "</continuity-capsule>"); k >= 0 {
+			blk = blk[:k+len("</continuity-capsule>")]
+		}
+		return blk
+	}
+	return ""
+}
+
+// block renders the capsule with the epoch token that lets the lineage layer
+// recognise the summary on the next turn.
+func (t *turn) block(c *capsule.Capsule) string {
+	b := capsule.Render(c)
+	tok := t.e.opt.Resolver.EpochToken(t.ref)
+	return strings.Replace(b, "<continuity-capsule ", `<continuity-capsule ref="`+tok+`" `, 1)
+}
+
+const reinjectPreamble = "The following is context kept by the proxy across a context compaction (not a new user request): " +
+	"the plan the user accepted and the user's decisions from earlier in this conversation.\n"
+
+// get loads and decodes the head capsule; nil when there is none. A corrupt
+// or unknown-version capsule is reported (ids only) and treated as absent.
+func (e *Engine) get(ctx context.Context, principal, aLeg string) (*capsule.Capsule, error) {
+	rec, err := e.opt.Store.GetCapsule(ctx, principal, aLeg)
+	if errors.Is(err, backend.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		e.m.failures.WithLabelValues("store").Inc()
+		return nil, fmt.Errorf("load capsule %s: %w", aLeg, err)
+	}
+	c, err := capsule.Decode(rec.Data)
+	if err != nil {
+		e.m.failures.WithLabelValues("corrupt").Inc()
+		e.log.Error("stored capsule unreadable; ignored", slog.String("a_leg", aLeg), slog.Int64("revision", rec.Revision))
+		return nil, fmt.Errorf("decode capsule %s@%d: %w", aLeg, rec.Revision, err)
+	}
+	c.Revision = rec.Revision
+	return c, nil
+}
+
+func (e *Engine) forkCopy(ctx context.Context, principal string, ref session.Ref) *capsule.Capsule {
+	hist, err := e.opt.Store.CapsuleHistory(ctx, principal, ref.ParentALeg, 0)
+	if err != nil {
+		return nil
+	}
+	for _, rec := range hist { // newest first
+		c, err := capsule.Decode(rec.Data)
+		if err != nil {
+			continue
+		}
+		if int64(c.Watermark.Turn) <= ref.ForkOrdinal {
+			c.Session, c.ALeg, c.Revision = ref.Session, ref.ALeg, 0
+			c.Applied = nil
+			e.m.lineage.WithLabelValues("fork_copied").Inc()
+			return c
+		}
+	}
+	return nil
+}
+
+// update applies fn to the current capsule with compare-and-swap, retrying
+// on conflicts, and bounds the result.
+func (e *Engine) update(ctx context.Context, principal string, ref session.Ref, fn func(*capsule.Capsule) (*capsule.Capsule, error)) (*capsule.Capsule, error) {
+	pol := e.opt.Policy(auth.Principal{ID: principal})
+	for attempt := 0; attempt < 16; attempt++ {
+		cur, err := e.get(ctx, principal, ref.ALeg)
+		if err != nil {
+			return nil, err
+		}
+		var base int64
+		if cur == nil {
+			cur = capsule.New(ref.Session, ref.ALeg)
+		} else {
+			base = cur.Revision
+		}
+		next, err := fn(cur)
+		if errors.Is(err, capsule.ErrAlreadyApplied) {
+			return cur, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		next.Session, next.ALeg = ref.Session, ref.ALeg
+		next.Revision = base + 1
+		if pol.MaxTokens > 0 {
+			var dropped int
+			next, dropped = capsule.Bound(next, pol.MaxTokens)
+			e.m.dropped.Add(float64(dropped))
+		}
+		data, err := capsule.Encode(next)
+		if err != nil {
+			return nil, err
+		}
+		err = e.opt.Store.PutCapsule(ctx, backend.CapsuleRecord{Principal: principal, Session: ref.Session, ALeg: ref.ALeg, Revision: next.Revision, Data: data}, base)
+		if errors.Is(err, backend.ErrConflict) {
+			e.m.conflicts.Inc()
+			continue
+		}
+		if err != nil {
+			e.m.failures.WithLabelValues("store").Inc()
+			return nil, fmt.Errorf("store capsule %s@%d: %w", ref.ALeg, next.Revision, err)
+		}
+		st := next.Stats()
+		e.m.observeCapsule(next.Revision, st)
+		e.log.Info("capsule updated", slog.String("a_leg", ref.ALeg), slog.Int64("revision", next.Revision),
+			slog.Int("active_decisions", st.ActiveDecisions), slog.Int("steps", st.Steps), slog.Int("tokens", st.Tokens))
+		return next, nil
+	}
+	return nil, fmt.Errorf("store capsule %s: %w", ref.ALeg, backend.ErrConflict)
+}
+
+// ApplyOps merges a validated extraction result (extract.ApplyFunc). A result
+// computed on an older revision is rebased; one that covers nothing newer
+// than the capsule is rejected as stale.
+func (e *Engine) ApplyOps(ctx context.Context, job extract.Job, ops []capsule.Op, d capsule.Delta) error {
+	pol := e.opt.Policy(auth.Principal{ID: job.Principal, Account: job.Account})
+	ops = filterOps(ops, pol.Preserve)
+	ref := session.Ref{Principal: job.Principal, Session: job.Session, ALeg: job.ALeg}
+	unlock := e.opt.Resolver.Lock(ref)
+	defer unlock()
+	tx := fmt.Sprintf("x:%s:%d-%d", job.ALeg, job.FirstTurn, job.Ordinal)
+	wm := capsule.Watermark{Turn: int(job.Ordinal)}
+	_, err := e.update(ctx, job.Principal, ref, func(cur *capsule.Capsule) (*capsule.Capsule, error) {
+		var baseRev int64
+		var baseWM capsule.Watermark
+		if job.Prev != nil {
+			baseRev, baseWM = job.Prev.Revision, job.Prev.Watermark
+		}
+		if cur.Revision == baseRev {
+			if d.ToTurn < cur.Watermark.Turn {
+				return nil, fmt.Errorf("apply %s: %w", tx, capsule.ErrStale)
+			}
+			return capsule.Apply(cur, ops, d, tx, capsule.WithWatermark(wm))
+		}
+		return capsule.Rebase(cur, ops, d, tx, baseRev, baseWM, capsule.WithWatermark(wm))
+	})
+	switch {
+	case errors.Is(err, capsule.ErrStale):
+		e.m.stale.Inc()
+	case err != nil:
+		e.m.failures.WithLabelValues("apply").Inc()
+	}
+	return err
+}
+
+// filterOps drops ops of kinds the operator chose not to preserve.
+func filterOps(ops []capsule.Op, p config.Preserve) []capsule.Op {
+	out := ops[:0:0]
+	for _, op := range ops {
+		switch op.Op {
+		case capsule.OpAddDecision, capsule.OpSupersedeDecision, capsule.OpRejectDecision:
+			if !*p.UserDecisions {
+				continue
+			}
+		case capsule.OpAddConstraint, capsule.OpSupersedeConstraint, capsule.OpRemoveConstraint:
+			if !*p.Constraints {
+				continue
+			}
+		case capsule.OpRejectAlternative:
+			if !*p.RejectedAlternatives {
+				continue
+			}
+		case capsule.OpSetPlan, capsule.OpSetStepStatus:
+			if !*p.Plan {
+				continue
+			}
+		}
+		if !*p.Rationale {
+			op.Rationale, op.Reason = "", ""
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+func containsTx(c *capsule.Capsule, tx string) bool {
+	for _, a := range c.Applied {
+		if a == tx {
+			return true
+		}
+	}
+	return false
+}
+
+func digestJSON(v any) string {
+	b, _ := json.Marshal(v)
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:8])
+}
+
+// Capsule returns the current capsule of an A-leg (nil when none), for the
+// operator CLI and tests.
+func (e *Engine) Capsule(ctx context.Context, principal, aLeg string) (*capsule.Capsule, error) {
+	return e.get(ctx, principal, aLeg)
+}

@@ -1,0 +1,77 @@
+package preserve
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tether-dev/tether/internal/capsule"
+)
+
+// Metrics are the preservation path's content-free collectors.
+type Metrics struct {
+	augment      *prometheus.CounterVec
+	merges       prometheus.Counter
+	reinjections prometheus.Counter
+	barrier      *prometheus.CounterVec
+	gate         *prometheus.CounterVec
+	harvest      *prometheus.CounterVec
+	lineage      *prometheus.CounterVec
+	failures     *prometheus.CounterVec
+	stale        prometheus.Counter
+	conflicts    prometheus.Counter
+	dropped      prometheus.Counter
+	revision     prometheus.Histogram
+	tokens       prometheus.Histogram
+	decisions    prometheus.Histogram
+	steps        prometheus.Histogram
+	hookSeconds  prometheus.Histogram
+}
+
+// NewMetrics registers the collectors on reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		augment: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_augmentations_total",
+			Help: "Compaction requests given the capsule block, by compaction kind (in_band|out_of_band|opaque), or 'empty' when there was nothing to add."}, []string{"kind"}),
+		merges: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_preserve_summary_merges_total",
+			Help: "Compaction summaries that went back to the client with the current capsule block merged in."}),
+		reinjections: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_preserve_reinjections_total",
+			Help: "Post-compaction turns given the capsule block as proxy-owned context because their history lacked it."}),
+		barrier: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_barrier_total",
+			Help: "Preservation barrier outcomes: none (capsule current), joined (waited for extraction), timeout."}, []string{"outcome"}),
+		gate: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_gate_total",
+			Help: "Extraction eligibility gate results over new history."}, []string{"result"}),
+		harvest: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_harvest_total",
+			Help: "Structured plan states copied into the capsule without a model call, by tool."}, []string{"tool"}),
+		lineage: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_lineage_events_total",
+			Help: "Lineage resolutions by event (new, continue, fork, reset, epoch, out_of_band, unattributed, fork_copied)."}, []string{"event"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_failures_total",
+			Help: "Preservation steps that failed open (traffic continued unchanged), by step."}, []string{"step"}),
+		stale: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_capsule_stale_rejections_total",
+			Help: "Extraction results rejected because a newer capsule revision already covered them."}),
+		conflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_capsule_cas_conflicts_total",
+			Help: "Compare-and-swap conflicts on capsule writes (retried)."}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_capsule_items_dropped_total",
+			Help: "Capsule items dropped to stay within max_capsule_tokens."}),
+		revision: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_capsule_revision",
+			Help: "Capsule revision at each write.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)}),
+		tokens: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_capsule_tokens",
+			Help: "Estimated rendered capsule size in tokens at each write.", Buckets: prometheus.ExponentialBuckets(16, 2, 10)}),
+		decisions: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_capsule_active_decisions",
+			Help: "Active decisions in the capsule at each write.", Buckets: []float64{0, 1, 2, 4, 8, 16, 32, 64}}),
+		steps: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_capsule_plan_steps",
+			Help: "Plan steps in the capsule at each write.", Buckets: []float64{0, 1, 2, 4, 8, 16, 32, 64}}),
+		hookSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_preserve_request_seconds",
+			Help: "Time the preservation path adds before the upstream call (barrier waits included).", Buckets: prometheus.ExponentialBuckets(0.00005, 3, 12)}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.augment, m.merges, m.reinjections, m.barrier, m.gate, m.harvest, m.lineage, m.failures,
+			m.stale, m.conflicts, m.dropped, m.revision, m.tokens, m.decisions, m.steps, m.hookSeconds)
+	}
+	return m
+}
+
+func (m *Metrics) observeCapsule(rev int64, st capsule.Stats) {
+	m.revision.Observe(float64(rev))
+	m.tokens.Observe(float64(st.Tokens))
+	m.decisions.Observe(float64(st.ActiveDecisions))
+	m.steps.Observe(float64(st.Steps))
+}
