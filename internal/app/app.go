@@ -133,8 +133,9 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		}
 		pool := extract.NewPool(extract.PoolOptions{
 			Workers: ex.Workers, MaxPending: ex.MaxPendingJobs, Timeout: ex.Timeout, MaxInputTokens: ex.MaxInputTokens,
-			Caller: caller, Route: route, Provider: prov.Name, Model: model, Apply: a.Engine.ApplyOps,
-			Admission: a.Ledger, Registerer: poolReg, Logger: logger, Now: opt.Now,
+			Caller: caller, Route: route, Provider: prov.Name, Model: model, Family: prov.Dialect, Apply: a.Engine.ApplyOps,
+			MaxOutputTokens: ex.MaxOutputTokens,
+			Admission:       a.Ledger, Registerer: poolReg, Logger: logger, Now: opt.Now,
 		})
 		poolReg = nil // collectors are registered once
 		a.pools = append(a.pools, pool)

@@ -89,7 +89,7 @@ func TestAC08_ThreeCompactionsNoLossNoDuplication(t *testing.T) {
 		t.Error(p)
 	}
 	b := block(string(rep.FinalRequest))
-	for _, s := range []string{"PostgreSQL", "public REST API", "Redis", "Prometheus", "GORM"} {
+	for _, s := range []string{"use PostgreSQL, not MongoDB", "never change the public REST API", "Use Redis", "Prometheus format", "GORM"} {
 		if n := strings.Count(b, s); n != 1 {
 			t.Errorf("%q appears %d times in the block, want exactly once:\n%s", s, n, b)
 		}

@@ -191,7 +191,7 @@ func (t *turn) compaction(ctx context.Context) error {
 	if t.cls.Kind != compaction.OutOfBand {
 		// In-band: the request carries the live history; its last turns may
 		// hold state not yet offered to the extractor.
-		msgs := x.View.Messages()
+		msgs := withoutCompactionPrompt(x.View.Messages())
 		cur = t.harvest(ctx, cur, msgs)
 		t.offer(cur, msgs)
 		waitFor = t.ref.Ordinal
@@ -333,6 +333,28 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 }
 
 type scanMark struct{ epoch, n int }
+
+// withoutCompactionPrompt returns the history of an in-band compaction
+// request without the agent's own compaction instruction, which is not user
+// intent: Claude Code appends it as a block to the last user message (cut at
+// its first line), the other in-band agents send it as the last user message
+// (dropped).
+func withoutCompactionPrompt(msgs []dialect.Message) []dialect.Message {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role != "user" {
+		return msgs
+	}
+	last := msgs[n-1]
+	if i := strings.Index(last.Text, claudeCompactMarker); i >= 0 {
+		out := append([]dialect.Message(nil), msgs...)
+		last.Text = strings.TrimSpace(last.Text[:i])
+		out[n-1] = last
+		return out
+	}
+	return msgs[:n-1]
+}
+
+const claudeCompactMarker = "CRITICAL: Respond with TEXT ONLY."
 
 func extractionWanted(p Policy) bool {
 	pr := p.Preserve
