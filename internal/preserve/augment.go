@@ -96,15 +96,17 @@ func (h *summaryHook) Finish(x *server.Exchange, o server.Outcome) {
 	}
 }
 
-// commitHook records the turn's lineage once the provider answered it.
+// commitHook records the turn's lineage as soon as the provider accepted it,
+// before the answer is relayed: the client's next turn may arrive the moment
+// the answer ends, and it must find this turn's lineage.
 type commitHook struct {
 	server.NopResponseHook
 	e   *Engine
 	ref session.Ref
 }
 
-func (h *commitHook) Finish(x *server.Exchange, o server.Outcome) {
-	if o.Status != 200 || o.Err != nil {
+func (h *commitHook) Opened(x *server.Exchange, status int) {
+	if status != 200 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
