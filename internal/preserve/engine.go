@@ -45,6 +45,7 @@ type Resolver interface {
 type Extractor interface {
 	Enqueue(job extract.Job) error
 	Wait(ctx context.Context, aLeg string, ordinal int64, timeout time.Duration) (bool, error)
+	ObserveGate(s extract.Signal)
 }
 
 // Policy is the effective, trusted configuration for one principal.
@@ -317,11 +318,10 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 	delta := msgs[from:]
 	t.e.scanned.Store(t.ref.ALeg, scanMark{epoch: t.ref.Epoch, n: len(msgs)})
 	sig := extract.Gate(cur, delta)
+	ex.ObserveGate(sig)
 	if !sig.Eligible {
-		t.e.m.gate.WithLabelValues("skipped").Inc()
 		return
 	}
-	t.e.m.gate.WithLabelValues("eligible").Inc()
 	job := extract.Job{
 		Principal: t.x.Principal.ID, Account: t.x.Principal.Account, Session: t.ref.Session, ALeg: t.ref.ALeg,
 		ParentRequestID: t.x.ID, Ordinal: Ordinal(t.ref.Epoch, len(msgs)), Messages: delta,
