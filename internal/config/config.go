@@ -394,8 +394,8 @@ func (c *Config) Validate() error {
 	if ex.Timeout <= 0 {
 		bad("compaction_continuity.extractor.timeout", "must be positive")
 	}
-	if c.Transcript.Enabled && len(c.Transcript.Key) != 64 {
-		bad("transcript.key", "must be 64 hex characters (a 32-byte AES key) when transcript capture is enabled")
+	if c.Transcript.Enabled {
+		bad("transcript.enabled", "durable transcript capture is not available in this version; remove it (continuity never needs a transcript)")
 	}
 	return errors.Join(errs...)
 }

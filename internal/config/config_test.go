@@ -1,0 +1,80 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func noEnv(string) string { return "" }
+
+func TestZeroConfigIsPassthroughOnLoopback(t *testing.T) {
+	c, err := Parse(nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:8787" || !c.Passthrough() || c.Continuity.Enabled {
+		t.Fatalf("zero config: listen %q passthrough %v continuity %v", c.Listen, c.Passthrough(), c.Continuity.Enabled)
+	}
+	if p, _ := c.Provider("openai"); p.BaseURL != DefaultOpenAIBaseURL {
+		t.Errorf("openai base URL %q", p.BaseURL)
+	}
+	if p, _ := c.Provider("anthropic"); p.BaseURL != DefaultAnthropicBaseURL {
+		t.Errorf("anthropic base URL %q", p.BaseURL)
+	}
+	if c.Continuity.BarrierTimeout != 2*time.Second || c.Continuity.MaxCapsuleTokens != 2500 || c.Continuity.Reinjection != "every_turn" {
+		t.Errorf("continuity defaults: %+v", c.Continuity)
+	}
+}
+
+func TestEnvironmentOverridesAndExpansion(t *testing.T) {
+	env := map[string]string{EnvListen: "127.0.0.1:9999", EnvOpenAIBaseURL: "http://127.0.0.1:1/v1/", "ALICE": "alice-key-0123456789", "OKEY": "sk-op"}
+	getenv := func(k string) string { return env[k] }
+	c, err := Parse([]byte(`
+providers:
+  - {name: o, dialect: openai, base_url: "${BASE:-http://127.0.0.1:2/v1}", api_key: "${OKEY}"}
+principals:
+  - {id: alice, keys: ["${ALICE}"]}
+`), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:9999" {
+		t.Errorf("TETHER_LISTEN ignored: %q", c.Listen)
+	}
+	if c.Providers[0].BaseURL != "http://127.0.0.1:2/v1" || c.Providers[0].APIKey != "sk-op" {
+		t.Errorf("expansion: %+v", c.Providers[0])
+	}
+	if c.Principals[0].Keys[0] != "alice-key-0123456789" {
+		t.Errorf("key expansion: %q", c.Principals[0].Keys[0])
+	}
+	d, err := Parse(nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := d.Provider("openai"); p.BaseURL != "http://127.0.0.1:1/v1" {
+		t.Errorf("TETHER_OPENAI_BASE_URL not applied: %q", p.BaseURL)
+	}
+}
+
+func TestValidationNamesFieldAndFix(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"listen: x\nunknown_field: 1\n", "unknown_field"},
+		{"providers: [{name: a, dialect: grpc, base_url: http://x}]\n", "providers[0].dialect"},
+		{"providers: [{name: a, dialect: openai, base_url: ftp://x}]\n", "providers[0].base_url"},
+		{"routes: [{match: '*', provider: nope}]\n", "routes[0].provider"},
+		{"principals: [{id: a, keys: [short]}]\n", "principals[0].keys[0]"},
+		{"principals: [{id: a, keys: [0123456789abcdef]}]\n", "providers[0].api_key"},
+		{"compaction_continuity: {reinjection: sometimes}\n", "compaction_continuity.reinjection"},
+		{"compaction_continuity: {extractor: {route: nowhere}}\n", "compaction_continuity.extractor.route"},
+		{"compaction_continuity: {extractor: {route: ghost/model}}\n", "provider \"ghost\" is not defined"},
+		{"compaction_continuity: {max_capsule_tokens: 5}\n", "compaction_continuity.max_capsule_tokens"},
+		{"budgets: [{principal: a, account: b, period: day, max_usd: 1}]\n", "budgets[0]"},
+		{"transcript: {enabled: true}\n", "transcript.enabled"},
+	} {
+		_, err := Parse([]byte(tc.yaml), noEnv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to name %q", tc.yaml, err, tc.want)
+		}
+	}
+}
