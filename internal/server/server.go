@@ -4,7 +4,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -17,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +54,7 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *httpMetrics
+	relays  sync.Pool // *relayBuffers, reused across streamed answers
 }
 
 // New returns a Server.
@@ -395,61 +396,6 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *Exchange) fo
 	res.Duration = time.Since(x.Start)
 	return res
 }
-
-// relayStream copies an SSE stream event by event, flushing after each, with
-// the exchange's response hooks applied. A broken upstream stream ends the
-// client stream with the dialect's error event.
-func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *http.Response, x *Exchange, res *forwardResult) {
-	copyResponseHeader(w.Header(), resp.Header)
-	w.Header().Del("Content-Length")
-	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	usage := dialect.NewUsageTracker(x.Dialect)
-	rd := dialect.NewSSEReader(resp.Body)
-	var buf bytes.Buffer
-	cw := &countingWriter{w: &buf}
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-				res.Err = err // client went away; upstream call is cancelled with ctx
-				return
-			}
-			res.Err = err
-			buf.Reset()
-			_ = dialect.WriteEvent(&buf, dialect.ErrorEvent(x.Dialect, "the upstream stream ended unexpectedly"))
-			_, _ = w.Write(buf.Bytes())
-			_ = rc.Flush()
-			return
-		}
-		usage.Observe(ev)
-		buf.Reset()
-		for _, out := range x.streamEvent(ev) {
-			_ = dialect.WriteEvent(cw, out)
-		}
-		if buf.Len() == 0 {
-			continue
-		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			res.Err = err
-			return
-		}
-		res.bytesOut += int64(buf.Len())
-		if err := rc.Flush(); err != nil {
-			res.Err = err
-			return
-		}
-	}
-	res.Usage = usage.Usage()
-}
-
-type countingWriter struct{ w io.Writer }
-
-func (c *countingWriter) Write(p []byte) (int, error) { return c.w.Write(p) }
 
 var skipResponseHeaders = map[string]bool{
 	"Connection": true, "Keep-Alive": true, "Transfer-Encoding": true, "Content-Length": true,
