@@ -132,20 +132,34 @@ func assistantMessage(r reply) json.RawMessage {
 	return marshal(map[string]any{"role": "assistant", "content": content})
 }
 
-func (a *Agent) call(ctx context.Context, history []json.RawMessage) (reply, error) {
+// CompactionRequest returns the request Compact would send now.
+func (a *Agent) CompactionRequest(ctx context.Context) (*http.Request, error) {
+	hist := append([]json.RawMessage(nil), a.history...)
+	return a.request(ctx, append(hist, userText(claudeCompactPrompt)))
+}
+
+func (a *Agent) request(ctx context.Context, history []json.RawMessage) (*http.Request, error) {
 	msgs := marshal(history)
 	meta, _ := json.Marshal(map[string]string{"session_id": a.SessionID})
 	body := fmt.Sprintf(`{"model":%q,"max_tokens":32000,"stream":true,"system":%s,"tools":%s,"metadata":{"user_id":%s},"messages":%s}`,
 		a.Model, systemJSON, toolsJSON, jsonString(string(meta)), msgs)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.BaseURL+"/v1/messages?beta=true", strings.NewReader(body))
 	if err != nil {
-		return reply{}, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("anthropic-version", "2023-06-01")
 	req.Header.Set("x-api-key", a.APIKey)
 	req.Header.Set("X-Claude-Code-Session-Id", a.SessionID)
 	req.Header.Set("User-Agent", "claude-cli/2.1.197 (external, sdk-cli)")
+	return req, nil
+}
+
+func (a *Agent) call(ctx context.Context, history []json.RawMessage) (reply, error) {
+	req, err := a.request(ctx, history)
+	if err != nil {
+		return reply{}, err
+	}
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		return reply{}, err
@@ -155,11 +169,12 @@ func (a *Agent) call(ctx context.Context, history []json.RawMessage) (reply, err
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return reply{}, fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(data))
 	}
-	return readAnthropicStream(resp.Body)
+	return ReadAnthropicStream(resp.Body)
 }
 
-// readAnthropicStream accumulates a Messages SSE stream.
-func readAnthropicStream(r io.Reader) (reply, error) {
+// ReadAnthropicStream accumulates a Messages SSE stream into its text and
+// tool calls.
+func ReadAnthropicStream(r io.Reader) (reply, error) {
 	var out reply
 	var text strings.Builder
 	var cur *toolUse

@@ -21,7 +21,7 @@ import (
 
 // env is one Tether instance in front of a scripted model, over real HTTP.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	fake  *fakemodel.Server
 	app   *app.App
 	url   string
@@ -57,7 +57,7 @@ compaction_continuity:
     workers: 2
 `
 
-func newEnv(t *testing.T, o envOptions) *env {
+func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	if o.responder == nil {
 		o.responder = demo.Model()
