@@ -1,11 +1,35 @@
 package main
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
 
-// extraTargets returns further proxy variants to measure beside the core.
-func extraTargets(context.Context) []struct {
-	name string
-	make makeTarget
-} {
-	return nil
+	"github.com/tether-dev/tether/internal/app"
+)
+
+// extraTargets are the proxy variants measured beside the core: Tether as
+// `tether serve` assembles it, with the production hook set (compaction
+// detection, continuity preservation, usage admission and ledger) on an
+// in-memory store, continuity enabled, no extractor route.
+func extraTargets(ctx context.Context) []builder {
+	return []builder{{"app", "Tether (production hooks)", func(upURL string) (http.Handler, func(), error) {
+		cfg, err := passthroughConfig(upURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Continuity.Enabled = true
+		a, err := app.New(ctx, cfg, app.Options{LogOutput: io.Discard})
+		if err != nil {
+			return nil, nil, fmt.Errorf("assemble app: %w", err)
+		}
+		stop := func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = a.Close(cctx)
+		}
+		return a.Handler(), stop, nil
+	}}}
 }

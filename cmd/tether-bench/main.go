@@ -48,6 +48,7 @@ type settings struct {
 	maxRequests int
 	rounds      int
 	cpuProfile  string
+	only        map[string]bool // target keys to run; empty: all
 }
 
 func parseFlags(args []string, stderr io.Writer) (settings, error) {
@@ -61,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	fs.IntVar(&s.maxRequests, "max-requests", 1_000_000, "bound on the requests of one measurement")
 	fs.IntVar(&s.rounds, "rounds", 2, "measurement rounds; targets alternate within each, samples are pooled")
 	fs.StringVar(&s.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	only := fs.String("targets", "", "comma-separated subset of direct,bare,tether,app (default all; the checks need bare)")
 	if err := fs.Parse(args); err != nil {
 		return s, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -70,6 +72,12 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 			return s, fmt.Errorf("%w: -concurrency wants positive integers up to 4096, got %q", errUsage, f)
 		}
 		s.concurrency = append(s.concurrency, n)
+	}
+	s.only = map[string]bool{}
+	for _, k := range strings.Split(*only, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			s.only[k] = true
+		}
 	}
 	switch *stream {
 	case "both":

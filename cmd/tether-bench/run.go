@@ -20,8 +20,17 @@ type cell struct {
 	target string
 }
 
-// makeTarget builds one proxy in front of the upstream at upURL.
+// makeTarget builds one proxy in front of the upstream at upURL; the func
+// it returns releases the proxy's resources.
 type makeTarget func(upURL string) (http.Handler, func(), error)
+
+// builder names a proxy variant.
+type builder struct {
+	key, name string
+	make      makeTarget
+}
+
+func (s settings) wants(key string) bool { return len(s.only) == 0 || s.only[key] }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	s, err := parseFlags(args, stderr)
@@ -46,21 +55,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer stopUp()
 
-	targets := []target{{name: "direct", url: upURL, stop: func() {}}}
+	var targets []target
+	if s.wants("direct") {
+		targets = append(targets, target{name: "direct", url: upURL, stop: func() {}})
+	}
 	defer func() {
 		for _, t := range targets {
 			t.stop()
 		}
 	}()
-	builders := []struct {
-		name string
-		make makeTarget
-	}{
-		{"bare ReverseProxy", bareProxy},
-		{"Tether (no hooks)", tetherCore},
+	builders := []builder{
+		{"bare", "bare ReverseProxy", bareProxy},
+		{"tether", "Tether (no hooks)", tetherCore},
 	}
 	builders = append(builders, extraTargets(ctx)...)
 	for _, b := range builders {
+		if !s.wants(b.key) {
+			continue
+		}
 		h, closeIdle, err := b.make(upURL)
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.name, err)
@@ -160,7 +172,11 @@ func report(w io.Writer, s settings, names []string, res map[cell]*samples, took
 	fmt.Fprintln(w, "|---|---:|---|---|---:|---|")
 	for _, stream := range s.streams {
 		for _, conc := range s.concurrency {
-			bare := summarise(*res[cell{stream, conc, "bare ReverseProxy"}])
+			bs := res[cell{stream, conc, "bare ReverseProxy"}]
+			if bs == nil {
+				continue
+			}
+			bare := summarise(*bs)
 			for _, n := range names {
 				if !strings.HasPrefix(n, "Tether") {
 					continue
