@@ -74,7 +74,34 @@ type Engine struct {
 	opt     Options
 	log     *slog.Logger
 	m       *Metrics
-	scanned sync.Map // a-leg → int: message count already offered to the gate
+	scanned scanMarks // how much of each A-leg's history the gate has seen
+}
+
+// scanMarks remembers, per A-leg, how much of the history was already
+// offered to the gate, so a turn offers only what is new. It is a bounded
+// cache: when full it starts over, and the capsule's watermark bounds the
+// re-offered part.
+type scanMarks struct {
+	mu sync.Mutex
+	m  map[string]scanMark
+}
+
+const maxScanMarks = 100_000
+
+func (s *scanMarks) get(aLeg string) (scanMark, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[aLeg]
+	return v, ok
+}
+
+func (s *scanMarks) set(aLeg string, v scanMark) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil || len(s.m) >= maxScanMarks {
+		s.m = make(map[string]scanMark)
+	}
+	s.m[aLeg] = v
 }
 
 var _ server.Hook = (*Engine)(nil)
@@ -304,10 +331,8 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 		return
 	}
 	from := 0
-	if v, ok := t.e.scanned.Load(t.ref.ALeg); ok {
-		if s := v.(scanMark); s.epoch == t.ref.Epoch {
-			from = s.n
-		}
+	if s, ok := t.e.scanned.get(t.ref.ALeg); ok && s.epoch == t.ref.Epoch {
+		from = s.n
 	}
 	if wm := cur.Watermark.Turn; wm>>20 == t.ref.Epoch && int(wm&(1<<20-1)) > from {
 		from = int(wm & (1<<20 - 1))
@@ -316,7 +341,7 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 		return
 	}
 	delta := msgs[from:]
-	t.e.scanned.Store(t.ref.ALeg, scanMark{epoch: t.ref.Epoch, n: len(msgs)})
+	t.e.scanned.set(t.ref.ALeg, scanMark{epoch: t.ref.Epoch, n: len(msgs)})
 	sig := extract.Gate(cur, delta)
 	ex.ObserveGate(sig)
 	if !sig.Eligible {
