@@ -1,0 +1,58 @@
+package auth
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/config"
+)
+
+func hdr(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
+}
+
+func TestPassthroughPrincipalIsKeyedFingerprint(t *testing.T) {
+	a := New(&config.Config{}, []byte("secret-one"))
+	p1, err := a.Authenticate(hdr("Authorization", "Bearer sk-proj-abc123"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := a.Authenticate(hdr("x-api-key", "sk-proj-abc123"))
+	p3, _ := a.Authenticate(hdr("x-api-key", "sk-ant-other"))
+	if p1.ID != p2.ID {
+		t.Errorf("same key via two headers gave %q and %q", p1.ID, p2.ID)
+	}
+	if p1.ID == p3.ID {
+		t.Errorf("different keys share principal %q", p1.ID)
+	}
+	if strings.Contains(p1.ID, "abc123") || !p1.Passthrough {
+		t.Errorf("principal %+v leaks the key or is not passthrough", p1)
+	}
+	other, _ := New(&config.Config{}, []byte("secret-two")).Authenticate(hdr("x-api-key", "sk-proj-abc123"))
+	if other.ID == p1.ID {
+		t.Errorf("fingerprint does not depend on the secret")
+	}
+}
+
+func TestProxyKeyMode(t *testing.T) {
+	cfg := &config.Config{Principals: []config.Principal{{ID: "alice", Account: "team", Keys: []string{"alice-key-0123456789"}}}}
+	a := New(cfg, []byte("s"))
+	p, err := a.Authenticate(hdr("Authorization", "Bearer alice-key-0123456789"))
+	if err != nil || p.ID != "alice" || p.Account != "team" || p.Passthrough {
+		t.Fatalf("got %+v, %v", p, err)
+	}
+	for _, h := range []http.Header{hdr(), hdr("x-api-key", "sk-someone-elses-provider-key"), hdr("Authorization", "Basic abc")} {
+		if _, err := a.Authenticate(h); !errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("headers %v: err %v, want ErrUnauthenticated", h, err)
+		}
+	}
+	if !AdminOK(hdr("x-api-key", "admin-key-0123456789"), "admin-key-0123456789") || AdminOK(hdr("x-api-key", "x"), "admin-key-0123456789") || AdminOK(hdr(), "") {
+		t.Errorf("AdminOK wrong")
+	}
+}
