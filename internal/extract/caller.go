@@ -61,7 +61,7 @@ var (
 )
 
 // OpenAICaller calls an OpenAI-compatible Chat Completions endpoint with
-// strict JSON schema output (schema/ops.v1.json) and no tools.
+// JSON schema output (schema/ops.v1.json, validated on return) and no tools.
 type OpenAICaller struct {
 	chat   openai.ChatCompletionService
 	model  string
@@ -110,8 +110,12 @@ func (c *OpenAICaller) Extract(ctx context.Context, in Input, prompt string) ([]
 		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
 			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
 				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name:   "continuity_ops",
-					Strict: openai.Bool(true),
+					Name: "continuity_ops",
+					// Not strict: OpenAI's strict mode requires every property
+					// to be required and rejects pattern/length keywords, which
+					// the ops schema uses. The output is validated against the
+					// full schema by capsule.ParseOps either way.
+					Strict: openai.Bool(false),
 					Schema: json.RawMessage(schema.Ops()),
 				},
 			},

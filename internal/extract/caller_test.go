@@ -76,7 +76,7 @@ func TestOpenAICaller(t *testing.T) {
 		t.Errorf("tools or streaming requested: %s", r.Body)
 	}
 	rf := body.Get("response_format")
-	if rf.Get("type").String() != "json_schema" || !rf.Get("json_schema.strict").Bool() {
+	if rf.Get("type").String() != "json_schema" || rf.Get("json_schema.strict").Bool() {
 		t.Errorf("response_format = %s", rf.Raw)
 	}
 	if !jsonEqual(t, rf.Get("json_schema.schema").Raw, string(schema.Ops())) {
