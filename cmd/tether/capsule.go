@@ -16,8 +16,8 @@ import (
 
 const capsuleUsage = `Usage:
   tether capsule list [--principal ID] [--json]
-  tether capsule show <a-leg> --principal ID [--json]
-  tether capsule history <a-leg> --principal ID
+  tether capsule show [--principal ID] [--json] <a-leg>
+  tether capsule history [--principal ID] <a-leg>
   tether capsule purge --principal ID [<a-leg>]
 
 These commands read the configured store (--config / TETHER_CONFIG / TETHER_STORE).
@@ -79,8 +79,23 @@ func runCapsule(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		return tw.Flush()
 	case "show", "history":
-		if aLeg == "" || *principal == "" {
-			return fmt.Errorf("%w: capsule %s needs <a-leg> and --principal", errUsage, sub)
+		if aLeg == "" {
+			return fmt.Errorf("%w: capsule %s needs <a-leg>", errUsage, sub)
+		}
+		if *principal == "" {
+			// A-leg ids are unique across principals: find its owner.
+			heads, err := st.ListCapsules(ctx, "")
+			if err != nil {
+				return err
+			}
+			for _, h := range heads {
+				if h.ALeg == aLeg {
+					*principal = h.Principal
+				}
+			}
+			if *principal == "" {
+				return fmt.Errorf("no capsule for a-leg %s", aLeg)
+			}
 		}
 		limit := 1
 		if sub == "history" {

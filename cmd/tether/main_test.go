@@ -58,7 +58,7 @@ func TestCapsuleCommands(t *testing.T) {
 	f := strings.Fields(lines[1])
 	principal, aLeg := f[0], f[1]
 	out.Reset()
-	if err := run(context.Background(), []string{"capsule", "show", "--principal", principal, aLeg}, getenv, &out, &errb); err != nil {
+	if err := run(context.Background(), []string{"capsule", "show", aLeg}, getenv, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ACCEPTED PLAN", "use PostgreSQL, not MongoDB", "superseded by"} {
