@@ -1,0 +1,95 @@
+package preserve
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/session"
+)
+
+func apply(t *testing.T, c *capsule.Capsule, tx string, ops ...capsule.Op) *capsule.Capsule {
+	t.Helper()
+	d := capsule.Delta{FromTurn: 0, ToTurn: int(Ordinal(3, 100))}
+	for _, op := range ops {
+		d.UserTurns = append(d.UserTurns, op.Turn)
+	}
+	next, err := capsule.Apply(c, ops, d, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+func TestNeedsReinjection(t *testing.T) {
+	// Epoch 1: D1 was decided before the compaction, D2 is a late result
+	// for a pre-compaction turn, D3 was decided in the new epoch.
+	atCompaction := apply(t, nil, "t1", capsule.Op{Op: capsule.OpAddDecision, Statement: "use PostgreSQL", Turn: int(Ordinal(0, 1))})
+	late := apply(t, atCompaction, "t2", capsule.Op{Op: capsule.OpAddDecision, Statement: "never change the public API", Turn: int(Ordinal(0, 5))})
+	newer := apply(t, atCompaction, "t3", capsule.Op{Op: capsule.OpAddDecision, Statement: "use Redis", Turn: int(Ordinal(1, 3))})
+	summary := "Summary: working on it.\n" + capsule.Render(atCompaction)
+	hist := func(texts ...string) []dialect.Message {
+		var m []dialect.Message
+		for _, s := range texts {
+			m = append(m, dialect.Message{Role: "user", Text: s})
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		cur    *capsule.Capsule
+		msgs   []dialect.Message
+		policy string
+		event  session.Event
+		want   bool
+	}{
+		{"history carries the current block", atCompaction, hist(summary, "next"), "every_turn", session.EventEpoch, false},
+		{"opaque compaction: no block in history", atCompaction, hist("next"), "every_turn", session.EventContinue, true},
+		{"late result missing from the carried block", late, hist(summary, "next"), "every_turn", session.EventEpoch, true},
+		{"only new-epoch facts differ", newer, hist(summary, "next"), "every_turn", session.EventContinue, false},
+		{"first_turn policy, later turn", atCompaction, hist("next"), "first_turn", session.EventContinue, false},
+		{"first_turn policy, first turn", atCompaction, hist("next"), "first_turn", session.EventEpoch, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &turn{pol: Policy{Reinjection: tc.policy}, ref: session.Ref{Epoch: 1, Event: tc.event}}
+			if got := tr.needsReinjection(tc.cur, tc.msgs); got != tc.want {
+				t.Errorf("needsReinjection = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWithoutCompactionPrompt(t *testing.T) {
+	claude := []dialect.Message{{Role: "user", Text: "Decision: use Go."}, {Role: "assistant", Text: "ok"},
+		{Role: "user", Text: "Thanks.\nCRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n- never do X"}}
+	got := withoutCompactionPrompt(claude)
+	if len(got) != 3 || got[2].Text != "Thanks." {
+		t.Errorf("claude: last message %q, want the user's own text only", got[2].Text)
+	}
+	if claude[2].Text == "Thanks." {
+		t.Errorf("input slice was modified")
+	}
+	codex := []dialect.Message{{Role: "user", Text: "Decision: use Go."}, {Role: "user", Text: "You are performing a CONTEXT CHECKPOINT COMPACTION."}}
+	if got := withoutCompactionPrompt(codex); len(got) != 1 {
+		t.Errorf("codex: %d messages left, want the prompt dropped", len(got))
+	}
+}
+
+func TestFilterOpsHonoursPreserveSettings(t *testing.T) {
+	yes, no := true, false
+	p := config.Preserve{Plan: &yes, UserDecisions: &yes, Constraints: &no, Rationale: &no, RejectedAlternatives: &yes}
+	ops := []capsule.Op{
+		{Op: capsule.OpAddDecision, Statement: "a", Rationale: "because"},
+		{Op: capsule.OpAddConstraint, Text: "b"},
+		{Op: capsule.OpRejectAlternative, Text: "c", Reason: "r"},
+	}
+	got := filterOps(ops, p)
+	if len(got) != 2 || got[0].Rationale != "" || got[1].Reason != "" {
+		t.Errorf("filterOps = %+v", got)
+	}
+	if !strings.Contains(ops[0].Rationale, "because") {
+		t.Errorf("input ops were modified")
+	}
+}
