@@ -30,12 +30,18 @@ type samples struct {
 	total   []time.Duration // whole request, until the last body byte
 	ttfb    []time.Duration // until the first body byte
 	elapsed time.Duration   // wall time of the measurement
+	errors  int             // requests that failed or got a wrong answer
+	lastErr error
 }
 
 func (s *samples) add(o samples) {
 	s.total = append(s.total, o.total...)
 	s.ttfb = append(s.ttfb, o.ttfb...)
 	s.elapsed += o.elapsed
+	s.errors += o.errors
+	if o.lastErr != nil {
+		s.lastErr = o.lastErr
+	}
 }
 
 var errWrongAnswer = errors.New("wrong answer")
@@ -79,19 +85,17 @@ func one(ctx context.Context, c *http.Client, url string, body []byte, want int,
 }
 
 // measure drives url with conc concurrent clients for d or max requests,
-// whichever comes first.
+// whichever comes first. A failed request is counted, not sampled; more
+// than 1% of failures fails the measurement.
 func measure(ctx context.Context, c *http.Client, url string, stream bool, conc int, d time.Duration, max int) (samples, error) {
 	body := requestBody(stream)
 	want := answerLen(stream)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	deadline := time.Now().Add(d)
 	var (
-		issued   atomic.Int64
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		out      samples
-		firstErr error
+		issued atomic.Int64
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		out    samples
 	)
 	start := time.Now()
 	for range conc {
@@ -104,44 +108,39 @@ func measure(ctx context.Context, c *http.Client, url string, stream bool, conc 
 			for ctx.Err() == nil && time.Now().Before(deadline) && issued.Add(1) <= int64(max) {
 				ttfb, total, err := one(ctx, c, url, body, want, buf)
 				if err != nil {
-					mu.Lock()
-					if firstErr == nil && ctx.Err() == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-					return
+					local.errors++
+					local.lastErr = err
+					continue
 				}
 				local.total = append(local.total, total)
 				local.ttfb = append(local.ttfb, ttfb)
 			}
 			mu.Lock()
-			out.total = append(out.total, local.total...)
-			out.ttfb = append(out.ttfb, local.ttfb...)
+			out.add(local)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	out.elapsed = time.Since(start)
-	if firstErr != nil {
-		return out, firstErr
-	}
-	if err := ctx.Err(); err != nil && len(out.total) == 0 {
+	if err := ctx.Err(); err != nil {
 		return out, err
+	}
+	if out.errors*100 > len(out.total)+out.errors {
+		return out, fmt.Errorf("%d of %d requests failed, last: %w", out.errors, len(out.total)+out.errors, out.lastErr)
 	}
 	return out, nil
 }
 
 // stats summarises pooled samples.
 type stats struct {
-	n                int
+	n, errors        int
 	rps              float64
 	p50, p99         time.Duration
 	ttfbP50, ttfbP99 time.Duration
 }
 
 func summarise(s samples) stats {
-	st := stats{n: len(s.total)}
+	st := stats{n: len(s.total), errors: s.errors}
 	if st.n == 0 {
 		return st
 	}

@@ -115,7 +115,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 						results[k] = &samples{}
 					}
 					results[k].add(m)
-					fmt.Fprintf(stderr, "round %d stream=%-5v c=%-3d %-22s %6d requests\n", round+1, stream, conc, t.name, len(m.total))
+					fmt.Fprintf(stderr, "round %d stream=%-5v c=%-3d %-26s %6d requests", round+1, stream, conc, t.name, len(m.total))
+					if m.errors > 0 {
+						fmt.Fprintf(stderr, ", %d failed (last: %v)", m.errors, m.lastErr)
+					}
+					fmt.Fprintln(stderr)
 				}
 			}
 		}
@@ -150,8 +154,8 @@ func report(w io.Writer, s settings, names []string, res map[cell]*samples, took
 	}
 	fmt.Fprintf(w, ".\nRun: %d round(s) × %s per target and cell (after %s warm-up), %s in all.\n\n", s.rounds, s.duration, s.warmup, took.Round(time.Second))
 
-	fmt.Fprintln(w, "| mode | clients | target | req/s | p50 | p99 | TTFB p50 | TTFB p99 | requests |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| mode | clients | target | req/s | p50 | p99 | TTFB p50 | TTFB p99 | requests | errors |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, stream := range s.streams {
 		for _, conc := range s.concurrency {
 			for _, n := range names {
@@ -160,8 +164,8 @@ func report(w io.Writer, s settings, names []string, res map[cell]*samples, took
 				if !stream {
 					ttfb50, ttfb99 = "–", "–"
 				}
-				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %s | %s | %s | %d |\n",
-					modeName(stream), conc, n, st.rps, ms(st.p50), ms(st.p99), ttfb50, ttfb99, st.n)
+				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %s | %s | %s | %d | %d |\n",
+					modeName(stream), conc, n, st.rps, ms(st.p50), ms(st.p99), ttfb50, ttfb99, st.n, st.errors)
 			}
 		}
 	}
