@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestFlags(t *testing.T) {
+	s, err := parseFlags([]string{"-concurrency", "2, 8", "-stream", "true", "-targets", "bare,tether"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{2, 8}, s.concurrency); diff != "" {
+		t.Errorf("concurrency (-want +got):\n%s", diff)
+	}
+	if len(s.streams) != 1 || !s.streams[0] || !s.wants("bare") || s.wants("direct") {
+		t.Errorf("streams %v, targets %v", s.streams, s.only)
+	}
+	for _, bad := range [][]string{{"-concurrency", "0"}, {"-concurrency", "x"}, {"-stream", "maybe"}, {"-rounds", "0"}} {
+		if _, err := parseFlags(bad, io.Discard); !errors.Is(err, errUsage) {
+			t.Errorf("%v: err %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	var s []time.Duration
+	for i := 1; i <= 100; i++ {
+		s = append(s, time.Duration(i))
+	}
+	if q := quantile(s, 0.5); q != 50 {
+		t.Errorf("p50 = %d, want 50", q)
+	}
+	if q := quantile(s, 0.99); q != 99 {
+		t.Errorf("p99 = %d, want 99", q)
+	}
+	if q := quantile(s[:1], 0.99); q != 1 {
+		t.Errorf("p99 of one = %d", q)
+	}
+}
+
+// A short run of every target produces the tables and checks every answer.
+func TestShortRun(t *testing.T) {
+	var out bytes.Buffer
+	err := run(t.Context(), []string{"-duration", "100ms", "-warmup", "20ms", "-rounds", "1", "-concurrency", "1,4"}, &out, io.Discard)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{
+		"| non-stream (JSON) | 4 | bare ReverseProxy |",
+		"| stream (SSE, 20 events) | 1 | Tether (no hooks) |",
+		"| stream (SSE, 20 events) | 1 | Tether (production hooks) | added p50 ≤ 100 µs |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "| 0 | 0 |") {
+		t.Errorf("a cell completed no request:\n%s", out.String())
+	}
+}
