@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -56,7 +55,7 @@ type Provider struct {
 	Timeout time.Duration     `yaml:"timeout"` // whole-call bound; default 10m
 }
 
-// Route maps a model name pattern (path.Match syntax) to a provider.
+// Route maps a model name pattern ("*" any characters, "?" one) to a provider.
 type Route struct {
 	Match    string `yaml:"match"`
 	Provider string `yaml:"provider"`
@@ -308,8 +307,8 @@ func (c *Config) Validate() error {
 	}
 	for i, r := range c.Routes {
 		f := fmt.Sprintf("routes[%d]", i)
-		if _, err := path.Match(r.Match, ""); err != nil || r.Match == "" {
-			bad(f+".match", "must be a model name pattern like \"gpt-*\" or \"*\" (got %q)", r.Match)
+		if r.Match == "" {
+			bad(f+".match", "must be a model name pattern like \"gpt-*\" or \"*\" (* matches any characters, / included)")
 		}
 		if !names[r.Provider] {
 			bad(f+".provider", "names no provider (got %q); define it under providers", r.Provider)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path"
 	"strings"
 	"time"
 
@@ -45,7 +44,7 @@ func (r *Router) Route(family, model string) (Target, error) {
 		if !ok || p.Dialect != family {
 			continue
 		}
-		if m, _ := path.Match(rt.Match, model); m {
+		if Match(rt.Match, model) {
 			up := model
 			if rt.Model != "" {
 				up = rt.Model
@@ -54,6 +53,35 @@ func (r *Router) Route(family, model string) (Target, error) {
 		}
 	}
 	return Target{}, fmt.Errorf("%w for model %q in the %s dialect; add a route whose match covers it", ErrNoRoute, model, family)
+}
+
+// Match reports whether model matches pattern, where "*" matches any run of
+// characters (model names may contain "/", as in "org/model") and "?" any
+// one character; other characters match themselves.
+func Match(pattern, model string) bool {
+	p, m := []rune(pattern), []rune(model)
+	// Iterative glob with backtracking to the last star.
+	pi, mi, star, mark := 0, 0, -1, 0
+	for mi < len(m) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == m[mi]):
+			pi++
+			mi++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, mi
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			mi = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
 }
 
 // Client performs B-legs.
