@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		}
 		pool := extract.NewPool(extract.PoolOptions{
 			Workers: ex.Workers, MaxPending: ex.MaxPendingJobs, Timeout: ex.Timeout, MaxInputTokens: ex.MaxInputTokens,
-			Caller: caller, Route: route, Provider: prov.Name, Model: model, Family: prov.Dialect, Apply: a.Engine.ApplyOps,
+			Caller: caller, Route: route, Provider: prov.Name, Model: model, Family: prov.Dialect, Apply: a.Engine.ApplyOps, Load: a.Engine.LoadForJob,
 			MaxOutputTokens: ex.MaxOutputTokens,
 			Admission:       a.Ledger, Registerer: poolReg, Logger: logger, Now: opt.Now,
 		})

@@ -111,7 +111,7 @@ func extractorOps(body []byte) string {
 	for _, m := range capsuleItem.FindAllStringSubmatch(text, -1) {
 		active[m[1]] = m[2]
 	}
-	var ops []map[string]any
+	ops := []map[string]any{}
 	for _, m := range userLine.FindAllStringSubmatch(text, -1) {
 		turn := 0
 		fmt.Sscan(m[1], &turn)

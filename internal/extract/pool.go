@@ -74,6 +74,11 @@ type PoolOptions struct {
 	// ledger. Route is also the metrics route label.
 	Route, Provider, Model, Family string
 	Apply                          ApplyFunc
+	// Load, when set, reads the A-leg's current capsule when a job starts,
+	// so a job that waited behind another works on the newest revision
+	// (with the ids the earlier job created) rather than the one current
+	// when it was queued.
+	Load func(ctx context.Context, job Job) (*capsule.Capsule, error)
 	// Admission reserves and settles every call; nil means no accounting
 	// (tests only).
 	Admission  Admission
@@ -437,6 +442,11 @@ func (p *Pool) run(ctx context.Context, t *task) {
 	p.m.inflight.Inc()
 	defer p.m.inflight.Dec()
 
+	if p.opt.Load != nil {
+		if cur, err := p.opt.Load(ctx, job); err == nil && cur != nil && (job.Prev == nil || cur.Revision >= job.Prev.Revision) {
+			job.Prev = cur
+		}
+	}
 	budget := p.opt.MaxInputTokens - capsule.EstimateTokens(p.prompt)
 	in := prepare(job.Prev, job.Messages, t.ords, max(budget, 1))
 	p.m.inputToks.Observe(float64(in.Tokens))

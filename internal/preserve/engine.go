@@ -630,6 +630,12 @@ func digestJSON(v any) string {
 	return hex.EncodeToString(s[:8])
 }
 
+// LoadForJob returns the A-leg's current capsule for an extraction job that
+// is about to run (extract.PoolOptions.Load).
+func (e *Engine) LoadForJob(ctx context.Context, job extract.Job) (*capsule.Capsule, error) {
+	return e.get(ctx, job.Principal, job.ALeg)
+}
+
 // Capsule returns the current capsule of an A-leg (nil when none), for the
 // operator CLI and tests.
 func (e *Engine) Capsule(ctx context.Context, principal, aLeg string) (*capsule.Capsule, error) {
