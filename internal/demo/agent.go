@@ -61,6 +61,14 @@ type toolUse struct {
 	input    json.RawMessage
 }
 
+// Fork returns an independent copy of the agent with the same history: the
+// user rewinding or branching the conversation from here.
+func (a *Agent) Fork() *Agent {
+	b := *a
+	b.history = append([]json.RawMessage(nil), a.history...)
+	return &b
+}
+
 // Say sends one user turn and follows tool calls until the model answers
 // with text. It returns the final assistant text.
 func (a *Agent) Say(ctx context.Context, text string) (string, error) {

@@ -286,7 +286,17 @@ func (t *turn) load(ctx context.Context) (*capsule.Capsule, error) {
 	}
 	if t.ref.Event == session.EventFork && t.pol.CopyOnFork && t.ref.ParentALeg != "" {
 		if inherited := t.e.forkCopy(ctx, t.x.Principal.ID, t.ref); inherited != nil {
-			return inherited, nil
+			// Persist the copy as the branch's first revision so later
+			// updates (harvest, extraction) build on it.
+			next, err := t.e.update(ctx, t.x.Principal.ID, t.ref, func(c *capsule.Capsule) (*capsule.Capsule, error) {
+				if c.Revision > 0 {
+					return nil, capsule.ErrAlreadyApplied // the branch already has state
+				}
+				return inherited, nil
+			})
+			if err == nil && next != nil {
+				return next, nil
+			}
 		}
 	}
 	return capsule.New(t.ref.Session, t.ref.ALeg), nil
@@ -490,7 +500,7 @@ func (e *Engine) forkCopy(ctx context.Context, principal string, ref session.Ref
 		if err != nil {
 			continue
 		}
-		if int64(c.Watermark.Turn) <= ref.ForkOrdinal {
+		if int64(c.Watermark.Turn) <= ref.ForkOrdinal && latestTurn(c) <= ref.ForkOrdinal {
 			c.Session, c.ALeg, c.Revision = ref.Session, ref.ALeg, 0
 			c.Applied = nil
 			e.m.lineage.WithLabelValues("fork_copied").Inc()
@@ -498,6 +508,28 @@ func (e *Engine) forkCopy(ctx context.Context, principal string, ref session.Ref
 		}
 	}
 	return nil
+}
+
+// latestTurn is the newest transcript position any fact of c comes from:
+// a revision whose facts all predate a fork point is state the fork shares.
+func latestTurn(c *capsule.Capsule) int64 {
+	m := 0
+	if p := c.LatestPlan; p != nil {
+		m = max(m, p.SourceTurn)
+	}
+	for _, d := range c.Decisions {
+		m = max(m, d.SourceTurn, d.ClosedTurn)
+	}
+	for _, x := range c.Constraints {
+		m = max(m, x.SourceTurn, x.ClosedTurn)
+	}
+	for _, r := range c.Rejected {
+		m = max(m, r.SourceTurn)
+	}
+	for _, q := range c.OpenQuestions {
+		m = max(m, q.SourceTurn, q.ClosedTurn)
+	}
+	return int64(m)
 }
 
 // update applies fn to the current capsule with compare-and-swap, retrying

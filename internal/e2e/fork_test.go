@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// A fork never sees what the other branch decided after the fork point. By
+// default it starts with an empty capsule (its own visible history, which
+// includes the pre-fork turns, is extracted afresh); with copy_on_fork it
+// inherits the parent's state as of the fork point and extracts only what is
+// new on the branch.
+func TestFork_StateNeverCrossesBranches(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		copyOnFork bool
+	}{{"default", false}, {"copy_on_fork", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := continuityYAML
+			if tc.copyOnFork {
+				yaml += "  copy_on_fork: true\n"
+			}
+			e := newEnv(t, envOptions{yaml: yaml})
+			a := e.agent("fork-session")
+			say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
+			b := a.Fork()
+			say(t, a, "Decision: use Redis for the cache.", "Thanks.")
+			say(t, b, "Decision: use Kafka for events.", "Thanks.")
+			compact(t, b)
+			say(t, b, "Continue.")
+			blk := block(e.lastPrimary())
+			if !strings.Contains(blk, "Kafka") {
+				t.Fatalf("the branch's own decision is missing:\n%s", blk)
+			}
+			if strings.Contains(blk, "Redis") {
+				t.Errorf("the other branch's post-fork decision leaked into this one:\n%s", blk)
+			}
+			if !strings.Contains(blk, "PostgreSQL") {
+				t.Errorf("the pre-fork decision, part of this branch's history, is missing:\n%s", blk)
+			}
+			if n := strings.Count(blk, "PostgreSQL"); n > 1 {
+				t.Errorf("the pre-fork decision appears %d times", n)
+			}
+			// With copy_on_fork the branch's extraction covers only what is
+			// new on it; without, its whole history is read afresh.
+			reread := false
+			for _, r := range e.extractorCalls() {
+				body := string(r.Body)
+				if strings.Contains(body, "Kafka") && strings.Contains(body, "user] Decision: use PostgreSQL") {
+					reread = true
+				}
+			}
+			if reread == tc.copyOnFork {
+				t.Errorf("branch extraction re-read the pre-fork turns = %v, want %v", reread, !tc.copyOnFork)
+			}
+			// The original branch keeps its own state.
+			compact(t, a)
+			say(t, a, "Continue.")
+			ablk := block(e.lastPrimary())
+			if !strings.Contains(ablk, "Redis") || !strings.Contains(ablk, "PostgreSQL") || strings.Contains(ablk, "Kafka") {
+				t.Errorf("original branch state wrong:\n%s", ablk)
+			}
+		})
+	}
+}
