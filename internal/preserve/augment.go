@@ -96,22 +96,54 @@ func (h *summaryHook) Finish(x *server.Exchange, o server.Outcome) {
 	}
 }
 
-// commitHook records the turn's lineage as soon as the provider accepted it,
-// before the answer is relayed: the client's next turn may arrive the moment
-// the answer ends, and it must find this turn's lineage.
+// commitHook records the turn's lineage once the provider accepted it. The
+// store write runs alongside the relayed answer (it does not delay the first
+// byte) and is joined before the answer's last event reaches the client: the
+// client's next turn may arrive the moment the answer ends, and it must find
+// this turn's lineage.
 type commitHook struct {
 	server.NopResponseHook
-	e   *Engine
-	ref session.Ref
+	e    *Engine
+	ref  session.Ref
+	done chan struct{}
 }
 
 func (h *commitHook) Opened(x *server.Exchange, status int) {
 	if status != 200 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := h.e.opt.Resolver.Commit(ctx, h.ref, x.View); err != nil {
-		h.e.m.failures.WithLabelValues("commit").Inc()
+	h.done = make(chan struct{})
+	go func() {
+		defer close(h.done)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.e.opt.Resolver.Commit(ctx, h.ref, x.View); err != nil {
+			h.e.m.failures.WithLabelValues("commit").Inc()
+		}
+	}()
+}
+
+// wait joins the commit, bounded so a stuck store never holds an answer.
+func (h *commitHook) wait() {
+	if h.done == nil {
+		return
+	}
+	select {
+	case <-h.done:
+	case <-time.After(5 * time.Second):
 	}
 }
+
+func (h *commitHook) EditBody(_ *server.Exchange, body []byte) []byte {
+	h.wait()
+	return body
+}
+
+func (h *commitHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialect.Event {
+	if dialect.IsTerminal(x.Dialect, ev) {
+		h.wait()
+	}
+	return []dialect.Event{ev}
+}
+
+func (h *commitHook) Finish(*server.Exchange, server.Outcome) { h.wait() }
