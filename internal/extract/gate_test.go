@@ -42,6 +42,7 @@ func TestGate(t *testing.T) {
 		{"decision in user turn", nil, []dialect.Message{user("Let's use PostgreSQL, not MongoDB.")}, true, ReasonUserCue},
 		{"constraint", nil, []dialect.Message{user("never touch the public API")}, true, ReasonUserCue},
 		{"correction opening with no", nil, []dialect.Message{user("no, the other file")}, true, ReasonUserCue},
+		{"rejection", nil, []dialect.Message{user("Rejected: MongoDB — we need transactions.")}, true, ReasonUserCue},
 		{"switch", nil, []dialect.Message{user("switch to plan B because the deadline moved")}, true, ReasonUserCue},
 		{"approval", nil, []dialect.Message{user("sounds good, proceed")}, true, ReasonUserCue},
 		{"codex update_plan call", nil, []dialect.Message{toolCall("update_plan", `{"plan":[{"step":"a","status":"pending"}]}`)}, true, ReasonPlanTool},
