@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/demo"
+	"github.com/tether-dev/tether/internal/extract"
+	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/internal/store/memstore"
+)
+
+// barrierExtractor wraps the scripted model: every extractor request is
+// announced on started (non-blocking) and then answered by hold, which may
+// delay or block it.
+func barrierExtractor(started chan<- string, hold func(r *fakemodel.Request, rep fakemodel.Reply) fakemodel.Reply) fakemodel.Responder {
+	base := demo.Model()
+	return func(r *fakemodel.Request) fakemodel.Reply {
+		rep := base(r)
+		if r.Model() != demo.ExtractorModel {
+			return rep
+		}
+		select {
+		case started <- string(r.Body):
+		default:
+		}
+		return hold(r, rep)
+	}
+}
+
+// barrierStore signals on landed once a capsule revision containing want
+// has been written.
+type barrierStore struct {
+	store.Store
+	want   string
+	landed chan struct{}
+	once   sync.Once
+}
+
+func (s *barrierStore) PutCapsule(ctx context.Context, rec store.CapsuleRecord, expect int64) error {
+	err := s.Store.PutCapsule(ctx, rec, expect)
+	if err == nil && bytes.Contains(rec.Data, []byte(s.want)) {
+		s.once.Do(func() { close(s.landed) })
+	}
+	return err
+}
+
+// The compaction request joins the extraction still in flight for the turn
+// just before it: the model summarises with the decision already in the
+// continuity block.
+func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
+	t.Run("joined", func(t *testing.T) {
+		started := make(chan string, 1)
+		e := newEnv(t, envOptions{yaml: continuityYAML, responder: barrierExtractor(started,
+			func(_ *fakemodel.Request, rep fakemodel.Reply) fakemodel.Reply {
+				rep.Delay = 400 * time.Millisecond
+				return rep
+			})})
+		a := e.agent("ac16-joined")
+		say(t, a, "Decision: use PostgreSQL, not MongoDB, because we need transactions.")
+		<-started // the extraction is in flight (and answers in 400ms)
+		compact(t, a)
+		b := block(e.lastPrimary())
+		if !strings.Contains(b, "use PostgreSQL, not MongoDB") {
+			t.Fatalf("the compaction request does not carry the decision being extracted:\n%s", b)
+		}
+		if !strings.Contains(a.Shown, "use PostgreSQL, not MongoDB") {
+			t.Errorf("the summary the agent kept lacks the decision:\n%s", a.Shown)
+		}
+		if got := accountingMetric(t, e, `tether_preserve_barrier_total{outcome="joined"}`); got < 1 {
+			t.Errorf(`tether_preserve_barrier_total{outcome="joined"} = %v, want ≥ 1`, got)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		started := make(chan string, 1)
+		release := make(chan struct{})
+		var releaseOnce sync.Once
+		free := func() { releaseOnce.Do(func() { close(release) }) }
+		st := &barrierStore{Store: memstore.New(memstore.Options{}), want: "use PostgreSQL, not MongoDB", landed: make(chan struct{})}
+		yaml := strings.Replace(continuityYAML, "barrier_timeout: 5s", "barrier_timeout: 200ms", 1)
+		e := newEnv(t, envOptions{yaml: yaml, store: st, responder: barrierExtractor(started,
+			func(_ *fakemodel.Request, rep fakemodel.Reply) fakemodel.Reply {
+				// A slow extractor: it answers once the test lets it, at
+				// the latest after 2s.
+				select {
+				case <-release:
+				case <-time.After(2 * time.Second):
+				}
+				return rep
+			})})
+		t.Cleanup(free) // runs before the model shuts down
+		a := e.agent("ac16-timeout")
+		say(t, a, "Decision: use PostgreSQL, not MongoDB, because we need transactions.")
+		<-started
+		before := accountingMetric(t, e, `tether_preserve_barrier_total{outcome="timeout"}`)
+		t0 := time.Now()
+		compact(t, a)
+		if d := time.Since(t0); d >= 1500*time.Millisecond {
+			t.Errorf("the compaction took %v: it waited for the slow extractor instead of 200ms", d)
+		}
+		if strings.Contains(block(e.lastPrimary()), "use PostgreSQL, not MongoDB") {
+			t.Fatalf("the decision reached the compaction although the extractor had not answered")
+		}
+		if got := accountingMetric(t, e, `tether_preserve_barrier_total{outcome="timeout"}`); got != before+1 {
+			t.Errorf(`tether_preserve_barrier_total{outcome="timeout"} = %v, want %v`, got, before+1)
+		}
+		// The late result lands; the next turn carries it as proxy context.
+		free()
+		select {
+		case <-st.landed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the late extraction result never reached the capsule")
+		}
+		say(t, a, "Continue.")
+		last := e.lastPrimary()
+		if b := block(last); !strings.Contains(b, "use PostgreSQL, not MongoDB") {
+			t.Fatalf("the turn after the late result does not carry the decision:\n%s", b)
+		}
+		if !strings.Contains(last, "context kept by the proxy") {
+			t.Errorf("the late decision was not reinjected as proxy context")
+		}
+		if n := strings.Count(last, "<continuity-capsule"); n != 1 {
+			t.Errorf("the model was shown %d blocks, want 1", n)
+		}
+	})
+}
+
+// barrierSession runs a session whose capsule holds a Memcached decision
+// and returns its agent, the A-leg's principal and the capsule.
+func barrierSession(t *testing.T, e *env) (a *demo.Agent, principal string, c *capsule.Capsule) {
+	t.Helper()
+	a = e.agent("ac22-session")
+	say(t, a, "Decision: use Memcached for the cache.")
+	compact(t, a) // joins the extraction
+	caps, err := e.store.ListCapsules(context.Background(), "")
+	if err != nil || len(caps) != 1 {
+		t.Fatalf("want one capsule, got %d (%v)", len(caps), err)
+	}
+	c, err = e.app.Engine.Capsule(context.Background(), caps[0].Principal, caps[0].ALeg)
+	if err != nil || c == nil || len(c.Decisions) != 1 {
+		t.Fatalf("capsule after the first decision: %+v (%v)", c, err)
+	}
+	return a, caps[0].Principal, c
+}
+
+// Two extraction results for one A-leg complete out of order: the job for
+// the later delta (which supersedes Memcached with Redis) lands first, the
+// job for the earlier delta (which re-adds Memcached) lands second. The
+// pool runs one job per A-leg at a time, so the late arrival is driven
+// through the same apply path the workers use. The older result is rejected
+// as stale and the capsule keeps Redis active.
+func TestAC22_OlderExtractionCannotOverwriteNewerDecision(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: continuityYAML})
+	a, principal, c := barrierSession(t, e)
+	mem := c.Decisions[0]
+	wm := c.Watermark.Turn
+	ctx := context.Background()
+
+	// Older job: transcript turns wm+1..wm+2, user turn wm+1 re-states Memcached.
+	older := extract.Job{Principal: principal, Session: c.Session, ALeg: c.ALeg, Ordinal: int64(wm + 2), FirstTurn: wm + 1, Prev: c}
+	olderOps := []capsule.Op{{Op: capsule.OpAddDecision, Statement: "use Memcached for the session store", Turn: wm + 1}}
+	olderDelta := capsule.Delta{FromTurn: wm + 1, ToTurn: wm + 2, UserTurns: []int{wm + 1}}
+	// Newer job: turns wm+1..wm+4, user turn wm+3 switches to Redis.
+	newer := extract.Job{Principal: principal, Session: c.Session, ALeg: c.ALeg, Ordinal: int64(wm + 4), FirstTurn: wm + 1, Prev: c}
+	newerOps := []capsule.Op{{Op: capsule.OpSupersedeDecision, ID: mem.ID, Statement: "Use Redis for the cache (instead of Memcached)", Turn: wm + 3}}
+	newerDelta := capsule.Delta{FromTurn: wm + 1, ToTurn: wm + 4, UserTurns: []int{wm + 1, wm + 3}}
+
+	staleBefore := accountingMetric(t, e, "tether_capsule_stale_rejections_total")
+	if err := e.app.Engine.ApplyOps(ctx, newer, newerOps, newerDelta); err != nil {
+		t.Fatalf("newer result: %v", err)
+	}
+	err := e.app.Engine.ApplyOps(ctx, older, olderOps, olderDelta)
+	if !errors.Is(err, capsule.ErrStale) {
+		t.Fatalf("older result applied after the newer one: err = %v, want ErrStale", err)
+	}
+	if got := accountingMetric(t, e, "tether_capsule_stale_rejections_total"); got != staleBefore+1 {
+		t.Errorf("tether_capsule_stale_rejections_total = %v, want %v", got, staleBefore+1)
+	}
+
+	final, err := e.app.Engine.Capsule(ctx, principal, c.ALeg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var active []string
+	for _, d := range final.Decisions {
+		switch {
+		case d.Status == capsule.StatusActive:
+			active = append(active, d.Statement)
+		case d.ID == mem.ID && d.Status != capsule.StatusSuperseded:
+			t.Errorf("Memcached decision is %q, want superseded", d.Status)
+		}
+	}
+	if len(active) != 1 || !strings.Contains(active[0], "Redis") {
+		t.Errorf("active decisions %q, want only the Redis one", active)
+	}
+
+	// What the model is shown after the next compaction agrees.
+	say(t, a, "Continue.")
+	compact(t, a)
+	say(t, a, "Continue.")
+	b := block(e.lastPrimary())
+	if !strings.Contains(b, "- D2: Use Redis for the cache") || strings.Contains(b, "use Memcached for the session store") {
+		t.Errorf("the model is not shown Redis as the active choice:\n%s", b)
+	}
+}
