@@ -558,7 +558,9 @@ func (e *Engine) update(ctx context.Context, principal string, ref session.Ref, 
 		next.Revision = base + 1
 		if pol.MaxTokens > 0 {
 			var dropped int
-			next, dropped = capsule.Bound(next, pol.MaxTokens)
+			// The block the model gets also carries the ref="…" epoch
+			// token (see block); the budget covers it.
+			next, dropped = capsule.Bound(next, pol.MaxTokens-capsule.EstimateTokens(` ref="`+e.opt.Resolver.EpochToken(ref)+`"`))
 			e.m.dropped.Add(float64(dropped))
 		}
 		data, err := capsule.Encode(next)
