@@ -186,7 +186,10 @@ func (t *turn) main(ctx context.Context) error {
 	if ref.Event == session.EventEpoch {
 		// First turn after a compaction: join any extraction still covering
 		// the previous epoch so this turn does not race ahead of it.
-		if t.barrier(ctx, 1<<62) {
+		// Reload also when nothing was in flight: a job that finished
+		// between the load above and the barrier has written a newer
+		// revision already.
+		if waited := t.barrier(ctx, 1<<62); waited || t.pol.Extractor != nil {
 			if cur, err = t.load(ctx); err != nil {
 				return err
 			}
@@ -224,7 +227,9 @@ func (t *turn) compaction(ctx context.Context) error {
 		t.offer(cur, msgs)
 		waitFor = t.ref.Ordinal
 	}
-	if t.barrier(ctx, waitFor) {
+	// Reload also when nothing was in flight: a job that finished between
+	// the load above and the barrier has written a newer revision already.
+	if waited := t.barrier(ctx, waitFor); waited || t.pol.Extractor != nil {
 		if cur, err = t.load(ctx); err != nil {
 			return err
 		}
