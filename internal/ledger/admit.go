@@ -41,6 +41,14 @@ func EstimateTokens(body []byte, defaultOutput int64) (total, output int64) {
 // and a refusal wraps both ErrBudgetExceeded and server.ErrBudgetExceeded so
 // the server answers 429 in the caller's dialect.
 func (l *Ledger) Admit(ctx context.Context, x *server.Exchange) (func(server.Outcome), error) {
+	if x.Internal {
+		// Tether's own extractor call routed back through the proxy (its
+		// marker was verified): the extraction pool has already reserved
+		// it against the originating principal and records it when it
+		// ends. Charging it here too would bill it twice, the second time
+		// to whatever principal the extractor provider's key maps to.
+		return func(server.Outcome) {}, nil
+	}
 	kind := Kind(x.Kind)
 	if kind == "" {
 		kind = KindPrimary
