@@ -113,9 +113,37 @@ func accountingAgent(e *env, session, key string) *demo.Agent {
 	return a
 }
 
-// accountingUsage GETs a usage report with the given key and decodes it.
+// accountingSettled waits until every call the model received has its
+// ledger entry. The proxy settles a call once the client has had the last
+// byte of the answer, so a client's next request may overtake the settle
+// by a moment; this bounded wait absorbs that and nothing else.
+func accountingSettled(t *testing.T, e *env) []store.LedgerEntry {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := e.app.Ledger.Flush(context.Background()); err != nil {
+			t.Fatalf("flush ledger: %v", err)
+		}
+		es, err := e.store.LedgerEntries(context.Background(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(e.fake.Requests())
+		if len(es) >= n {
+			return es
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d ledger entries for %d calls the model received", len(es), n)
+		}
+		<-time.After(2 * time.Millisecond)
+	}
+}
+
+// accountingUsage GETs a usage report with the given key and decodes it,
+// once every call so far is settled.
 func accountingUsage(t *testing.T, e *env, path, key string) ledger.UsageReport {
 	t.Helper()
+	accountingSettled(t, e)
 	req, err := http.NewRequest(http.MethodGet, e.url+path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -137,16 +165,11 @@ func accountingUsage(t *testing.T, e *env, path, key string) ledger.UsageReport 
 	return rep
 }
 
-// accountingEntries flushes the ledger and returns every entry, oldest first.
+// accountingEntries returns every ledger entry, oldest first, once every
+// call so far is settled.
 func accountingEntries(t *testing.T, e *env) []store.LedgerEntry {
 	t.Helper()
-	if err := e.app.Ledger.Flush(context.Background()); err != nil {
-		t.Fatalf("flush ledger: %v", err)
-	}
-	es, err := e.store.LedgerEntries(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	es := accountingSettled(t, e)
 	for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
 		es[i], es[j] = es[j], es[i]
 	}

@@ -36,12 +36,53 @@ func barrierExtractor(started chan<- string, hold func(r *fakemodel.Request, rep
 }
 
 // barrierStore signals on landed once a capsule revision containing want
-// has been written.
+// has been written, and runs hook (once, when set) right after the next
+// capsule read.
 type barrierStore struct {
 	store.Store
 	want   string
 	landed chan struct{}
 	once   sync.Once
+
+	mu   sync.Mutex
+	hook func()
+}
+
+func (s *barrierStore) GetCapsule(ctx context.Context, principal, aLeg string) (store.CapsuleRecord, error) {
+	rec, err := s.Store.GetCapsule(ctx, principal, aLeg)
+	s.mu.Lock()
+	h := s.hook
+	s.hook = nil
+	s.mu.Unlock()
+	if h != nil {
+		h()
+	}
+	return rec, err
+}
+
+func (s *barrierStore) setHook(h func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hook = h
+}
+
+// barrierIdle waits (bounded) until no extraction job is running.
+func barrierIdle(t *testing.T, e *env) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		mfs, err := e.app.Registry.Gather()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "tether_extract_inflight" && mf.GetMetric()[0].GetGauge().GetValue() == 0 {
+				return
+			}
+		}
+		<-time.After(time.Millisecond)
+	}
+	t.Error("an extraction job is still running after 10s")
 }
 
 func (s *barrierStore) PutCapsule(ctx context.Context, rec store.CapsuleRecord, expect int64) error {
@@ -129,6 +170,43 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 		}
 		if n := strings.Count(last, "<continuity-capsule"); n != 1 {
 			t.Errorf("the model was shown %d blocks, want 1", n)
+		}
+	})
+
+	// The extraction finishes after the compaction read the capsule but
+	// before it reached the barrier: nothing is in flight any more, and the
+	// compaction must still use the revision the job wrote.
+	t.Run("finished before the barrier", func(t *testing.T) {
+		started := make(chan string, 1)
+		release := make(chan struct{})
+		var releaseOnce sync.Once
+		free := func() { releaseOnce.Do(func() { close(release) }) }
+		st := &barrierStore{Store: memstore.New(memstore.Options{}), want: "use PostgreSQL, not MongoDB", landed: make(chan struct{})}
+		e := newEnv(t, envOptions{yaml: continuityYAML, store: st, responder: barrierExtractor(started,
+			func(_ *fakemodel.Request, rep fakemodel.Reply) fakemodel.Reply {
+				select {
+				case <-release:
+				case <-time.After(10 * time.Second):
+				}
+				return rep
+			})})
+		t.Cleanup(free)
+		a := e.agent("ac16-finished")
+		say(t, a, "Decision: use PostgreSQL, not MongoDB, because we need transactions.")
+		<-started
+		// The compaction's first capsule read lets the extractor answer and
+		// returns once the job has written its result and stopped running.
+		st.setHook(func() {
+			free()
+			<-st.landed
+			barrierIdle(t, e)
+		})
+		compact(t, a)
+		if b := block(e.lastPrimary()); !strings.Contains(b, "use PostgreSQL, not MongoDB") {
+			t.Fatalf("the compaction used the capsule read before the extraction finished:\n%s", b)
+		}
+		if !strings.Contains(a.Shown, "use PostgreSQL, not MongoDB") {
+			t.Errorf("the summary the agent kept lacks the decision:\n%s", a.Shown)
 		}
 	})
 }
