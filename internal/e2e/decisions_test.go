@@ -165,7 +165,7 @@ func TestAC03_LaterCorrectionSupersedesEarlierDecision(t *testing.T) {
 	check(1)
 	say(t, a, decisionsFiller[5:7]...)
 	compact(t, a)
-	say(t, a, "Continue.")
+	say(t, a, "Continue with the next step.")
 	check(2)
 }
 
@@ -351,7 +351,7 @@ func TestAC05_RejectedAlternativeDoesNotReturnAsPlan(t *testing.T) {
 	check(1)
 	say(t, a, decisionsFiller[:2]...)
 	compact(t, a)
-	say(t, a, "Continue.")
+	say(t, a, "Continue with the next step.")
 	check(2)
 }
 
