@@ -34,6 +34,14 @@ func accountingStart(t testing.TB, cfg string, responder fakemodel.Responder, st
 	}
 	fake := fakemodel.Start(responder)
 	t.Cleanup(fake.Close)
+	return accountingServe(t, fake, cfg, st)
+}
+
+// accountingServe starts one more proxy in front of an already running
+// scripted model (cfg and st as for accountingStart): several replicas may
+// share one model and one store.
+func accountingServe(t testing.TB, fake *fakemodel.Server, cfg string, st store.Store) *env {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

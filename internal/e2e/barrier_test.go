@@ -3,7 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -229,63 +232,159 @@ func barrierSession(t *testing.T, e *env) (a *demo.Agent, principal string, c *c
 	return a, caps[0].Principal, c
 }
 
-// Two extraction results for one A-leg complete out of order: the job for
-// the later delta (which supersedes Memcached with Redis) lands first, the
-// job for the earlier delta (which re-adds Memcached) lands second. The
-// pool runs one job per A-leg at a time, so the late arrival is driven
-// through the same apply path the workers use. The older result is rejected
-// as stale and the capsule keeps Redis active.
-func TestAC22_OlderExtractionCannotOverwriteNewerDecision(t *testing.T) {
-	e := newEnv(t, envOptions{yaml: continuityYAML})
-	a, principal, c := barrierSession(t, e)
-	mem := c.Decisions[0]
-	wm := c.Watermark.Turn
-	ctx := context.Background()
-
-	// Older job: transcript turns wm+1..wm+2, user turn wm+1 re-states Memcached.
-	older := extract.Job{Principal: principal, Session: c.Session, ALeg: c.ALeg, Ordinal: int64(wm + 2), FirstTurn: wm + 1, Prev: c}
-	olderOps := []capsule.Op{{Op: capsule.OpAddDecision, Statement: "use Memcached for the session store", Turn: wm + 1}}
-	olderDelta := capsule.Delta{FromTurn: wm + 1, ToTurn: wm + 2, UserTurns: []int{wm + 1}}
-	// Newer job: turns wm+1..wm+4, user turn wm+3 switches to Redis.
-	newer := extract.Job{Principal: principal, Session: c.Session, ALeg: c.ALeg, Ordinal: int64(wm + 4), FirstTurn: wm + 1, Prev: c}
-	newerOps := []capsule.Op{{Op: capsule.OpSupersedeDecision, ID: mem.ID, Statement: "Use Redis for the cache (instead of Memcached)", Turn: wm + 3}}
-	newerDelta := capsule.Delta{FromTurn: wm + 1, ToTurn: wm + 4, UserTurns: []int{wm + 1, wm + 3}}
-
-	staleBefore := accountingMetric(t, e, "tether_capsule_stale_rejections_total")
-	if err := e.app.Engine.ApplyOps(ctx, newer, newerOps, newerDelta); err != nil {
-		t.Fatalf("newer result: %v", err)
-	}
-	err := e.app.Engine.ApplyOps(ctx, older, olderOps, olderDelta)
-	if !errors.Is(err, capsule.ErrStale) {
-		t.Fatalf("older result applied after the newer one: err = %v, want ErrStale", err)
-	}
-	if got := accountingMetric(t, e, "tether_capsule_stale_rejections_total"); got != staleBefore+1 {
-		t.Errorf("tether_capsule_stale_rejections_total = %v, want %v", got, staleBefore+1)
-	}
-
-	final, err := e.app.Engine.Capsule(ctx, principal, c.ALeg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var active []string
-	for _, d := range final.Decisions {
+// barrierActive returns the lines of the block's ACTIVE DECISIONS section.
+func barrierActive(blk string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(blk, "\n") {
 		switch {
-		case d.Status == capsule.StatusActive:
-			active = append(active, d.Statement)
-		case d.ID == mem.ID && d.Status != capsule.StatusSuperseded:
-			t.Errorf("Memcached decision is %q, want superseded", d.Status)
+		case strings.HasPrefix(l, "ACTIVE DECISIONS"):
+			in = true
+		case in && strings.HasPrefix(l, "- "):
+			out = append(out, l)
+		case in:
+			return out
 		}
 	}
-	if len(active) != 1 || !strings.Contains(active[0], "Redis") {
-		t.Errorf("active decisions %q, want only the Redis one", active)
-	}
+	return out
+}
 
-	// What the model is shown after the next compaction agrees.
-	say(t, a, "Continue.")
-	compact(t, a)
-	say(t, a, "Continue.")
-	b := block(e.lastPrimary())
-	if !strings.Contains(b, "- D2: Use Redis for the cache") || strings.Contains(b, "use Memcached for the session store") {
-		t.Errorf("the model is not shown Redis as the active choice:\n%s", b)
-	}
+var (
+	barrierMemcached = regexp.MustCompile(`\[m(\d+) user\] Decision: use Memcached for the cache`)
+	barrierRedis     = regexp.MustCompile(`\[m(\d+) user\] Actually, use Redis instead of Memcached for the cache`)
+)
+
+// Two extraction results for one A-leg complete out of order and the older
+// one must not win.
+//
+// "replicas": two proxies share one store, as replicas behind a load
+// balancer do. The turn stating Memcached goes to replica A, whose
+// extraction is slow; the correction to Redis goes to replica B, whose
+// extraction (of both turns) lands first. A's result then arrives and is
+// rejected as stale; the model is shown Redis as the active choice.
+//
+// "apply path": within one proxy the pool runs one job per A-leg at a
+// time, so there the late arrival is driven through the apply path the
+// workers use, with the same outcome.
+func TestAC22_OlderExtractionCannotOverwriteNewerDecision(t *testing.T) {
+	t.Run("replicas", func(t *testing.T) {
+		st := &barrierStore{Store: memstore.New(memstore.Options{}), want: "Redis", landed: make(chan struct{})}
+		olderStarted := make(chan struct{}, 1)
+		base := demo.Model()
+		fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
+			if r.Model() != demo.ExtractorModel {
+				return base(r)
+			}
+			rm := barrierRedis.FindSubmatch(r.Body)
+			if rm == nil {
+				// The older delta: answer only after the newer result landed.
+				olderStarted <- struct{}{}
+				select {
+				case <-st.landed:
+				case <-time.After(10 * time.Second):
+				}
+				return base(r)
+			}
+			var ops []map[string]any
+			if mm := barrierMemcached.FindSubmatch(r.Body); mm != nil {
+				ops = append(ops, map[string]any{"op": "add_decision", "statement": "use Memcached for the cache", "turn": barrierAtoi(mm[1])})
+			}
+			ops = append(ops, map[string]any{"op": "supersede_decision", "id": "D1", "statement": "Use Redis for the cache (instead of Memcached)", "turn": barrierAtoi(rm[1])})
+			text, _ := json.Marshal(map[string]any{"ops": ops})
+			return fakemodel.Reply{Text: string(text), InputTokens: 500, OutputTokens: 60}
+		})
+		t.Cleanup(fake.Close)
+		cfg := "\nsecret: e2e-replica-secret-0123456789abcdef\n" + baseYAML + continuityYAML
+		ra := accountingServe(t, fake, cfg, st)
+		rb := accountingServe(t, fake, cfg, st)
+
+		a := ra.agent("ac22-replicas")
+		say(t, a, "Decision: use Memcached for the cache.")
+		<-olderStarted // replica A's extraction is in flight and held
+		a.BaseURL = rb.url
+		say(t, a, "Actually, use Redis instead of Memcached for the cache.")
+		select {
+		case <-st.landed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("replica B's extraction never landed")
+		}
+		a.BaseURL = ra.url
+		compact(t, a) // replica A's barrier joins its own (older) job
+		say(t, a, "Continue.")
+
+		if got := accountingMetric(t, ra, "tether_capsule_stale_rejections_total"); got != 1 {
+			t.Errorf("replica A rejected %v stale results, want 1", got)
+		}
+		b := block(ra.lastPrimary())
+		active := barrierActive(b)
+		if len(active) != 1 || !strings.Contains(active[0], "Use Redis for the cache") {
+			t.Errorf("active decisions %q, want only Redis:\n%s", active, b)
+		}
+		if !strings.Contains(b, "use Memcached for the cache") || !strings.Contains(b, "superseded") {
+			t.Errorf("Memcached is not kept as superseded:\n%s", b)
+		}
+		if n := strings.Count(b, "use Memcached for the cache"); n != 1 {
+			t.Errorf("Memcached appears %d times in the block, want once (superseded)", n)
+		}
+	})
+
+	t.Run("apply path", func(t *testing.T) {
+		e := newEnv(t, envOptions{yaml: continuityYAML})
+		a, principal, c := barrierSession(t, e)
+		mem := c.Decisions[0]
+		wm := c.Watermark.Turn
+		ctx := context.Background()
+
+		// Older job: transcript turns wm+1..wm+2, user turn wm+1 re-states Memcached.
+		older := extract.Job{Principal: principal, Session: c.Session, ALeg: c.ALeg, Ordinal: int64(wm + 2), FirstTurn: wm + 1, Prev: c}
+		olderOps := []capsule.Op{{Op: capsule.OpAddDecision, Statement: "use Memcached for the session store", Turn: wm + 1}}
+		olderDelta := capsule.Delta{FromTurn: wm + 1, ToTurn: wm + 2, UserTurns: []int{wm + 1}}
+		// Newer job: turns wm+1..wm+4, user turn wm+3 switches to Redis.
+		newer := extract.Job{Principal: principal, Session: c.Session, ALeg: c.ALeg, Ordinal: int64(wm + 4), FirstTurn: wm + 1, Prev: c}
+		newerOps := []capsule.Op{{Op: capsule.OpSupersedeDecision, ID: mem.ID, Statement: "Use Redis for the cache (instead of Memcached)", Turn: wm + 3}}
+		newerDelta := capsule.Delta{FromTurn: wm + 1, ToTurn: wm + 4, UserTurns: []int{wm + 1, wm + 3}}
+
+		staleBefore := accountingMetric(t, e, "tether_capsule_stale_rejections_total")
+		if err := e.app.Engine.ApplyOps(ctx, newer, newerOps, newerDelta); err != nil {
+			t.Fatalf("newer result: %v", err)
+		}
+		err := e.app.Engine.ApplyOps(ctx, older, olderOps, olderDelta)
+		if !errors.Is(err, capsule.ErrStale) {
+			t.Fatalf("older result applied after the newer one: err = %v, want ErrStale", err)
+		}
+		if got := accountingMetric(t, e, "tether_capsule_stale_rejections_total"); got != staleBefore+1 {
+			t.Errorf("tether_capsule_stale_rejections_total = %v, want %v", got, staleBefore+1)
+		}
+
+		final, err := e.app.Engine.Capsule(ctx, principal, c.ALeg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var active []string
+		for _, d := range final.Decisions {
+			switch {
+			case d.Status == capsule.StatusActive:
+				active = append(active, d.Statement)
+			case d.ID == mem.ID && d.Status != capsule.StatusSuperseded:
+				t.Errorf("Memcached decision is %q, want superseded", d.Status)
+			}
+		}
+		if len(active) != 1 || !strings.Contains(active[0], "Redis") {
+			t.Errorf("active decisions %q, want only the Redis one", active)
+		}
+
+		// What the model is shown after the next compaction agrees.
+		say(t, a, "Continue.")
+		compact(t, a)
+		say(t, a, "Continue.")
+		b := block(e.lastPrimary())
+		if !strings.Contains(b, "- D2: Use Redis for the cache") || strings.Contains(b, "use Memcached for the session store") {
+			t.Errorf("the model is not shown Redis as the active choice:\n%s", b)
+		}
+	})
+}
+
+func barrierAtoi(b []byte) int {
+	n, _ := strconv.Atoi(string(b))
+	return n
 }
