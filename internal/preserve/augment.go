@@ -48,13 +48,12 @@ func anchorFor(cls compaction.Result) string {
 // the client receives, and records the summary for epoch recognition.
 type summaryHook struct {
 	server.NopResponseHook
-	e      *Engine
-	ref    session.Ref
-	block  string
-	anchor string
-	merger *dialect.TextMerger
-	text   string
-	edited bool
+	e        *Engine
+	ref      session.Ref
+	block    string
+	anchor   string
+	merger   *dialect.TextMerger
+	recorded bool
 }
 
 func (h *summaryHook) EditBody(x *server.Exchange, body []byte) []byte {
@@ -68,26 +67,31 @@ func (h *summaryHook) EditBody(x *server.Exchange, body []byte) []byte {
 		h.e.m.failures.WithLabelValues("merge").Inc()
 		return body
 	}
-	h.text = dialect.ResponseText(x.Dialect, out)
-	h.edited = h.text != ""
+	h.record(dialect.ResponseText(x.Dialect, out))
 	return out
 }
 
-func (h *summaryHook) StreamEvent(_ *server.Exchange, ev dialect.Event) []dialect.Event {
-	return h.merger.Process(ev)
+func (h *summaryHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialect.Event {
+	out := h.merger.Process(ev)
+	if dialect.IsTerminal(x.Dialect, ev) {
+		h.record(h.merger.Text())
+	}
+	return out
 }
 
 func (h *summaryHook) Finish(x *server.Exchange, o server.Outcome) {
-	if o.Status != 200 || o.Err != nil {
+	if o.Status == 200 && o.Err == nil && o.Stream {
+		h.record(h.merger.Text()) // a stream that ended without its terminal event
+	}
+}
+
+// record notes the summary the client receives, before its last byte goes
+// out, so the client's next turn is recognised as the next epoch.
+func (h *summaryHook) record(text string) {
+	if h.recorded || text == "" {
 		return
 	}
-	text := h.text
-	if o.Stream {
-		text = h.merger.Text()
-	}
-	if text == "" {
-		return
-	}
+	h.recorded = true
 	h.e.m.merges.Inc()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

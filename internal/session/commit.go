@@ -150,10 +150,15 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 	if err := l.heads(ref.ALeg); err != nil {
 		return wrap("record summary", err)
 	}
-	if _, ok := l.head(ref.ALeg); !ok {
-		if err := r.put(ctx, ref.Principal, ak, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, T: ref.Turn, P: ref.ParentALeg}); err != nil {
-			return wrap("record summary", err)
-		}
+	H, ok := l.head(ref.ALeg)
+	if !ok {
+		H = record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, T: ref.Turn, P: ref.ParentALeg}
+	}
+	// Mark the head as compacted: the next turn that carries this summary
+	// starts a new epoch even if its opening repeats an earlier epoch's.
+	H.C = true
+	if err := r.put(ctx, ref.Principal, ak, H); err != nil {
+		return wrap("record summary", err)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ type record struct {
 	W int      `json:"w,omitempty"` // hint: Codex window number + 1
 	L []string `json:"l,omitempty"` // fingerprint: A-legs whose user turn this is
 	X bool     `json:"x,omitempty"` // fingerprint: shared by too many A-legs to discriminate
+	C bool     `json:"c,omitempty"` // A-leg head: a compaction summary was relayed after the head's last commit
 }
 
 func (r *Resolver) cached(principal, key string) (record, bool) {
@@ -265,7 +266,11 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 					evPos = -1 // marker seen before: only new if nothing of this epoch matches
 				}
 			}
-			within := m >= 0 && mrec.A == evLeg && mrec.E == H.E && m >= evPos
+			// A match inside the current epoch means no new epoch began —
+			// unless a compaction summary was relayed since the head: then
+			// a history that repeats this epoch's opening (the same summary
+			// and the same first words) is the next epoch, not a fork.
+			within := m >= 0 && mrec.A == evLeg && mrec.E == H.E && m >= evPos && !H.C
 			if evEpoch >= H.E && !within {
 				ref.Session, ref.ALeg, ref.Epoch, ref.Event = H.S, evLeg, max(H.E, evEpoch)+1, EventEpoch
 				return ref, nil
