@@ -192,6 +192,10 @@ func (s *Server) upstreamError(w http.ResponseWriter, d dialect.Name, err error)
 	writeError(w, d, http.StatusBadGateway, "the upstream provider could not be reached")
 }
 
+// InternalPrincipal names the caller of internal requests (verified
+// extractor calls); the ledger never bills it.
+const InternalPrincipal = "tether-internal"
+
 // AuxMarker is the value of upstream.HeaderAux that proves a request comes
 // from this process's own extractor: an HMAC over the depth.
 func AuxMarker(secret []byte, depth int) string {
@@ -233,10 +237,17 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			x.Internal = true
 		}
 
-		p, err := s.auth.Authenticate(r.Header)
-		if err != nil {
-			fail(http.StatusUnauthorized, "missing or invalid API key: send your Tether key as a Bearer token or x-api-key")
-			return
+		// An internal request (the extractor routed back through this proxy)
+		// is proven by its marker, not by a proxy key: it carries the
+		// provider's key, and its usage is already recorded by the
+		// extractor against the originating principal.
+		p := auth.Principal{ID: InternalPrincipal, Account: InternalPrincipal}
+		if !x.Internal {
+			var err error
+			if p, err = s.auth.Authenticate(r.Header); err != nil {
+				fail(http.StatusUnauthorized, "missing or invalid API key: send your Tether key as a Bearer token or x-api-key")
+				return
+			}
 		}
 		x.Principal = p
 
