@@ -240,9 +240,10 @@ func (c *Capsule) Clone() *Capsule {
 	return &n
 }
 
-// normalize folds case, whitespace and punctuation so that "Use Postgres."
-// and "use  postgres" compare equal. Letters and digits are kept.
-func normalize(s string) string {
+// Normalize folds case, whitespace and punctuation so that "Use Postgres."
+// and "use  postgres" compare equal: letters and digits separated by single
+// spaces. Two texts with the same normal form are the same fact.
+func Normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	sep := false

@@ -253,12 +253,12 @@ func (m *merger) apply(op Op) error {
 	case OpSupersedeConstraint, OpRemoveConstraint:
 		return m.retireConstraint(op)
 	case OpAddQuestion:
-		n := normalize(op.Text)
+		n := Normalize(op.Text)
 		if n == "" {
 			return errors.New("empty text")
 		}
 		for _, q := range m.c.OpenQuestions {
-			if q.Status == StatusOpen && normalize(q.Text) == n {
+			if q.Status == StatusOpen && Normalize(q.Text) == n {
 				return nil // duplicate of an open question
 			}
 		}
@@ -314,7 +314,7 @@ func (m *merger) checkRetired(kind byte, n, reinstates string, explicit bool, tu
 	}
 	if kind == 'D' {
 		for _, d := range m.c.Decisions {
-			if d.Status != StatusActive && normalize(d.Statement) == n {
+			if d.Status != StatusActive && Normalize(d.Statement) == n {
 				if err := allowed(d.ID, d.ClosedTurn); err != nil {
 					return nil, err
 				}
@@ -322,7 +322,7 @@ func (m *merger) checkRetired(kind byte, n, reinstates string, explicit bool, tu
 		}
 	} else {
 		for _, k := range m.c.Constraints {
-			if k.Status != StatusActive && normalize(k.Text) == n {
+			if k.Status != StatusActive && Normalize(k.Text) == n {
 				if err := allowed(k.ID, k.ClosedTurn); err != nil {
 					return nil, err
 				}
@@ -331,7 +331,7 @@ func (m *merger) checkRetired(kind byte, n, reinstates string, explicit bool, tu
 	}
 	var overridden []string
 	for _, r := range m.c.Rejected {
-		if normalize(r.Text) == n {
+		if Normalize(r.Text) == n {
 			if err := allowed(r.ID, r.SourceTurn); err != nil {
 				return nil, err
 			}
@@ -377,7 +377,7 @@ func (m *merger) dropRejected(ids []string) {
 // addDecision adds statement as an active decision, or returns the id of the
 // active decision it duplicates.
 func (m *merger) addDecision(statement, rationale, reinstates string, explicit bool, turn int) (string, error) {
-	n := normalize(statement)
+	n := Normalize(statement)
 	if n == "" {
 		return "", errors.New("empty statement")
 	}
@@ -386,7 +386,7 @@ func (m *merger) addDecision(statement, rationale, reinstates string, explicit b
 	}
 	for i := range m.c.Decisions {
 		d := &m.c.Decisions[i]
-		if d.Status == StatusActive && normalize(d.Statement) == n {
+		if d.Status == StatusActive && Normalize(d.Statement) == n {
 			if d.Rationale == "" {
 				d.Rationale = rationale
 			}
@@ -428,11 +428,11 @@ func (m *merger) supersedeDecision(op Op) error {
 	if err != nil {
 		return err
 	}
-	n := normalize(op.Statement)
+	n := Normalize(op.Statement)
 	if n == "" {
 		return errors.New("empty statement")
 	}
-	if n == normalize(m.c.Decisions[i].Statement) {
+	if n == Normalize(m.c.Decisions[i].Statement) {
 		if m.c.Decisions[i].Rationale == "" {
 			m.c.Decisions[i].Rationale = op.Rationale
 		}
@@ -448,13 +448,13 @@ func (m *merger) supersedeDecision(op Op) error {
 }
 
 func (m *merger) rejectAlternative(op Op) error {
-	n := normalize(op.Text)
+	n := Normalize(op.Text)
 	if n == "" {
 		return errors.New("empty text")
 	}
 	for i := range m.c.Decisions {
 		d := &m.c.Decisions[i]
-		if d.Status == StatusActive && normalize(d.Statement) == n {
+		if d.Status == StatusActive && Normalize(d.Statement) == n {
 			if op.Turn < d.SourceTurn {
 				return fmt.Errorf("turn %d precedes %s's turn %d", op.Turn, d.ID, d.SourceTurn)
 			}
@@ -463,7 +463,7 @@ func (m *merger) rejectAlternative(op Op) error {
 	}
 	for i := range m.c.Constraints {
 		k := &m.c.Constraints[i]
-		if k.Status == StatusActive && normalize(k.Text) == n {
+		if k.Status == StatusActive && Normalize(k.Text) == n {
 			if op.Turn < k.SourceTurn {
 				return fmt.Errorf("turn %d precedes %s's turn %d", op.Turn, k.ID, k.SourceTurn)
 			}
@@ -472,7 +472,7 @@ func (m *merger) rejectAlternative(op Op) error {
 	}
 	for i := range m.c.Rejected {
 		r := &m.c.Rejected[i]
-		if normalize(r.Text) == n {
+		if Normalize(r.Text) == n {
 			if r.Reason == "" {
 				r.Reason = op.Reason
 			}
@@ -486,7 +486,7 @@ func (m *merger) rejectAlternative(op Op) error {
 }
 
 func (m *merger) addConstraint(text, reinstates string, explicit bool, turn int) (string, error) {
-	n := normalize(text)
+	n := Normalize(text)
 	if n == "" {
 		return "", errors.New("empty text")
 	}
@@ -494,7 +494,7 @@ func (m *merger) addConstraint(text, reinstates string, explicit bool, turn int)
 		return "", errors.New("reinstates is not allowed here")
 	}
 	for _, k := range m.c.Constraints {
-		if k.Status == StatusActive && normalize(k.Text) == n {
+		if k.Status == StatusActive && Normalize(k.Text) == n {
 			return k.ID, nil
 		}
 	}
@@ -522,11 +522,11 @@ func (m *merger) retireConstraint(op Op) error {
 	}
 	var newID string
 	if op.Op == OpSupersedeConstraint {
-		n := normalize(op.Text)
+		n := Normalize(op.Text)
 		if n == "" {
 			return errors.New("empty text")
 		}
-		if n == normalize(k.Text) {
+		if n == Normalize(k.Text) {
 			return nil // same constraint restated
 		}
 		id, err := m.addConstraint(op.Text, "", true, op.Turn)
@@ -563,7 +563,7 @@ func (m *merger) setPlan(op Op) error {
 	steps := make([]Step, len(op.Steps))
 	for i, s := range op.Steps {
 		s.Text = clean(s.Text)
-		if normalize(s.Text) == "" {
+		if Normalize(s.Text) == "" {
 			return fmt.Errorf("step %d has empty text", i+1)
 		}
 		if !validStepStatus(s.Status) {

@@ -222,7 +222,7 @@ func checkInvariants(t *testing.T, where string, c *Capsule, retired map[string]
 			if d.SupersededBy != "" {
 				t.Fatalf("%s: active %s has superseded_by", where, d.ID)
 			}
-			n := normalize(d.Statement)
+			n := Normalize(d.Statement)
 			if other, ok := activeD[n]; ok {
 				t.Fatalf("%s: %s and %s are both active with the same statement", where, other, d.ID)
 			}
@@ -245,7 +245,7 @@ func checkInvariants(t *testing.T, where string, c *Capsule, retired map[string]
 			}
 		}
 		if d.Status != StatusActive {
-			if a, ok := activeD[normalize(d.Statement)]; ok {
+			if a, ok := activeD[Normalize(d.Statement)]; ok {
 				ad := c.Decisions[indexOfDecision(c, a)]
 				if ad.SourceTurn <= d.ClosedTurn || idNum(ad.ID) < idNum(d.ID) {
 					t.Fatalf("%s: %s resurrects retired %s without a later user turn", where, a, d.ID)
@@ -263,19 +263,19 @@ func checkInvariants(t *testing.T, where string, c *Capsule, retired map[string]
 			if retired[k.ID] {
 				t.Fatalf("%s: retired %s is active again", where, k.ID)
 			}
-			if activeC[normalize(k.Text)] {
+			if activeC[Normalize(k.Text)] {
 				t.Fatalf("%s: duplicate active constraint %s", where, k.ID)
 			}
-			activeC[normalize(k.Text)] = true
+			activeC[Normalize(k.Text)] = true
 		} else {
 			retired[k.ID] = true
 		}
 	}
 	for _, r := range c.Rejected {
-		if _, ok := activeD[normalize(r.Text)]; ok {
+		if _, ok := activeD[Normalize(r.Text)]; ok {
 			t.Fatalf("%s: rejected alternative %s is also an active decision", where, r.ID)
 		}
-		if activeC[normalize(r.Text)] {
+		if activeC[Normalize(r.Text)] {
 			t.Fatalf("%s: rejected alternative %s is also an active constraint", where, r.ID)
 		}
 	}

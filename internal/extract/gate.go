@@ -92,7 +92,7 @@ func Gate(prev *capsule.Capsule, delta []dialect.Message) Signal {
 		if !hasUserCue(t) {
 			continue
 		}
-		if isKnown(normalize(t), known) {
+		if isKnown(capsule.Normalize(t), known) {
 			sawKnown = true
 			continue
 		}
@@ -135,7 +135,7 @@ func knownTexts(c *capsule.Capsule) []string {
 	}
 	var out []string
 	add := func(s string) {
-		if n := normalize(s); n != "" {
+		if n := capsule.Normalize(s); n != "" {
 			out = append(out, n)
 		}
 	}

@@ -2,7 +2,6 @@ package extract
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -113,26 +112,6 @@ func indexTag(lower, open string, from int) int {
 		}
 		from = j
 	}
-}
-
-// normalize folds case, punctuation and whitespace: letters and digits
-// separated by single spaces.
-func normalize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	sep := false
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if sep && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			sep = false
-			b.WriteRune(unicode.ToLower(r))
-			continue
-		}
-		sep = true
-	}
-	return b.String()
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.
