@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -14,16 +13,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/tether-dev/tether/internal/app"
-	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
-	"github.com/tether-dev/tether/internal/store/memstore"
 	"github.com/tether-dev/tether/prompts"
 )
 
@@ -31,33 +26,9 @@ import (
 // front of fake (the env's coding model), over real HTTP.
 func faultsProxy(t *testing.T, fake *fakemodel.Server, yaml string) *env {
 	t.Helper()
-	cfg, err := config.Parse([]byte(yaml), func(string) string { return "" })
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	st := memstore.New(memstore.Options{})
-	logs := &syncBuffer{}
-	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Store: st})
-	if err != nil {
-		t.Fatalf("app: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = a.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		cctx, c2 := context.WithTimeout(context.Background(), 10*time.Second)
-		defer c2()
-		if err := a.Close(cctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return &env{t: t, fake: fake, app: a, url: "http://" + ln.Addr().String(), store: st, logs: logs}
+	// A trailing comment names both addresses so the format has no unused
+	// arguments; the configuration itself is complete.
+	return accountingServe(t, fake, strings.ReplaceAll(yaml, "%", "%%")+"\n# model %[1]s, proxy %[2]s\n", nil)
 }
 
 // faultsExchange is one HTTP exchange the agent made, as it saw it.

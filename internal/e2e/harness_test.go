@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,11 +10,9 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/internal/app"
-	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
 	"github.com/tether-dev/tether/internal/store"
-	"github.com/tether-dev/tether/internal/store/memstore"
 )
 
 // env is one Tether instance in front of a scripted model, over real HTTP.
@@ -64,37 +60,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	}
 	fake := fakemodel.Start(o.responder)
 	t.Cleanup(fake.Close)
-	yaml := fmt.Sprintf(baseYAML, fake.URL) + o.yaml
-	cfg, err := config.Parse([]byte(yaml), func(string) string { return "" })
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	st := o.store
-	if st == nil {
-		st = memstore.New(memstore.Options{})
-	}
-	logs := &syncBuffer{}
-	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Store: st})
-	if err != nil {
-		t.Fatalf("app: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = a.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		cctx, c2 := context.WithTimeout(context.Background(), 10*time.Second)
-		defer c2()
-		if err := a.Close(cctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return &env{t: t, fake: fake, app: a, url: "http://" + ln.Addr().String(), store: st, logs: logs}
+	return accountingServe(t, fake, baseYAML+o.yaml, o.store)
 }
 
 // agent returns a scripted Claude Code client through the proxy.
