@@ -118,8 +118,8 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 		if !strings.Contains(a.Shown, "use PostgreSQL, not MongoDB") {
 			t.Errorf("the summary the agent kept lacks the decision:\n%s", a.Shown)
 		}
-		if got := accountingMetric(t, e, `tether_preserve_barrier_total{outcome="joined"}`); got < 1 {
-			t.Errorf(`tether_preserve_barrier_total{outcome="joined"} = %v, want ≥ 1`, got)
+		if got := accountingMetric(t, e, `tether_barrier_waits_total{outcome="joined"}`); got < 1 {
+			t.Errorf(`tether_barrier_waits_total{outcome="joined"} = %v, want ≥ 1`, got)
 		}
 	})
 
@@ -144,7 +144,7 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 		a := e.agent("ac16-timeout")
 		say(t, a, "Decision: use PostgreSQL, not MongoDB, because we need transactions.")
 		<-started
-		before := accountingMetric(t, e, `tether_preserve_barrier_total{outcome="timeout"}`)
+		before := accountingMetric(t, e, `tether_barrier_waits_total{outcome="timeout"}`)
 		t0 := time.Now()
 		compact(t, a)
 		if d := time.Since(t0); d >= 1500*time.Millisecond {
@@ -153,8 +153,8 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 		if strings.Contains(block(e.lastPrimary()), "use PostgreSQL, not MongoDB") {
 			t.Fatalf("the decision reached the compaction although the extractor had not answered")
 		}
-		if got := accountingMetric(t, e, `tether_preserve_barrier_total{outcome="timeout"}`); got != before+1 {
-			t.Errorf(`tether_preserve_barrier_total{outcome="timeout"} = %v, want %v`, got, before+1)
+		if got := accountingMetric(t, e, `tether_barrier_waits_total{outcome="timeout"}`); got != before+1 {
+			t.Errorf(`tether_barrier_waits_total{outcome="timeout"} = %v, want %v`, got, before+1)
 		}
 		// The late result lands; the next turn carries it as proxy context.
 		free()

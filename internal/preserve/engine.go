@@ -264,16 +264,11 @@ func (t *turn) barrier(ctx context.Context, ordinal int64) bool {
 	}
 	start := time.Now()
 	waited, err := ex.Wait(ctx, t.ref.ALeg, ordinal, t.pol.BarrierTimeout)
-	switch {
-	case err != nil:
-		t.e.m.barrier.WithLabelValues("timeout").Inc()
+	if err != nil {
+		// Counted by the extractor (tether_barrier_waits_total{outcome="timeout"}).
 		t.e.log.Warn("preservation barrier timed out", slog.String("id", t.x.ID), slog.String("a_leg", t.ref.ALeg),
 			slog.Int64("waited_ms", time.Since(start).Milliseconds()))
 		return true
-	case waited:
-		t.e.m.barrier.WithLabelValues("joined").Inc()
-	default:
-		t.e.m.barrier.WithLabelValues("none").Inc()
 	}
 	return waited
 }
