@@ -13,28 +13,37 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
 // CodexVersion is the pinned Codex CLI release the suite installs.
 const CodexVersion = "0.171.0"
 
-// TestCodexCustomProvider runs Codex CLI (custom provider, local
-// compaction) through Tether with an auto-compaction limit below every
-// turn's reported usage, so it compacts before each of the later turns:
-// after four compactions the model still has the active decisions, the
-// constraint, the rejection, and Memcached only as superseded.
+// TestCodexCustomProvider runs Codex CLI with a custom provider (local
+// compaction: the summary comes back as text and Tether merges the block
+// into it). The auto-compaction limit is below every turn's reported usage,
+// so Codex compacts before each later turn.
 func TestCodexCustomProvider(t *testing.T) {
+	testCodex(t, false)
+}
+
+// TestCodexBuiltinProvider runs Codex CLI with the built-in OpenAI provider
+// pointed at Tether (remote compaction v2: the answer is one opaque
+// compaction item, which Tether passes through untouched, then reinjects
+// the block on the following turns).
+func TestCodexBuiltinProvider(t *testing.T) {
+	testCodex(t, true)
+}
+
+func testCodex(t *testing.T, builtin bool) {
 	bin := install(t, "@openai/codex", CodexVersion)
-	s := start(t)
+	s := start(t, agentModel(2000))
 	home, work := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	conf := `model = "fake-model"
 model_provider = "tether"
-model_auto_compact_token_limit = 900
 
 [model_providers.tether]
 name = "tether"
@@ -42,68 +51,58 @@ base_url = "` + s.url + `/v1"
 env_key = "TETHER_TEST_KEY"
 wire_api = "responses"
 `
+	if builtin {
+		conf = `model = "gpt-5.2-codex"
+openai_base_url = "` + s.url + `/v1"
+`
+	}
+	conf = "model_auto_compact_token_limit = 900\n" + conf + "\n[tools.update_plan]\nenabled = true\n"
 	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "codex"), append([]string{"exec", "--json", "--skip-git-repo-check"}, args...)...)
 		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "HOME="+home, "TETHER_TEST_KEY=sk-test-0123456789", "CODEX_HOME="+filepath.Join(home, ".codex"))
+		cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"),
+			"TETHER_TEST_KEY=sk-test-0123456789", "OPENAI_API_KEY=sk-test-0123456789", "CODEX_API_KEY=sk-test-0123456789")
 		cmd.Stdin = strings.NewReader("")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("codex %v: %v\n%s", args, err, tail(out))
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("codex %v: %v\n%s\nthe model saw:\n%s", args, err, tail(out), s.summary())
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if typ := gjson.Get(line, "type").String(); typ == "error" || typ == "turn.failed" {
+				t.Fatalf("codex %v reported an error:\n%s", args, tail(out))
+			}
 		}
 	}
-	run("We are building an inventory service. Decision: use PostgreSQL, not MongoDB.")
-	for _, m := range []string{
-		"Constraint: never change the public REST API.",
-		"Decision: use Memcached for the cache. Rejected: GORM — we write SQL by hand.",
-		"Actually, use Redis instead of Memcached for the cache.",
-		"What is next?",
-	} {
+	run(script[0])
+	for _, m := range append(script[1:], afterCompaction) {
 		run("resume", "--last", m)
 	}
-	var compactions int
-	var last fakemodel.Request
-	for _, r := range s.requests() {
-		if r.Model() == demo.ExtractorModel {
-			continue
-		}
-		if fakemodel.Classify(&r) == fakemodel.KindCompaction {
-			compactions++
-			if !strings.Contains(string(r.Body), "<continuity-capsule") && compactions > 1 {
-				t.Errorf("compaction %d reached the model without the continuity block; did rule codex.local.* in internal/compaction/rules.yaml stop matching?", compactions)
+	reqs := s.requests()
+	if !planCalled(reqs, "update_plan") {
+		t.Error("the model never got an update_plan round trip; did Codex stop offering the tool?")
+	}
+	rules := agentRules{Compaction: []string{"codex-local-request-kind", "codex-checkpoint-prompt"}, After: []string{"codex-summary-handoff"}}
+	name := "codex-custom"
+	if builtin {
+		rules = agentRules{Compaction: []string{"codex-remote-compaction-v2"}, After: []string{"codex-opaque-compaction-item"}}
+		name = "codex-builtin"
+		for _, r := range reqs {
+			if fakemodel.Classify(&r) == fakemodel.KindCompaction && gjson.GetBytes(r.Body, "input.@reverse.0.type").String() != "compaction_trigger" {
+				t.Errorf("the built-in provider sent a compaction without a compaction_trigger item; not remote compaction v2")
 			}
-			continue
-		}
-		last = r
-	}
-	if compactions < 3 {
-		t.Fatalf("Codex compacted %d times, want at least 3", compactions)
-	}
-	var view strings.Builder
-	gjson.GetBytes(last.Body, "input").ForEach(func(_, it gjson.Result) bool {
-		it.Get("content").ForEach(func(_, c gjson.Result) bool {
-			view.WriteString(c.Get("text").String() + "\n")
-			return true
-		})
-		return true
-	})
-	v := view.String()
-	for _, want := range []string{"use PostgreSQL, not MongoDB", "never change the public REST API", "Use Redis", "GORM"} {
-		if !strings.Contains(v, want) {
-			t.Errorf("after %d compactions the model was not shown %q", compactions, want)
 		}
 	}
-	for _, x := range demo.Check(v) {
-		if !strings.Contains(x, "plan step") && !strings.Contains(x, "Prometheus") {
-			t.Error(x)
-		}
+	n, after := checkRun(t, reqs, rules, true)
+	if n < 3 {
+		t.Fatalf("Codex compacted %d times, want at least 3", n)
 	}
-	if n := strings.Count(v, "<continuity-capsule"); n != 1 {
-		t.Errorf("the last turn shows %d blocks, want 1", n)
-	}
+	t.Logf("%d compactions; the model saw:\n%s", n, s.summary())
+	record(t, name, after[len(after)-1])
 }

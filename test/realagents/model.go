@@ -1,0 +1,205 @@
+//go:build agents
+
+package realagents
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/demo"
+	"github.com/tether-dev/tether/internal/fakemodel"
+)
+
+// The user turns every agent is driven through: a decision and a plan, a
+// constraint, a decision that is later superseded together with a rejected
+// alternative, a metrics decision, and the correction.
+var script = []string{
+	"We are building an inventory service. Decision: use PostgreSQL, not MongoDB. Please make a plan.",
+	"Constraint: never change the public REST API.",
+	"Decision: use Memcached for the cache. Rejected: GORM — we write SQL by hand.",
+	"Decision: export metrics to Prometheus.",
+	"Actually, use Redis instead of Memcached for the cache.",
+}
+
+// afterCompaction is the user turn that follows a compaction.
+const afterCompaction = "What is next?"
+
+// agentModel is the scripted provider the agents talk to through Tether. It
+// answers in whichever dialect the agent speaks: the extractor route with
+// operations (demo.Model), compactions with a lossy summary (an opaque item
+// for Codex remote compaction), "make a plan" with a call to the plan tool
+// the agent offered, a tool result with a short text, anything else with
+// "Understood.". Every other main turn reports mainTokens input tokens, so
+// an agent configured with a small context window compacts automatically.
+func agentModel(mainTokens int64) fakemodel.Responder {
+	extractor := demo.Model()
+	return func(req *fakemodel.Request) fakemodel.Reply {
+		if req.Model() == demo.ExtractorModel {
+			return extractor(req)
+		}
+		switch fakemodel.Classify(req) {
+		case fakemodel.KindCompaction:
+			if req.Path == "/v1/responses/compact" || gjson.GetBytes(req.Body, "input.@reverse.0.type").String() == "compaction_trigger" {
+				return fakemodel.Reply{Opaque: true, EncryptedContent: "opaque:" + demo.LossySummary, InputTokens: 300, OutputTokens: 80}
+			}
+			text := demo.LossySummary
+			if req.Dialect == fakemodel.DialectMessages && strings.Contains(string(req.Body), "<summary>") {
+				text = "<analysis>The user is building an inventory service.</analysis>\n<summary>" + text + "</summary>"
+			}
+			return fakemodel.Reply{Text: text, InputTokens: 300, OutputTokens: 80}
+		case fakemodel.KindTitle:
+			return fakemodel.Reply{Text: "Inventory service", InputTokens: 100, OutputTokens: 3}
+		}
+		// The plan round trip reports little usage: an agent that compacts
+		// mid-turn would otherwise compact between the call and its result
+		// and, its plan call forgotten, be asked to plan again.
+		if lastIsToolResult(req) {
+			return fakemodel.Reply{Text: "Plan recorded. Starting on it.", InputTokens: 100, OutputTokens: 10}
+		}
+		if strings.Contains(lastUser(req), "make a plan") {
+			if calls := planCalls(req); len(calls) > 0 {
+				return fakemodel.Reply{ToolCalls: calls, InputTokens: 100, OutputTokens: 40}
+			}
+		}
+		return fakemodel.Reply{Text: "Understood.", InputTokens: mainTokens, OutputTokens: 5}
+	}
+}
+
+// turns returns the request's conversation items: messages (Chat and
+// Messages) or input (Responses).
+func turns(req *fakemodel.Request) []gjson.Result {
+	if req.Dialect == fakemodel.DialectResponses {
+		return gjson.GetBytes(req.Body, "input").Array()
+	}
+	return gjson.GetBytes(req.Body, "messages").Array()
+}
+
+func lastIsToolResult(req *fakemodel.Request) bool {
+	items := turns(req)
+	if len(items) == 0 {
+		return false
+	}
+	last := items[len(items)-1]
+	switch req.Dialect {
+	case fakemodel.DialectResponses:
+		return last.Get("type").String() == "function_call_output"
+	case fakemodel.DialectChat:
+		return last.Get("role").String() == "tool"
+	}
+	return last.Get(`content.#(type=="tool_result")`).Exists()
+}
+
+// lastUser is the text of the last user message.
+func lastUser(req *fakemodel.Request) string {
+	items := turns(req)
+	for i := len(items) - 1; i >= 0; i-- {
+		if items[i].Get("role").String() != "user" {
+			continue
+		}
+		c := items[i].Get("content")
+		if c.Type == gjson.String {
+			return c.String()
+		}
+		var b strings.Builder
+		c.ForEach(func(_, p gjson.Result) bool {
+			b.WriteString(p.Get("text").String() + "\n")
+			return true
+		})
+		return b.String()
+	}
+	return ""
+}
+
+// view is every text the model reads in a request: instructions, system
+// prompts, messages and tool results, in order.
+func view(req *fakemodel.Request) string {
+	var b strings.Builder
+	add := func(r gjson.Result) {
+		if r.Type == gjson.String {
+			b.WriteString(r.String() + "\n")
+			return
+		}
+		r.ForEach(func(_, p gjson.Result) bool {
+			for _, k := range []string{"text", "content", "output"} {
+				if s := p.Get(k); s.Type == gjson.String {
+					b.WriteString(s.String() + "\n")
+				}
+			}
+			return true
+		})
+	}
+	add(gjson.GetBytes(req.Body, "instructions"))
+	add(gjson.GetBytes(req.Body, "system"))
+	for _, it := range turns(req) {
+		add(it.Get("content"))
+		if o := it.Get("output"); o.Type == gjson.String {
+			b.WriteString(o.String() + "\n")
+		}
+	}
+	return b.String()
+}
+
+// toolNames lists the tools the request offers, in any dialect.
+func toolNames(req *fakemodel.Request) map[string]bool {
+	names := map[string]bool{}
+	gjson.GetBytes(req.Body, "tools").ForEach(func(_, t gjson.Result) bool {
+		if n := t.Get("name").String(); n != "" {
+			names[n] = true
+		}
+		if n := t.Get("function.name").String(); n != "" {
+			names[n] = true
+		}
+		return true
+	})
+	return names
+}
+
+// planCalls record demo.PlanSteps with the agent's own plan tool, first
+// step in progress; none when the agent offers no plan tool.
+func planCalls(req *fakemodel.Request) []fakemodel.ToolCall {
+	tools := toolNames(req)
+	status := func(i int) string {
+		if i == 0 {
+			return "in_progress"
+		}
+		return "pending"
+	}
+	var args any
+	var name string
+	switch {
+	case tools["TodoWrite"]:
+		name = "TodoWrite"
+		var todos []map[string]string
+		for i, s := range demo.PlanSteps {
+			todos = append(todos, map[string]string{"content": s, "status": status(i), "activeForm": s})
+		}
+		args = map[string]any{"todos": todos}
+	case tools["update_plan"]:
+		name = "update_plan"
+		var plan []map[string]string
+		for i, s := range demo.PlanSteps {
+			plan = append(plan, map[string]string{"step": s, "status": status(i)})
+		}
+		args = map[string]any{"explanation": "Plan for the inventory service.", "plan": plan}
+	case tools["todowrite"]:
+		name = "todowrite"
+		var todos []map[string]string
+		for i, s := range demo.PlanSteps {
+			todos = append(todos, map[string]string{"content": s, "status": status(i), "priority": "high"})
+		}
+		args = map[string]any{"todos": todos}
+	case tools["todo"]: // Pi's packaged todo extension: one item a call
+		var calls []fakemodel.ToolCall
+		for _, s := range demo.PlanSteps {
+			raw, _ := json.Marshal(map[string]string{"action": "add", "text": s})
+			calls = append(calls, fakemodel.ToolCall{Name: "todo", Arguments: string(raw)})
+		}
+		return calls
+	default:
+		return nil
+	}
+	raw, _ := json.Marshal(args)
+	return []fakemodel.ToolCall{{Name: name, Arguments: string(raw)}}
+}

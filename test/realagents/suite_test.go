@@ -1,0 +1,306 @@
+//go:build agents
+
+package realagents
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-dev/tether/internal/app"
+	"github.com/tether-dev/tether/internal/compaction"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/demo"
+	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/fakemodel"
+)
+
+// install puts pkg@version into the agent cache (TETHER_AGENT_CACHE, default
+// ~/.cache/tether-agents) and returns the path of its bin directory.
+func install(t *testing.T, pkg, version string) string {
+	t.Helper()
+	cache := os.Getenv("TETHER_AGENT_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "tether-agents")
+	}
+	dir := filepath.Join(cache, strings.NewReplacer("@", "", "/", "_").Replace(pkg)+"-"+version)
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed; the real-agent suite needs it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--prefix", dir, pkg+"@"+version).CombinedOutput()
+	if err != nil {
+		// A registry that cannot be reached is the environment, not the
+		// product: skip unless the caller insists on the suite.
+		msg := fmt.Sprintf("npm install %s@%s: %v\n%s", pkg, version, err, tail(out))
+		if os.Getenv("TETHER_AGENTS_REQUIRED") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// stack is the scripted model and Tether, both on 127.0.0.1; Tether routes
+// every model to the scripted one in the caller's dialect.
+type stack struct {
+	fake *fakemodel.Server
+	url  string
+	mu   sync.Mutex
+	seen []fakemodel.Request
+}
+
+func start(t *testing.T, model fakemodel.Responder) *stack {
+	t.Helper()
+	s := &stack{}
+	s.fake = fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
+		s.mu.Lock()
+		s.seen = append(s.seen, *r)
+		s.mu.Unlock()
+		return model(r)
+	})
+	t.Cleanup(s.fake.Close)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+store: "memory:"
+providers:
+  - {name: anthropic, dialect: anthropic, base_url: %q}
+  - {name: openai, dialect: openai, base_url: %q}
+routes:
+  - {match: "*", provider: anthropic}
+  - {match: "*", provider: openai}
+compaction_continuity:
+  enabled: true
+  extractor: {route: openai/%s}
+`, s.fake.URL, s.fake.URL+"/v1", demo.ExtractorModel)), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = a.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { stop(); <-done; _ = a.Close(context.Background()) })
+	s.url = "http://" + ln.Addr().String()
+	return s
+}
+
+func (s *stack) requests() []fakemodel.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]fakemodel.Request(nil), s.seen...)
+}
+
+// summary lists what the model received, one request a line, for failure
+// messages.
+func (s *stack) summary() string {
+	var b strings.Builder
+	for _, r := range s.requests() {
+		fmt.Fprintf(&b, "%d %s %s %s %s %d bytes\n", r.Seq, r.Method, r.Path, r.Model(), fakemodel.Classify(&r), len(r.Body))
+	}
+	return b.String()
+}
+
+func tail(b []byte) string {
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// facts are what each line of script establishes, as demo.Check quotes them:
+// a check made after a compaction expects only what was said before it.
+var facts = [][]string{
+	append([]string{"PostgreSQL"}, demo.PlanSteps...),
+	{"never change the public REST API"},
+	{"GORM"},
+	{"Prometheus"},
+	{"Redis", "Memcached"},
+}
+
+// agentRules are the rule ids of internal/compaction/rules.yaml that must
+// recognise an agent's compaction request and its first turn afterwards.
+type agentRules struct {
+	Compaction, After []string
+}
+
+// checkRun reads what the model received and checks, for every compaction,
+// that Tether recognised it and sent the continuity block along, and that
+// the first main turn afterwards shows exactly one block holding everything
+// the user had settled by then: active decisions and constraint as active,
+// GORM as rejected, Memcached (once corrected) only as superseded, and the
+// plan when the agent has a plan tool. It returns the number of compactions
+// and the first post-compaction request of each.
+func checkRun(t *testing.T, reqs []fakemodel.Request, rules agentRules, plan bool) (int, []fakemodel.Request) {
+	t.Helper()
+	stated, compactions := -1, 0
+	pending := false
+	var after []fakemodel.Request
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Model() == demo.ExtractorModel {
+			continue
+		}
+		switch fakemodel.Classify(r) {
+		case fakemodel.KindCompaction:
+			compactions++
+			pending = true
+			if stated < 0 || strings.Contains(string(r.Body), "<continuity-capsule") {
+				continue
+			}
+			if res := classify(r); res.Compaction {
+				t.Errorf("compaction %d: rule %s v%d matched, but the request reached the model without the continuity block", compactions, res.RuleID, res.RuleVersion)
+			} else {
+				t.Errorf("compaction %d: none of Tether's rules %v matched the agent's compaction request, which reached the model without the continuity block; the agent's wire format changed (internal/compaction/rules.yaml)", compactions, rules.Compaction)
+			}
+			continue
+		case fakemodel.KindMain:
+		default:
+			continue
+		}
+		if pending {
+			pending = false
+			after = append(after, *r)
+			v := view(r)
+			res := classify(r)
+			why := fmt.Sprintf("first turn after compaction %d (Tether's rules on it: %s; expected one of %v)", compactions, ruleName(res.PostCompaction, res), rules.After)
+			if n := strings.Count(v, "<continuity-capsule"); n != 1 {
+				t.Errorf("%s: the model was shown %d continuity blocks, want 1", why, n)
+			}
+			for _, p := range demo.Check(v) {
+				if relevant(p, stated, plan) {
+					t.Errorf("%s: %s", why, p)
+				}
+			}
+		}
+		u := lastUser(r)
+		for k := len(script) - 1; k > stated; k-- {
+			if strings.Contains(u, script[k]) {
+				stated = k
+				break
+			}
+		}
+	}
+	if stated != len(script)-1 {
+		t.Errorf("the model saw the user's turns only up to %d of %d", stated+1, len(script))
+	}
+	return compactions, after
+}
+
+// relevant reports whether a demo.Check problem concerns a fact the user
+// had stated (script lines up to stated) and, for plan steps, whether the
+// agent can record a plan at all.
+func relevant(problem string, stated int, plan bool) bool {
+	if strings.Contains(problem, "any continuity block") {
+		return stated >= 0
+	}
+	for k, fs := range facts {
+		for _, f := range fs {
+			if !strings.Contains(problem, fmt.Sprintf("%q", f)) {
+				continue
+			}
+			if strings.HasPrefix(problem, "plan step") && !plan {
+				return false
+			}
+			return k <= stated
+		}
+	}
+	return true
+}
+
+// classify runs Tether's own rules over a request the model received, to
+// name the rule that matched it (or that no longer does).
+func classify(r *fakemodel.Request) compaction.Result {
+	v, err := dialect.Parse(dialect.Name(r.Dialect), r.Path, r.Header, r.Body)
+	if err != nil {
+		return compaction.Result{}
+	}
+	return compaction.Default().Classify(v)
+}
+
+func ruleName(ok bool, res compaction.Result) string {
+	if !ok {
+		return "none matched"
+	}
+	return fmt.Sprintf("%s v%d", res.RuleID, res.RuleVersion)
+}
+
+// planCalled reports whether the agent ran the model's call of its plan
+// tool name and sent the result back.
+func planCalled(reqs []fakemodel.Request, name string) bool {
+	for i := range reqs {
+		r := &reqs[i]
+		if !lastIsToolResult(r) {
+			continue
+		}
+		for _, it := range turns(r) {
+			if it.Get("type").String() == "function_call" && it.Get("name").String() == name ||
+				it.Get(`tool_calls.#(function.name=="`+name+`")`).Exists() ||
+				it.Get(`content.#(name=="`+name+`")`).Exists() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// record writes the trimmed post-compaction request to
+// $TETHER_AGENTS_RECORD/<agent>.txt, when that is set, for the docs.
+func record(t *testing.T, agent string, r fakemodel.Request) {
+	dir := os.Getenv("TETHER_AGENTS_RECORD")
+	if dir == "" {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s (%s, %d bytes)\n", r.Method, r.Path, r.Dialect, len(r.Body))
+	for _, it := range turns(&r) {
+		role := it.Get("role").String()
+		if role == "" {
+			role = it.Get("type").String()
+		}
+		text := view(&fakemodel.Request{Dialect: r.Dialect, Body: []byte(`{"messages":[` + it.Raw + `]}`)})
+		if r.Dialect == fakemodel.DialectResponses {
+			text = view(&fakemodel.Request{Dialect: r.Dialect, Body: []byte(`{"input":[` + it.Raw + `]}`)})
+		}
+		if i := strings.Index(text, "<continuity-capsule"); i >= 0 {
+			end := strings.Index(text, "</continuity-capsule>")
+			if end < i {
+				end = len(text)
+			} else {
+				end += len("</continuity-capsule>")
+			}
+			fmt.Fprintf(&b, "[%s] …\n%s\n…\n", role, text[i:end])
+			continue
+		}
+		text = strings.Join(strings.Fields(text), " ")
+		if len(text) > 100 {
+			text = text[:100] + "…"
+		}
+		fmt.Fprintf(&b, "[%s] %s\n", role, text)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, agent+".txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
