@@ -91,6 +91,7 @@ func TestClassifyCaptures(t *testing.T) {
 		"codex.jsonl":                 {"codex", InBand, "codex-local-request-kind"},
 		"codex-openai-provider.jsonl": {"codex", Opaque, "codex-remote-compaction-v2"},
 		"opencode.jsonl":              {"opencode", OutOfBand, "opencode-anchored-summary-1.18"},
+		"opencode-update.jsonl":       {"opencode", OutOfBand, ""},
 		"pi.jsonl":                    {"pi", OutOfBand, ""},
 		"pi-anthropic-messages.jsonl": {"pi", OutOfBand, ""},
 	}
@@ -147,6 +148,30 @@ func TestClassifyCaptures(t *testing.T) {
 				t.Errorf("capture has compaction=%v post-compaction=%v, want both", compacted, sawPost)
 			}
 		})
+	}
+}
+
+// TestOpenCodeLaterCompactions: OpenCode words its first compaction
+// ("Create a new anchored summary") differently from every later one (the
+// new conversation plus the previous summary in <prior-summary>); both must
+// be recognised, or the second compaction of a session loses the block.
+func TestOpenCodeLaterCompactions(t *testing.T) {
+	var rules []string
+	for _, c := range loadCaptures(t, "testdata/opencode-update.jsonl") {
+		if c.Kind == "compaction" {
+			rules = append(rules, Default().Classify(c.view(t)).RuleID)
+		}
+	}
+	if len(rules) < 3 {
+		t.Fatalf("capture holds %d compactions, want at least 3", len(rules))
+	}
+	if rules[0] != "opencode-anchored-summary-1.18" {
+		t.Errorf("first compaction matched %q", rules[0])
+	}
+	for i, r := range rules[1:] {
+		if r != "opencode-anchored-update-1.18" {
+			t.Errorf("compaction %d matched %q, want opencode-anchored-update-1.18", i+2, r)
+		}
 	}
 }
 

@@ -115,7 +115,8 @@ func extractorOps(body []byte) string {
 	for _, m := range userLine.FindAllStringSubmatch(text, -1) {
 		turn := 0
 		fmt.Sscan(m[1], &turn)
-		for _, sentence := range splitSentences(m[2]) {
+		// Some agents quote the user's message (OpenCode's "run" does).
+		for _, sentence := range splitSentences(strings.Trim(m[2], `"“”`)) {
 			switch {
 			case strings.HasPrefix(sentence, "Decision: "):
 				stmt, why, _ := strings.Cut(strings.TrimPrefix(sentence, "Decision: "), ", because ")

@@ -55,5 +55,5 @@ func TestClaudeCode(t *testing.T) {
 		t.Fatalf("the model saw %d compaction requests and %d turns after one, want 1 and 1", n, len(after))
 	}
 	t.Logf("the model saw:\n%s", s.summary())
-	record(t, "claude-code", after[0])
+	record(t, "claude-code", after[0], reqs)
 }

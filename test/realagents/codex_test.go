@@ -104,5 +104,5 @@ openai_base_url = "` + s.url + `/v1"
 		t.Fatalf("Codex compacted %d times, want at least 3", n)
 	}
 	t.Logf("%d compactions; the model saw:\n%s", n, s.summary())
-	record(t, name, after[len(after)-1])
+	record(t, name, after[len(after)-1], reqs)
 }

@@ -4,6 +4,7 @@ package realagents
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -31,8 +32,9 @@ const afterCompaction = "What is next?"
 // operations (demo.Model), compactions with a lossy summary (an opaque item
 // for Codex remote compaction), "make a plan" with a call to the plan tool
 // the agent offered, a tool result with a short text, anything else with
-// "Understood.". Every other main turn reports mainTokens input tokens, so
-// an agent configured with a small context window compacts automatically.
+// "Understood.". The answer to each of the user's turns reports mainTokens
+// input tokens, so an agent configured with a small context window compacts
+// automatically.
 func agentModel(mainTokens int64) fakemodel.Responder {
 	extractor := demo.Model()
 	return func(req *fakemodel.Request) fakemodel.Reply {
@@ -63,7 +65,14 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 				return fakemodel.Reply{ToolCalls: calls, InputTokens: 100, OutputTokens: 40}
 			}
 		}
-		return fakemodel.Reply{Text: "Understood.", InputTokens: mainTokens, OutputTokens: 5}
+		// Only the user's own turns fill the context: an agent that goes on
+		// by itself after compacting (OpenCode's "Continue if you have next
+		// steps") must not be pushed into compacting again and again.
+		tokens := int64(100)
+		if u := lastUser(req); strings.Contains(u, afterCompaction) || slices.ContainsFunc(script, func(s string) bool { return strings.Contains(u, s) }) {
+			tokens = mainTokens
+		}
+		return fakemodel.Reply{Text: "Understood.", InputTokens: tokens, OutputTokens: 5}
 	}
 }
 

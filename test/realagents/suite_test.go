@@ -3,7 +3,9 @@
 package realagents
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -265,7 +267,7 @@ func planCalled(reqs []fakemodel.Request, name string) bool {
 
 // record writes the trimmed post-compaction request to
 // $TETHER_AGENTS_RECORD/<agent>.txt, when that is set, for the docs.
-func record(t *testing.T, agent string, r fakemodel.Request) {
+func record(t *testing.T, agent string, r fakemodel.Request, reqs []fakemodel.Request) {
 	dir := os.Getenv("TETHER_AGENTS_RECORD")
 	if dir == "" {
 		return
@@ -301,6 +303,27 @@ func record(t *testing.T, agent string, r fakemodel.Request) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, agent+".txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dump(t, agent, reqs)
+}
+
+// dump writes every request the model received to
+// $TETHER_AGENTS_RECORD/<agent>.jsonl, when that is set.
+func dump(t *testing.T, agent string, reqs []fakemodel.Request) {
+	dir := os.Getenv("TETHER_AGENTS_RECORD")
+	if dir == "" {
+		return
+	}
+	var b bytes.Buffer
+	for _, r := range reqs {
+		line, _ := json.Marshal(map[string]any{"seq": r.Seq, "path": r.Path, "kind": fakemodel.Classify(&r), "headers": r.Header, "body": json.RawMessage(r.Body)})
+		b.Write(append(line, '\n'))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, agent+".jsonl"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,91 @@
+//go:build agents
+
+package realagents
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// OpenCodeVersion is the pinned OpenCode release the suite installs.
+const OpenCodeVersion = "1.18.33"
+
+// TestOpenCode runs OpenCode (Chat Completions through an
+// @ai-sdk/openai-compatible provider) with a model context small enough
+// that every reported usage overflows it, so OpenCode compacts out of band
+// (a separate summarisation request holding the flattened conversation)
+// after each turn; Tether attributes that request to the session by its
+// header, merges the block into the summary, and the next turn carries it.
+func TestOpenCode(t *testing.T) {
+	bin := install(t, "opencode-ai", OpenCodeVersion)
+	s := start(t, agentModel(20000))
+	home, work := t.TempDir(), t.TempDir()
+	conf := `{
+  "$schema": "https://opencode.ai/config.json",
+  "model": "tether/fake-model",
+  "small_model": "tether/fake-model",
+  "autoupdate": false,
+  "share": "disabled",
+  "provider": {
+    "tether": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Tether",
+      "options": {"baseURL": "` + s.url + `/v1", "apiKey": "sk-test-0123456789"},
+      "models": {"fake-model": {"name": "fake-model", "tool_call": true, "limit": {"context": 16000, "output": 2000}}}
+    }
+  }
+}`
+	dir := filepath.Join(home, ".config", "opencode")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "opencode"), append([]string{"run", "--format", "json", "-m", "tether/fake-model"}, args...)...)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+			"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+			"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+			"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+			"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1")
+		cmd.Stdin = strings.NewReader("")
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("opencode %v: %v\n%s\nthe model saw:\n%s", args, err, tail(out), s.summary())
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if gjson.Get(line, "type").String() == "error" {
+				t.Fatalf("opencode %v reported an error:\n%s\nthe model saw:\n%s", args, tail(out), s.summary())
+			}
+		}
+	}
+	run(script[0])
+	for _, m := range append(script[1:], afterCompaction) {
+		run("-c", m)
+	}
+	reqs := s.requests()
+	t.Logf("the model saw:\n%s", s.summary())
+	if !planCalled(reqs, "todowrite") {
+		t.Error("the model never got a todowrite round trip; did OpenCode stop offering the tool?")
+	}
+	rules := agentRules{Compaction: []string{"opencode-anchored-summary-1.18"}, After: []string{"opencode-what-did-we-do", "opencode-anchored-assistant"}}
+	dump(t, "opencode", reqs)
+	n, after := checkRun(t, reqs, rules, true)
+	if n < 3 {
+		t.Fatalf("OpenCode compacted %d times, want at least 3", n)
+	}
+	record(t, "opencode", after[len(after)-1], reqs)
+}
