@@ -94,6 +94,7 @@ func TestClassifyCaptures(t *testing.T) {
 		"opencode-update.jsonl":       {"opencode", OutOfBand, ""},
 		"pi.jsonl":                    {"pi", OutOfBand, ""},
 		"pi-anthropic-messages.jsonl": {"pi", OutOfBand, ""},
+		"pi-split-turn.jsonl":         {"pi", OutOfBand, ""},
 	}
 	rs := Default()
 	for _, file := range captureFiles(t) {
@@ -172,6 +173,32 @@ func TestOpenCodeLaterCompactions(t *testing.T) {
 		if r != "opencode-anchored-update-1.18" {
 			t.Errorf("compaction %d matched %q, want opencode-anchored-update-1.18", i+2, r)
 		}
+	}
+}
+
+// TestPiSplitTurnIsPartial: with a small keepRecentTokens Pi sends two
+// summarisation requests per compaction and joins the answers into one
+// summary. Only the history summary may carry the block; the split-turn
+// prefix is marked partial and left alone, or the next turn shows two.
+func TestPiSplitTurnIsPartial(t *testing.T) {
+	var whole, partial int
+	for _, c := range loadCaptures(t, "testdata/pi-split-turn.jsonl") {
+		if c.Kind != "compaction" {
+			continue
+		}
+		got := Default().Classify(c.view(t))
+		prefix := strings.Contains(string(c.Body), "This is the PREFIX of a turn")
+		if got.Partial != prefix {
+			t.Errorf("seq %d: Partial = %v for a %s request (rule %s)", c.Seq, got.Partial, map[bool]string{true: "split-turn", false: "history"}[prefix], got.RuleID)
+		}
+		if got.Partial {
+			partial++
+		} else {
+			whole++
+		}
+	}
+	if whole < 3 || partial < 3 {
+		t.Fatalf("capture holds %d history and %d split-turn compactions, want at least 3 of each", whole, partial)
 	}
 }
 

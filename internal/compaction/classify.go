@@ -28,6 +28,10 @@ type Result struct {
 	// answer (Claude Code keeps only what is inside <summary>…</summary>,
 	// so its anchor is "</summary>"); "" when the whole answer is kept.
 	SummaryAnchor string
+	// Partial marks a compaction request that summarises only part of what
+	// is being compacted (Pi's split-turn prefix): the agent joins its
+	// answer to the main summary, which already carries the block.
+	Partial bool
 }
 
 // Any reports whether any mark is set.
@@ -35,7 +39,7 @@ func (r Result) Any() bool { return r.Compaction || r.PostCompaction || r.Title 
 
 func (r *Result) take(rule *Rule) {
 	r.Kind, r.Agent, r.RuleID, r.RuleVersion = rule.Kind, rule.Agent, rule.ID, rule.Version
-	r.Evidence, r.SummaryAnchor = rule.Evidence, rule.SummaryAnchor
+	r.Evidence, r.SummaryAnchor, r.Partial = rule.Evidence, rule.SummaryAnchor, rule.Partial
 }
 
 // Classify recognises compaction requests, post-compaction turns and title

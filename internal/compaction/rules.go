@@ -107,6 +107,7 @@ type Rule struct {
 	Kind          Kind           `yaml:"kind,omitempty"`
 	Evidence      Evidence       `yaml:"evidence"`
 	SummaryAnchor string         `yaml:"summary_anchor,omitempty"` // text the agent keeps the summary before (Claude Code: "</summary>")
+	Partial       bool           `yaml:"partial,omitempty"`        // compaction of a part only; its answer is joined to the main summary
 	Match         []Condition    `yaml:"match"`
 }
 

@@ -126,7 +126,7 @@ func Ordinal(epoch, i int) int64 { return int64(epoch)<<20 | int64(i) }
 // Before implements server.Hook.
 func (e *Engine) Before(ctx context.Context, x *server.Exchange) error {
 	cls := detect.Verdict(x)
-	if x.Internal || cls.Title || x.View == nil {
+	if x.Internal || cls.Title || cls.Partial || x.View == nil {
 		return nil
 	}
 	pol := e.opt.Policy(x.Principal)
