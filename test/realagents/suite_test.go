@@ -293,14 +293,18 @@ func record(t *testing.T, agent string, r fakemodel.Request, reqs []fakemodel.Re
 			} else {
 				end += len("</continuity-capsule>")
 			}
-			fmt.Fprintf(&b, "[%s] …\n%s\n…\n", role, text[i:end])
+			before := []rune(strings.Join(strings.Fields(text[:i]), " "))
+			if len(before) > 160 {
+				before = append([]rune("…"), before[len(before)-160:]...)
+			}
+			fmt.Fprintf(&b, "[%s] %s\n%s\n", role, string(before), text[i:end])
 			continue
 		}
-		text = strings.Join(strings.Fields(text), " ")
-		if len(text) > 100 {
-			text = text[:100] + "…"
+		r := []rune(strings.Join(strings.Fields(text), " "))
+		if len(r) > 100 {
+			r = append(r[:100], '…')
 		}
-		fmt.Fprintf(&b, "[%s] %s\n", role, text)
+		fmt.Fprintf(&b, "[%s] %s\n", role, string(r))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
