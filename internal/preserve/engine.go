@@ -375,18 +375,23 @@ type scanMark struct{ epoch, n int }
 // its first line), the other in-band agents send it as the last user message
 // (dropped).
 func withoutCompactionPrompt(msgs []dialect.Message) []dialect.Message {
-	n := len(msgs)
-	if n == 0 || msgs[n-1].Role != "user" {
+	// Claude Code may end the request with system messages after the user
+	// message that holds the instruction; they are not user intent either.
+	k := len(msgs) - 1
+	for k >= 0 && (msgs[k].Role == "system" || msgs[k].Role == "developer") {
+		k--
+	}
+	if k < 0 || msgs[k].Role != "user" {
 		return msgs
 	}
-	last := msgs[n-1]
+	last := msgs[k]
 	if i := strings.Index(last.Text, claudeCompactMarker); i >= 0 {
-		out := append([]dialect.Message(nil), msgs...)
+		out := append([]dialect.Message(nil), msgs[:k+1]...)
 		last.Text = strings.TrimSpace(last.Text[:i])
-		out[n-1] = last
+		out[k] = last
 		return out
 	}
-	return msgs[:n-1]
+	return msgs[:k]
 }
 
 const claudeCompactMarker = "CRITICAL: Respond with TEXT ONLY."

@@ -71,6 +71,11 @@ func TestWithoutCompactionPrompt(t *testing.T) {
 	if claude[2].Text == "Thanks." {
 		t.Errorf("input slice was modified")
 	}
+	// Claude Code 2.1 may send system messages after the instruction.
+	trailing := append(append([]dialect.Message(nil), claude...), dialect.Message{Role: "system", Text: "Available agent types…"})
+	if got := withoutCompactionPrompt(trailing); len(got) != 3 || got[2].Text != "Thanks." {
+		t.Errorf("claude with a trailing system message: %d messages, last %q; want the instruction cut", len(got), got[len(got)-1].Text)
+	}
 	codex := []dialect.Message{{Role: "user", Text: "Decision: use Go."}, {Role: "user", Text: "You are performing a CONTEXT CHECKPOINT COMPACTION."}}
 	if got := withoutCompactionPrompt(codex); len(got) != 1 {
 		t.Errorf("codex: %d messages left, want the prompt dropped", len(got))

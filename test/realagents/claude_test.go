@@ -21,8 +21,24 @@ const ClaudeCodeVersion = "2.1.197"
 // must carry the plan and the active decisions in one continuity block and
 // the superseded one only as superseded.
 func TestClaudeCode(t *testing.T) {
+	testClaudeCode(t, false)
+}
+
+// TestClaudeCodeAutoCompact runs the same session with every turn
+// reporting a context near Claude Code's auto-compaction window, so it
+// compacts by itself before each later turn: the block must come through
+// every one of those compactions, not only the first.
+func TestClaudeCodeAutoCompact(t *testing.T) {
+	testClaudeCode(t, true)
+}
+
+func testClaudeCode(t *testing.T, auto bool) {
 	bin := install(t, "@anthropic-ai/claude-code", ClaudeCodeVersion)
-	s := start(t, agentModel(2000))
+	tokens := int64(2000)
+	if auto {
+		tokens = 190000
+	}
+	s := start(t, agentModel(tokens))
 	home, work := t.TempDir(), t.TempDir()
 	run := func(args ...string) string {
 		t.Helper()
@@ -31,7 +47,7 @@ func TestClaudeCode(t *testing.T) {
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "claude"), append([]string{"-p", "--output-format", "stream-json", "--verbose"}, args...)...)
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "HOME="+home, "ANTHROPIC_BASE_URL="+s.url, "ANTHROPIC_API_KEY=sk-ant-test-0123456789",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_ENABLE_TASKS=false")
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_ENABLE_TASKS=false", "CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("claude %v: %v\n%s", args, err, tail(out))
@@ -42,8 +58,10 @@ func TestClaudeCode(t *testing.T) {
 	for _, m := range script[1:] {
 		run("-c", m)
 	}
-	if out := run("-c", "/compact"); strings.Contains(out, "Not enough messages to compact") {
-		t.Fatalf("Claude Code did not compact:\n%s", tail([]byte(out)))
+	if !auto {
+		if out := run("-c", "/compact"); strings.Contains(out, "Not enough messages to compact") {
+			t.Fatalf("Claude Code did not compact:\n%s", tail([]byte(out)))
+		}
 	}
 	run("-c", afterCompaction)
 	reqs := s.requests()
@@ -51,9 +69,16 @@ func TestClaudeCode(t *testing.T) {
 		t.Error("the model never got a TodoWrite round trip; did Claude Code stop offering the tool?")
 	}
 	n, after := checkRun(t, reqs, agentRules{Compaction: []string{"claude-code-summary-2.1"}, After: []string{"claude-code-continued-session"}}, true)
-	if n != 1 || len(after) != 1 {
+	t.Logf("%d compactions; the model saw:\n%s", n, s.summary())
+	switch {
+	case !auto && (n != 1 || len(after) != 1):
 		t.Fatalf("the model saw %d compaction requests and %d turns after one, want 1 and 1", n, len(after))
+	case auto && n < 3:
+		t.Fatalf("Claude Code compacted %d times by itself, want at least 3", n)
 	}
-	t.Logf("the model saw:\n%s", s.summary())
-	record(t, "claude-code", after[0], reqs)
+	name := "claude-code"
+	if auto {
+		name = "claude-code-auto"
+	}
+	record(t, name, after[len(after)-1], reqs)
 }

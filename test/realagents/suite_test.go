@@ -160,6 +160,11 @@ func checkRun(t *testing.T, reqs []fakemodel.Request, rules agentRules, plan boo
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Model() == demo.ExtractorModel {
+			// The extractor reads the user's turns; an agent's compaction
+			// instruction among them would pass for user intent.
+			if fakemodel.Classify(r) == fakemodel.KindCompaction {
+				t.Errorf("request %d: the extractor was sent the agent's compaction instruction as part of the conversation", r.Seq)
+			}
 			continue
 		}
 		switch fakemodel.Classify(r) {
