@@ -23,6 +23,10 @@ func TestFork_StateNeverCrossesBranches(t *testing.T) {
 			e := newEnv(t, envOptions{yaml: yaml})
 			a := e.agent("fork-session")
 			say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
+			// Fork once the parent's extraction has landed: the copy takes
+			// the parent's state as of the fork point, and a fork taken while
+			// that extraction is still running rightly re-reads instead.
+			e.waitCapsule(t, "PostgreSQL")
 			b := a.Fork()
 			say(t, a, "Decision: use Redis for the cache.", "Thanks.")
 			say(t, b, "Decision: use Kafka for events.", "Thanks.")

@@ -63,6 +63,25 @@ func newEnv(t testing.TB, o envOptions) *env {
 	return accountingServe(t, fake, baseYAML+o.yaml, o.store)
 }
 
+// waitCapsule waits until some stored capsule mentions want.
+func (e *env) waitCapsule(t testing.TB, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		recs, err := e.store.ListCapsules(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if bytes.Contains(r.Data, []byte(want)) {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no capsule mentions %q after 10s", want)
+}
+
 // agent returns a scripted Claude Code client through the proxy.
 func (e *env) agent(session string) *demo.Agent {
 	return &demo.Agent{BaseURL: e.url, APIKey: "test-key-0123456789", SessionID: session, Model: "claude-sonnet-4-5",

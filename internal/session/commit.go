@@ -57,7 +57,7 @@ func (r *Resolver) moveHead(ctx context.Context, ref Ref, headKey, prevKey strin
 	if ok && parent == "" {
 		parent = cur.P
 	}
-	return r.put(ctx, ref.Principal, ak, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, N: n, T: turn, H: headKey, B: prevKey, P: parent})
+	return r.put(ctx, ref.Principal, ak, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, N: n, T: turn, H: headKey, B: prevKey, P: parent, K: ref.Hint})
 }
 
 func (r *Resolver) commitHint(ctx context.Context, ref Ref) error {

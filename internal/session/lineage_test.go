@@ -83,6 +83,41 @@ func TestFork(t *testing.T) {
 	}
 }
 
+// TestForkUnderNewClientSession: a client that copies a conversation into a
+// new session of its own (Claude Code --fork-session: same history, new
+// session id) forks the branch at its head; it does not take the original
+// over, and both go on separately.
+func TestForkUnderNewClientSession(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	orig := map[string]string{"x-claude-code-session-id": "0b577838-aaaa"}
+	copyHdr := map[string]string{"x-claude-code-session-id": "d7ace0b3-bbbb"}
+	hist := conversation("fork", 3)
+	root := turn(t, r, "alice", chatView(t, orig, hist[:5]...), Hints{})
+	forked := append(append([]msg{}, hist[:6]...), u("in the copy: use Redis instead"))
+	f := turn(t, r, "alice", chatView(t, copyHdr, forked...), Hints{})
+	if f.Event != EventFork || f.ALeg == root.ALeg || f.ParentALeg != root.ALeg {
+		t.Fatalf("copy under a new session id: %s on %s (parent %s), want a fork of %s", f.Event, f.ALeg, f.ParentALeg, root.ALeg)
+	}
+	if f.ForkOrdinal != Ordinal(0, 6) { // system + the 5 messages of the original's head
+		t.Errorf("fork ordinal %d, want %d", f.ForkOrdinal, Ordinal(0, 6))
+	}
+	// The original goes on from its own head under its own id.
+	o2 := turn(t, r, "alice", chatView(t, orig, append(append([]msg{}, hist[:6]...), u("in the original: add metrics"))...), Hints{})
+	if o2.Event != EventContinue || o2.ALeg != root.ALeg {
+		t.Errorf("original: %s on %s, want continue on %s", o2.Event, o2.ALeg, root.ALeg)
+	}
+	f2 := turn(t, r, "alice", chatView(t, copyHdr, append(forked, a("ok"), u("in the copy again"))...), Hints{})
+	if f2.Event != EventContinue || f2.ALeg != f.ALeg {
+		t.Errorf("copy: %s on %s, want continue on %s", f2.Event, f2.ALeg, f.ALeg)
+	}
+	// Without client ids (Pi) the same history is one branch, as before.
+	r2 := newTestResolver(newMemStore())
+	p1 := turn(t, r2, "alice", chatView(t, nil, hist[:5]...), Hints{})
+	if p2 := turn(t, r2, "alice", chatView(t, nil, forked...), Hints{}); p2.Event != EventContinue || p2.ALeg != p1.ALeg {
+		t.Errorf("no client id: %s on %s, want continue on %s", p2.Event, p2.ALeg, p1.ALeg)
+	}
+}
+
 func TestReset(t *testing.T) {
 	r := newTestResolver(newMemStore())
 	hdr := map[string]string{"x-session-id": "ses_abc123"}

@@ -23,6 +23,7 @@ type record struct {
 	L []string `json:"l,omitempty"` // fingerprint: A-legs whose user turn this is
 	X bool     `json:"x,omitempty"` // fingerprint: shared by too many A-legs to discriminate
 	C bool     `json:"c,omitempty"` // A-leg head: a compaction summary was relayed after the head's last commit
+	K string   `json:"k,omitempty"` // A-leg head: the client hint of the request that moved it
 }
 
 func (r *Resolver) cached(principal, key string) (record, bool) {
@@ -248,10 +249,19 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		return Ref{}, err
 	}
 
-	// 1. Continuation of a known head.
+	chainN := ""
+	if len(hist) > 0 {
+		chainN = string(hist[len(hist)-1].chain[:])
+	}
+	// 1. Continuation of a known head — unless another client session
+	// picks up the branch's history (Claude Code --fork-session, a copied
+	// Codex thread): that is a fork, or the two would share one state.
 	if m >= 0 {
 		H, ok := l.head(mrec.A)
 		if !ok || H.H == headKeys[m] {
+			if ok && ref.Hint != "" && H.K != "" && H.K != ref.Hint && !ref.compaction && !(hintOK && hintRec.A == mrec.A) {
+				return r.forkRef(ref, mrec, chainN), nil
+			}
 			return continueRef(ref, mrec, H, ok, m), nil
 		}
 	}
@@ -277,10 +287,6 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 			}
 		}
 	}
-	chainN := ""
-	if len(hist) > 0 {
-		chainN = string(hist[len(hist)-1].chain[:])
-	}
 	// An in-band compaction edits the last message of the live history: it
 	// belongs to the branch whose head it repeats up to that message.
 	if ref.compaction && len(hist) >= 2 {
@@ -297,10 +303,7 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		if ref.compaction {
 			return continueRef(ref, mrec, H, true, m), nil
 		}
-		ref.Session, ref.Epoch, ref.Event = mrec.S, mrec.E, EventFork
-		ref.ParentALeg, ref.ForkOrdinal = mrec.A, Ordinal(mrec.E, mrec.T)
-		ref.ALeg = "a_" + r.mac("fork", ref.Principal, mrec.A, chainN)
-		return ref, nil
+		return r.forkRef(ref, mrec, chainN), nil
 	}
 	// 4. Nothing known: reset under a known hint, else a new session.
 	if hintOK && hintRec.S != "" {
@@ -316,6 +319,15 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	ref.ALeg = "a_" + r.mac("new", ref.Principal, ref.Session, chainN)
 	ref.Event = EventNew
 	return ref, nil
+}
+
+// forkRef starts a branch of mrec's A-leg at mrec, named by the history's
+// last chain digest.
+func (r *Resolver) forkRef(ref Ref, mrec record, chainN string) Ref {
+	ref.Session, ref.Epoch, ref.Event = mrec.S, mrec.E, EventFork
+	ref.ParentALeg, ref.ForkOrdinal = mrec.A, Ordinal(mrec.E, mrec.T)
+	ref.ALeg = "a_" + r.mac("fork", ref.Principal, mrec.A, chainN)
+	return ref
 }
 
 func continueRef(ref Ref, mrec, H record, headOK bool, m int) Ref {

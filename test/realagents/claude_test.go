@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
 // ClaudeCodeVersion is the pinned Claude Code release the suite installs.
@@ -39,21 +43,7 @@ func testClaudeCode(t *testing.T, auto bool) {
 		tokens = 190000
 	}
 	s := start(t, agentModel(tokens))
-	home, work := t.TempDir(), t.TempDir()
-	run := func(args ...string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(bin, "claude"), append([]string{"-p", "--output-format", "stream-json", "--verbose"}, args...)...)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "HOME="+home, "ANTHROPIC_BASE_URL="+s.url, "ANTHROPIC_API_KEY=sk-ant-test-0123456789",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_ENABLE_TASKS=false", "CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("claude %v: %v\n%s", args, err, tail(out))
-		}
-		return string(out)
-	}
+	run := claude(t, bin, s)
 	run(script[0])
 	for _, m := range script[1:] {
 		run("-c", m)
@@ -81,4 +71,103 @@ func testClaudeCode(t *testing.T, auto bool) {
 		name = "claude-code-auto"
 	}
 	record(t, name, after[len(after)-1], reqs)
+}
+
+// claude returns a runner of Claude Code in print mode against the stack,
+// with its own HOME and working directory; it fails the test on a non-zero
+// exit and returns the stream-json output.
+func claude(t *testing.T, bin string, s *stack) func(args ...string) string {
+	home, work := t.TempDir(), t.TempDir()
+	return func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "claude"), append([]string{"-p", "--output-format", "stream-json", "--verbose"}, args...)...)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "HOME="+home, "ANTHROPIC_BASE_URL="+s.url, "ANTHROPIC_API_KEY=sk-ant-test-0123456789",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_ENABLE_TASKS=false", "CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000")
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %v: %v\n%s", args, err, tail(out))
+		}
+		return string(out)
+	}
+}
+
+// sessionID is the session id Claude Code reports in its stream-json init
+// event.
+func sessionID(t *testing.T, out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if id := gjson.Get(line, "session_id").String(); id != "" {
+			return id
+		}
+	}
+	t.Fatalf("no session id in Claude Code's output:\n%s", tail([]byte(out)))
+	return ""
+}
+
+// TestClaudeCodeFork forks a Claude Code session (--fork-session) after
+// the Memcached decision: the fork corrects it to Redis, the original goes
+// on to decide Prometheus. Each branch is then compacted, and each must
+// come back with its own decisions only. copy_on_fork lets the fork start
+// from the state the original had at the fork point.
+func TestClaudeCodeFork(t *testing.T) {
+	bin := install(t, "@anthropic-ai/claude-code", ClaudeCodeVersion)
+	s := start(t, agentModel(2000), "copy_on_fork: true")
+	run := claude(t, bin, s)
+	orig := sessionID(t, run(script[0]))
+	for _, m := range script[1:3] {
+		run("-r", orig, m)
+	}
+	fork := sessionID(t, run("-r", orig, "--fork-session", script[4]))
+	if fork == orig {
+		t.Fatal("--fork-session kept the session id")
+	}
+	run("-r", orig, script[3])
+	lastAfter := func(id string) string {
+		t.Helper()
+		run("-r", id, "/compact")
+		run("-r", id, afterCompaction)
+		reqs := s.requests()
+		for i := len(reqs) - 1; i >= 0; i-- {
+			if reqs[i].Header.Get("X-Claude-Code-Session-Id") == id && fakemodel.Classify(&reqs[i]) == fakemodel.KindMain {
+				return view(&reqs[i])
+			}
+		}
+		t.Fatalf("no request of session %s reached the model", id)
+		return ""
+	}
+	for _, b := range []struct {
+		name, id             string
+		active, notUse, none []string
+	}{
+		{"original", orig, []string{"PostgreSQL", "never change the public REST API", "Memcached", "Prometheus"}, []string{"GORM"}, []string{"Redis"}},
+		{"fork", fork, []string{"PostgreSQL", "never change the public REST API", "Redis"}, []string{"GORM", "Memcached"}, []string{"Prometheus"}},
+	} {
+		v := lastAfter(b.id)
+		if n := strings.Count(v, "<continuity-capsule"); n != 1 {
+			t.Errorf("%s: the turn after compaction shows %d blocks, want 1", b.name, n)
+			continue
+		}
+		block := v[strings.Index(v, "<continuity-capsule"):]
+		block = block[:strings.Index(block, "</continuity-capsule>")]
+		active, notUse, _ := strings.Cut(block, "\nREJECTED")
+		for _, f := range b.active {
+			if !strings.Contains(active, f) {
+				t.Errorf("%s: %q missing from the active part of its block", b.name, f)
+			}
+		}
+		for _, f := range b.notUse {
+			if !strings.Contains(notUse, f) {
+				t.Errorf("%s: %q not listed as rejected or superseded", b.name, f)
+			}
+		}
+		for _, f := range b.none {
+			if strings.Contains(block, f) {
+				t.Errorf("%s: the other branch's %q leaked into this branch's block", b.name, f)
+			}
+		}
+	}
+	record(t, "claude-code-fork", s.requests()[len(s.requests())-1], s.requests())
 }

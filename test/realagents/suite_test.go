@@ -65,7 +65,7 @@ type stack struct {
 	seen []fakemodel.Request
 }
 
-func start(t *testing.T, model fakemodel.Responder) *stack {
+func start(t *testing.T, model fakemodel.Responder, continuity ...string) *stack {
 	t.Helper()
 	s := &stack{}
 	s.fake = fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
@@ -86,7 +86,8 @@ routes:
 compaction_continuity:
   enabled: true
   extractor: {route: openai/%s}
-`, s.fake.URL, s.fake.URL+"/v1", demo.ExtractorModel)), func(string) string { return "" })
+  %s
+`, s.fake.URL, s.fake.URL+"/v1", demo.ExtractorModel, strings.Join(continuity, "\n  "))), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
