@@ -41,6 +41,9 @@ type Options struct {
 	Observers []compaction.Observer
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// Rules replaces the embedded compaction rules (tests); nil means
+	// compaction.Default().
+	Rules *compaction.Ruleset
 }
 
 // App is an assembled proxy.
@@ -94,7 +97,10 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry = reg
 
-	rules := compaction.Default()
+	rules := opt.Rules
+	if rules == nil {
+		rules = compaction.Default()
+	}
 	hub := compaction.NewHub(append([]compaction.Observer{compaction.NewMetrics(reg)}, opt.Observers...)...)
 	a.Resolver = session.NewResolver(st, session.Options{Secret: secret, Now: opt.Now})
 	a.Ledger = ledger.New(ledger.Options{Store: st, Prices: cfg.Prices, Budgets: cfg.Budgets, Registerer: reg, Logger: logger, Now: opt.Now})

@@ -40,7 +40,7 @@ func accountingStart(t testing.TB, cfg string, responder fakemodel.Responder, st
 // accountingServe starts one more proxy in front of an already running
 // scripted model (cfg and st as for accountingStart): several replicas may
 // share one model and one store.
-func accountingServe(t testing.TB, fake *fakemodel.Server, cfg string, st store.Store) *env {
+func accountingServe(t testing.TB, fake *fakemodel.Server, cfg string, st store.Store, opts ...func(*app.Options)) *env {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,7 +56,11 @@ func accountingServe(t testing.TB, fake *fakemodel.Server, cfg string, st store.
 		st = memstore.New(memstore.Options{})
 	}
 	logs := &syncBuffer{}
-	a, err := app.New(context.Background(), c, app.Options{LogOutput: logs, Store: st})
+	ao := app.Options{LogOutput: logs, Store: st}
+	for _, o := range opts {
+		o(&ao)
+	}
+	a, err := app.New(context.Background(), c, ao)
 	if err != nil {
 		_ = ln.Close()
 		t.Fatalf("app: %v", err)

@@ -37,6 +37,7 @@ type Resolver interface {
 	Resolve(ctx context.Context, principal string, v *dialect.View, h session.Hints) (session.Ref, error)
 	Commit(ctx context.Context, ref session.Ref, v *dialect.View) error
 	RecordSummary(ctx context.Context, ref session.Ref, summaryText string) error
+	MarkCompacted(ctx context.Context, ref session.Ref) error
 	EpochToken(ref session.Ref) string
 	Lock(ref session.Ref) (unlock func())
 }
@@ -146,6 +147,14 @@ func (e *Engine) Before(ctx context.Context, x *server.Exchange) error {
 	}
 	e.m.lineage.WithLabelValues(string(ref.Event)).Inc()
 	if ref.Event == session.EventUnattributed {
+		return nil
+	}
+	if ref.Side {
+		// Probably a summarisation request no rule knows: leave it alone,
+		// and let the turn after it open the branch's next epoch.
+		if err := e.opt.Resolver.MarkCompacted(ctx, ref); err != nil {
+			e.m.failures.WithLabelValues("resolve").Inc()
+		}
 		return nil
 	}
 	x.Session, x.ALeg = ref.Session, ref.ALeg

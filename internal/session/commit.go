@@ -143,12 +143,32 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 			return wrap("record summary", err)
 		}
 	}
+	return wrap("record summary", r.markCompacted(ctx, ref))
+}
+
+// MarkCompacted records that ref's A-leg was probably compacted without a
+// recognised compaction request: a side request quoting the conversation
+// (ref.Side) went by. The next turn that carries the agent's
+// post-compaction marker and repeats this epoch's opening then starts a new
+// epoch instead of looking like an edit of the old one. A turn that simply
+// continues the head clears the mark.
+func (r *Resolver) MarkCompacted(ctx context.Context, ref Ref) error {
+	if ref.Principal == "" {
+		return wrap("mark compacted", ErrNoPrincipal)
+	}
+	if ref.ALeg == "" || !ref.Side {
+		return nil
+	}
+	return wrap("mark compacted", r.markCompacted(ctx, ref))
+}
+
+func (r *Resolver) markCompacted(ctx context.Context, ref Ref) error {
 	// The epoch token in the summary resolves through the A-leg head
 	// record: make sure one exists even if no turn was committed yet.
 	ak := r.alegKey(ref.Principal, ref.ALeg)
 	l := &lookup{r: r, ctx: ctx, principal: ref.Principal, got: map[string]record{}}
 	if err := l.heads(ref.ALeg); err != nil {
-		return wrap("record summary", err)
+		return err
 	}
 	H, ok := l.head(ref.ALeg)
 	if !ok {
@@ -157,10 +177,7 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 	// Mark the head as compacted: the next turn that carries this summary
 	// starts a new epoch even if its opening repeats an earlier epoch's.
 	H.C = true
-	if err := r.put(ctx, ref.Principal, ak, H); err != nil {
-		return wrap("record summary", err)
-	}
-	return nil
+	return r.put(ctx, ref.Principal, ak, H)
 }
 
 // quotedUserTurns returns the user turns an out-of-band summarisation

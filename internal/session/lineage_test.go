@@ -490,3 +490,31 @@ func BenchmarkResolve200(b *testing.B) {
 		}
 	}
 }
+
+// TestMissedCompactionUnderHint: when a compaction went by unrecognised (a
+// new agent prompt), the turn after it still carries the agent's
+// post-compaction marker and its session id. OpenCode opens every epoch
+// with the same "What did we do so far?" message; sharing only that opener
+// with the current epoch is not staying in it: it is the next epoch of the
+// same branch, not a fork and not a new conversation.
+func TestMissedCompactionUnderHint(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	hdr := map[string]string{"x-session-id": "ses_missed01"}
+	const opener, cont = "What did we do so far?", "Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed."
+	first := turn(t, r, "alice", chatView(t, hdr, conversation("pre", 2)...), Hints{})
+	post := Hints{PostCompaction: true, Agent: "opencode"}
+	ep1 := []msg{u(opener), a("Summary one: building the inventory service."), u(cont)}
+	e1 := turn(t, r, "alice", chatView(t, hdr, ep1...), post)
+	if e1.Event != EventEpoch || e1.ALeg != first.ALeg || e1.Epoch != 1 {
+		t.Fatalf("first missed compaction: %s on %s epoch %d, want epoch 1 of %s", e1.Event, e1.ALeg, e1.Epoch, first.ALeg)
+	}
+	more := append(append([]msg{}, ep1...), a("ok"), u("Decision: add metrics."))
+	if c := turn(t, r, "alice", chatView(t, hdr, more...), post); c.Event != EventContinue || c.ALeg != first.ALeg {
+		t.Fatalf("turn in epoch 1: %s on %s", c.Event, c.ALeg)
+	}
+	ep2 := []msg{u(opener), a("Summary two: metrics were added."), u(cont)}
+	e2 := turn(t, r, "alice", chatView(t, hdr, ep2...), post)
+	if e2.Event != EventEpoch || e2.ALeg != first.ALeg || e2.Epoch != 2 {
+		t.Errorf("second missed compaction: %s on %s epoch %d, want epoch 2 of %s", e2.Event, e2.ALeg, e2.Epoch, first.ALeg)
+	}
+}

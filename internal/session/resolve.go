@@ -276,6 +276,13 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 					evPos = -1 // marker seen before: only new if nothing of this epoch matches
 				}
 			}
+			// The branch was compacted (H.C) and this turn, under the
+			// branch's own client hint, carries the agent's post-compaction
+			// marker, but its summary repeats an older epoch's text word for
+			// word: it opens the next epoch all the same.
+			if H.C && h.PostCompaction && hintOK && hintRec.A == evLeg && evEpoch < H.E {
+				evEpoch, evPos = H.E, math.MaxInt
+			}
 			// A match inside the current epoch means no new epoch began —
 			// unless a compaction summary was relayed since the head: then
 			// a history that repeats this epoch's opening (the same summary
@@ -305,7 +312,22 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		}
 		return r.forkRef(ref, mrec, chainN), nil
 	}
-	// 4. Nothing known: reset under a known hint, else a new session.
+	// 4. Nothing known. A short request that quotes a known branch's
+	// conversation (<conversation> transcript, the branch's epoch token) is
+	// a side request about that branch — a summarisation request no rule
+	// recognised — not a new conversation: attribute it, move nothing, so it
+	// neither resets the branch nor takes its client hint.
+	if len(hist) <= 2 {
+		oob, err := r.resolveOutOfBand(ctx, ref, msgs, hintKey)
+		if err != nil {
+			return Ref{}, err
+		}
+		if oob.Event == EventOutOfBand && (!hintOK || oob.ALeg == hintRec.A) {
+			oob.Side = true
+			return oob, nil
+		}
+	}
+	// Reset under a known hint, else a new session.
 	if hintOK && hintRec.S != "" {
 		ref.Session, ref.Event = hintRec.S, EventReset
 		ref.ALeg = "a_" + r.mac("reset", ref.Principal, hintRec.S, chainN)

@@ -60,6 +60,11 @@ type Ref struct {
 
 	Hint string // principal-scoped digest of the client hint used, "" if none
 
+	// Side is set on an EventOutOfBand ref for a request that was not
+	// marked out of band but quotes the branch's conversation (an
+	// unrecognised summarisation request): callers leave it alone.
+	Side bool
+
 	// Set by Resolve for Commit.
 	base       int  // normalised messages known to the A-leg before this request
 	compaction bool // compaction requests never move a head
