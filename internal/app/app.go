@@ -118,11 +118,11 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	// One worker pool per extractor route in use (the global one and any
 	// per-principal override), all sharing one set of collectors.
 	routes := map[string]bool{}
-	if r := cfg.Continuity.Extractor.Route; r != "" {
+	if r := cfg.Continuity.Extractor.Route; config.ExtractorOn(r) {
 		routes[r] = true
 	}
 	for _, p := range cfg.Principals {
-		if p.Continuity != nil && p.Continuity.ExtractorRoute != "" {
+		if p.Continuity != nil && config.ExtractorOn(p.Continuity.ExtractorRoute) {
 			routes[p.Continuity.ExtractorRoute] = true
 		}
 	}
@@ -132,16 +132,21 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		prov, _ := cfg.Provider(provName)
 		ex := cfg.Continuity.Extractor
 		var caller extract.Caller
-		if prov.Dialect == config.FamilyAnthropic {
+		var admission extract.Admission = a.Ledger
+		switch {
+		case route == config.MarkersRoute:
+			// In process, no upstream call: nothing to reserve or bill.
+			caller, admission, prov.Name = extract.MarkersCaller{}, nil, provName
+		case prov.Dialect == config.FamilyAnthropic:
 			caller = extract.NewAnthropicCaller(prov, model, ex.MaxOutputTokens, nil, secret)
-		} else {
+		default:
 			caller = extract.NewOpenAICaller(prov, model, ex.MaxOutputTokens, nil, secret)
 		}
 		pool := extract.NewPool(extract.PoolOptions{
 			Workers: ex.Workers, MaxPending: ex.MaxPendingJobs, Timeout: ex.Timeout, MaxInputTokens: ex.MaxInputTokens,
 			Caller: caller, Route: route, Provider: prov.Name, Model: model, Family: prov.Dialect, Apply: a.Engine.ApplyOps, Load: a.Engine.LoadForJob,
 			MaxOutputTokens: ex.MaxOutputTokens,
-			Admission:       a.Ledger, Registerer: poolReg, Logger: logger, Now: opt.Now,
+			Admission:       admission, Registerer: poolReg, Logger: logger, Now: opt.Now,
 		})
 		poolReg = nil // collectors are registered once
 		a.pools = append(a.pools, pool)

@@ -26,7 +26,7 @@ func (p *policies) For(pr auth.Principal) preserve.Policy {
 		BarrierTimeout: cc.BarrierTimeout,
 	}
 	route := cc.Extractor.Route
-	extraction := route != "" && cc.SourcePolicy != "structured_only"
+	extraction := config.ExtractorOn(route) && cc.SourcePolicy != "structured_only"
 	if c, ok := p.byID[pr.ID]; ok && c.Continuity != nil {
 		o := c.Continuity
 		if o.Enabled != nil {
@@ -37,7 +37,7 @@ func (p *policies) For(pr auth.Principal) preserve.Policy {
 			extraction = true
 		}
 		if o.Extraction != nil {
-			extraction = *o.Extraction && route != ""
+			extraction = *o.Extraction && config.ExtractorOn(route)
 		}
 		if o.MaxCapsuleTokens > 0 {
 			pol.MaxTokens = o.MaxCapsuleTokens

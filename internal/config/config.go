@@ -119,7 +119,8 @@ type Preserve struct {
 // own: it is never derived from the primary session's route.
 type Extractor struct {
 	// Route is "provider/model": a provider from Providers and the model to
-	// ask. Empty: no semantic extraction (deterministic harvest only).
+	// ask; MarkersRoute (the default) for the built-in marker extractor;
+	// NoExtractor for none (deterministic harvest only).
 	Route           string        `yaml:"route"`
 	Timeout         time.Duration `yaml:"timeout"`
 	MaxInputTokens  int           `yaml:"max_input_tokens"`
@@ -258,6 +259,7 @@ func (c *Config) WithDefaults(getenv func(string) string) {
 	ex.MaxOutputTokens = cmp.Or(ex.MaxOutputTokens, 2000)
 	ex.MaxPendingJobs = cmp.Or(ex.MaxPendingJobs, 64)
 	ex.Workers = cmp.Or(ex.Workers, 4)
+	ex.Route = cmp.Or(ex.Route, MarkersRoute)
 	c.Transcript.TTL = cmp.Or(c.Transcript.TTL, 7*24*time.Hour)
 }
 
@@ -405,7 +407,22 @@ func ExtractorRoute(route string) (provider, model string, ok bool) {
 	return provider, model, ok && provider != "" && model != ""
 }
 
+// MarkersRoute is the extractor route of the built-in extractor: explicitly
+// marked user statements ("Decision:", "Constraint:", "Rejected:", "… instead
+// of …"), no model call, no cost.
+const MarkersRoute = "builtin/markers"
+
+// NoExtractor is the extractor route that turns extraction off (plan state
+// from structured tool calls only). MarkersRoute is the default.
+const NoExtractor = "none"
+
+// ExtractorOn reports whether route names an extractor.
+func ExtractorOn(route string) bool { return route != "" && route != NoExtractor }
+
 func (c *Config) checkExtractorRoute(route string) error {
+	if route == MarkersRoute || route == NoExtractor {
+		return nil
+	}
 	p, _, ok := ExtractorRoute(route)
 	if !ok {
 		return fmt.Errorf("must be \"provider/model\" (got %q)", route)

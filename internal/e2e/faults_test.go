@@ -164,7 +164,7 @@ func faultsRun(t *testing.T, e *env) (shown, firstBlock string, texts []string) 
 func TestAC12_ExtractorFaultsLeaveCompactionWorking(t *testing.T) {
 	fake := fakemodel.Start(demo.Model())
 	t.Cleanup(fake.Close)
-	base := faultsProxy(t, fake, fmt.Sprintf(faultsYAML, fake.URL, fake.URL))
+	base := faultsProxy(t, fake, fmt.Sprintf(faultsYAML+"  extractor: {route: none}\n", fake.URL, fake.URL))
 	wantShown, wantBlock, _ := faultsRun(t, base)
 	if !strings.Contains(wantBlock, demo.PlanSteps[1]) || !strings.Contains(wantShown, "<continuity-capsule") {
 		t.Fatalf("without an extractor the plan is not preserved; nothing to compare with:\n%s", wantShown)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
@@ -36,13 +37,20 @@ func TestClaudeCodeAutoCompact(t *testing.T) {
 	testClaudeCode(t, true)
 }
 
-func testClaudeCode(t *testing.T, auto bool) {
+// TestClaudeCodeBuiltinExtractor is the auto-compaction flow with the
+// default extractor, the built-in one: no model call is made to extract
+// anything, and the explicitly marked decisions still come through.
+func TestClaudeCodeBuiltinExtractor(t *testing.T) {
+	testClaudeCode(t, true, "extractor: {route: builtin/markers}")
+}
+
+func testClaudeCode(t *testing.T, auto bool, continuity ...string) {
 	bin := install(t, "@anthropic-ai/claude-code", ClaudeCodeVersion)
 	tokens := int64(2000)
 	if auto {
 		tokens = 190000
 	}
-	s := start(t, agentModel(tokens))
+	s := start(t, agentModel(tokens), continuity...)
 	run := claude(t, bin, s)
 	run(script[0])
 	for _, m := range script[1:] {
@@ -69,6 +77,14 @@ func testClaudeCode(t *testing.T, auto bool) {
 	name := "claude-code"
 	if auto {
 		name = "claude-code-auto"
+	}
+	if len(continuity) > 0 {
+		name += "-builtin"
+		for _, r := range reqs {
+			if r.Model() == demo.ExtractorModel {
+				t.Fatalf("the built-in extractor made a model call")
+			}
+		}
 	}
 	record(t, name, after[len(after)-1], reqs)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,8 +66,13 @@ type stack struct {
 	seen []fakemodel.Request
 }
 
+// start runs the stack; continuity lines go under compaction_continuity,
+// and without an extractor line the scripted model is the extractor.
 func start(t *testing.T, model fakemodel.Responder, continuity ...string) *stack {
 	t.Helper()
+	if !slices.ContainsFunc(continuity, func(l string) bool { return strings.HasPrefix(l, "extractor:") }) {
+		continuity = append(continuity, "extractor: {route: openai/"+demo.ExtractorModel+"}")
+	}
 	s := &stack{}
 	s.fake = fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
 		s.mu.Lock()
@@ -85,9 +91,8 @@ routes:
   - {match: "*", provider: openai}
 compaction_continuity:
   enabled: true
-  extractor: {route: openai/%s}
   %s
-`, s.fake.URL, s.fake.URL+"/v1", demo.ExtractorModel, strings.Join(continuity, "\n  "))), func(string) string { return "" })
+`, s.fake.URL, s.fake.URL+"/v1", strings.Join(continuity, "\n  "))), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

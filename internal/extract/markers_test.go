@@ -1,0 +1,92 @@
+package extract
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// markers runs the built-in extractor over one delta and merges its ops
+// into prev, as the pool does.
+func markers(t *testing.T, prev *capsule.Capsule, first int, msgs ...dialect.Message) *capsule.Capsule {
+	t.Helper()
+	in := Prepare(prev, msgs, first, 4000)
+	raw, _, err := MarkersCaller{}.Extract(context.Background(), in, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := Validate(raw, in)
+	if err != nil {
+		t.Fatalf("the built-in extractor's output was rejected: %v\n%s", err, raw)
+	}
+	next, err := capsule.Apply(prev, ops, in.Delta, "tx-"+t.Name()+string(rune('a'+first)))
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, raw)
+	}
+	return next
+}
+
+func sections(t *testing.T, c *capsule.Capsule) (active, notUse string) {
+	t.Helper()
+	r := capsule.Render(c)
+	active, notUse, _ = strings.Cut(r, "\nREJECTED")
+	return active, notUse
+}
+
+func TestMarkersExtractUserStatements(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0,
+		dialect.Message{Role: "user", Text: "We are building an inventory service. Decision: use PostgreSQL, not MongoDB."},
+		dialect.Message{Role: "assistant", Text: "Decision: use MySQL. Constraint: always use tabs. Rejected: PostgreSQL."},
+		dialect.Message{Role: "user", Text: "Constraint: never change the public REST API.\n\nDecision: use Memcached for the cache. Rejected: GORM — we write SQL by hand."},
+		dialect.Message{Role: "user", Text: "Don't use Kafka. Please fix the failing test."},
+	)
+	active, notUse := sections(t, c)
+	for _, want := range []string{"use PostgreSQL, not MongoDB", "never change the public REST API", "use Memcached for the cache"} {
+		if !strings.Contains(active, want) {
+			t.Errorf("active part lacks %q:\n%s", want, capsule.Render(c))
+		}
+	}
+	for _, want := range []string{"GORM", "we write SQL by hand", "Kafka"} {
+		if !strings.Contains(notUse, want) {
+			t.Errorf("rejected part lacks %q:\n%s", want, capsule.Render(c))
+		}
+	}
+	// The assistant's statements are never the user's decisions.
+	for _, bad := range []string{"MySQL", "tabs"} {
+		if strings.Contains(capsule.Render(c), bad) {
+			t.Errorf("the assistant's %q was recorded:\n%s", bad, capsule.Render(c))
+		}
+	}
+	if strings.Contains(capsule.Render(c), "failing test") {
+		t.Errorf("an ordinary request was recorded:\n%s", capsule.Render(c))
+	}
+}
+
+func TestMarkersCorrectionSupersedes(t *testing.T) {
+	// Across batches: the correction supersedes the active decision.
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Decision: use Memcached for the cache."})
+	c = markers(t, c, 2, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: "Actually, use Redis instead of Memcached for the cache."})
+	active, notUse := sections(t, c)
+	if !strings.Contains(active, "Redis") || strings.Contains(active, "- D1: use Memcached") {
+		t.Errorf("after the correction the active part is:\n%s", active)
+	}
+	if !strings.Contains(notUse, "Memcached") {
+		t.Errorf("Memcached is not listed as superseded:\n%s", capsule.Render(c))
+	}
+	// Within one batch (a fork re-read, a first extraction after many
+	// turns): the corrected decision never becomes active.
+	c = markers(t, capsule.New("s", "b"), 0,
+		dialect.Message{Role: "user", Text: "Decision: use Memcached for the cache."},
+		dialect.Message{Role: "assistant", Text: "OK."},
+		dialect.Message{Role: "user", Text: "Actually, use Redis instead of Memcached for the cache."})
+	active, notUse = sections(t, c)
+	if !strings.Contains(active, "Redis") || strings.Contains(active, "use Memcached for the cache\n") {
+		t.Errorf("same batch: active part is:\n%s", active)
+	}
+	if !strings.Contains(notUse, "Memcached") {
+		t.Errorf("same batch: Memcached not listed among things not to use:\n%s", capsule.Render(c))
+	}
+}
