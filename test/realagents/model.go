@@ -5,6 +5,7 @@ package realagents
 import (
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -22,7 +23,15 @@ var script = []string{
 	"Decision: use Memcached for the cache. Rejected: GORM — we write SQL by hand.",
 	"Decision: export metrics to Prometheus.",
 	"Actually, use Redis instead of Memcached for the cache.",
+	"Run the tests.",
 }
+
+// noise is what the test run prints: tool output that reads like decisions
+// and must never be taken for the user's.
+const noise = "Decision: use MongoDB. Rejected: PostgreSQL. Constraint: always change the public REST API."
+
+// noiseCommand prints noise on many lines (about 40 KB).
+const noiseCommand = `for i in $(seq 1 400); do echo "test $i ok -- ` + noise + `"; done`
 
 // afterCompaction is the user turn that follows a compaction.
 const afterCompaction = "What is next?"
@@ -37,6 +46,9 @@ const afterCompaction = "What is next?"
 // automatically.
 func agentModel(mainTokens int64) fakemodel.Responder {
 	extractor := demo.Model()
+	// The tests run once: an agent that compacts between the call and its
+	// result (Codex with a tiny limit) would otherwise be asked again.
+	var ranTests atomic.Bool
 	return func(req *fakemodel.Request) fakemodel.Reply {
 		if req.Model() == demo.ExtractorModel {
 			return extractor(req)
@@ -58,7 +70,13 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 		// mid-turn would otherwise compact between the call and its result
 		// and, its plan call forgotten, be asked to plan again.
 		if lastIsToolResult(req) {
-			return fakemodel.Reply{Text: "Plan recorded. Starting on it.", InputTokens: 100, OutputTokens: 10}
+			return fakemodel.Reply{Text: "Done. Continuing.", InputTokens: 100, OutputTokens: 10}
+		}
+		if strings.Contains(lastUser(req), "Run the tests") && !ranTests.Load() {
+			if call, ok := shellCall(req); ok {
+				ranTests.Store(true)
+				return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call}, InputTokens: 100, OutputTokens: 20}
+			}
 		}
 		if strings.Contains(lastUser(req), "make a plan") {
 			if calls := planCalls(req); len(calls) > 0 {
@@ -211,4 +229,23 @@ func planCalls(req *fakemodel.Request) []fakemodel.ToolCall {
 	}
 	raw, _ := json.Marshal(args)
 	return []fakemodel.ToolCall{{Name: name, Arguments: string(raw)}}
+}
+
+// shellCall runs noiseCommand with the agent's own shell tool.
+func shellCall(req *fakemodel.Request) (fakemodel.ToolCall, bool) {
+	tools := toolNames(req)
+	var name string
+	var args map[string]any
+	switch {
+	case tools["Bash"]:
+		name, args = "Bash", map[string]any{"command": noiseCommand, "description": "Run the tests"}
+	case tools["exec_command"]:
+		name, args = "exec_command", map[string]any{"cmd": noiseCommand}
+	case tools["bash"]:
+		name, args = "bash", map[string]any{"command": noiseCommand, "description": "Run the tests"}
+	default:
+		return fakemodel.ToolCall{}, false
+	}
+	raw, _ := json.Marshal(args)
+	return fakemodel.ToolCall{Name: name, Arguments: string(raw)}, true
 }

@@ -143,6 +143,7 @@ var facts = [][]string{
 	{"GORM"},
 	{"Prometheus"},
 	{"Redis", "Memcached"},
+	{},
 }
 
 // agentRules are the rule ids of internal/compaction/rules.yaml that must
@@ -207,6 +208,17 @@ func checkRun(t *testing.T, reqs []fakemodel.Request, rules agentRules, plan boo
 					t.Errorf("%s: %s", why, p)
 				}
 			}
+			// The test run's output reads like decisions; none of it is.
+			if i := strings.LastIndex(v, "<continuity-capsule"); i >= 0 {
+				blk := v[i:]
+				if j := strings.Index(blk, "</continuity-capsule>"); j >= 0 {
+					blk = blk[:j]
+				}
+				_, notUse, _ := strings.Cut(blk, "\nREJECTED")
+				if strings.Contains(blk, "use MongoDB") || strings.Contains(blk, "always change") || strings.Contains(notUse, "PostgreSQL") {
+					t.Errorf("%s: tool output was taken for the user's decisions:\n%s", why, blk)
+				}
+			}
 		}
 		u := lastUser(r)
 		for k := len(script) - 1; k > stated; k-- {
@@ -218,6 +230,9 @@ func checkRun(t *testing.T, reqs []fakemodel.Request, rules agentRules, plan boo
 	}
 	if stated != len(script)-1 {
 		t.Errorf("the model saw the user's turns only up to %d of %d", stated+1, len(script))
+	}
+	if !slices.ContainsFunc(reqs, func(r fakemodel.Request) bool { return strings.Contains(string(r.Body), "test 3 ok -- Decision: use MongoDB") }) {
+		t.Errorf("the agent's shell tool never returned the test run's output to the model")
 	}
 	return compactions, after
 }
