@@ -5,8 +5,8 @@ package realagents
 import (
 	"encoding/json"
 	"slices"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 

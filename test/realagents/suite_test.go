@@ -231,7 +231,9 @@ func checkRun(t *testing.T, reqs []fakemodel.Request, rules agentRules, plan boo
 	if stated != len(script)-1 {
 		t.Errorf("the model saw the user's turns only up to %d of %d", stated+1, len(script))
 	}
-	if !slices.ContainsFunc(reqs, func(r fakemodel.Request) bool { return strings.Contains(string(r.Body), "test 3 ok -- Decision: use MongoDB") }) {
+	if !slices.ContainsFunc(reqs, func(r fakemodel.Request) bool {
+		return strings.Contains(string(r.Body), "test 3 ok -- Decision: use MongoDB")
+	}) {
 		t.Errorf("the agent's shell tool never returned the test run's output to the model")
 	}
 	return compactions, after
