@@ -21,6 +21,15 @@ const PiVersion = "0.73.1"
 // out of band; Pi sends no session id, so Tether attributes each
 // summarisation request and the turn after it by content alone.
 func TestPi(t *testing.T) {
+	testPi(t, "openai-completions")
+}
+
+// TestPiAnthropic is the same session with Pi speaking Anthropic Messages.
+func TestPiAnthropic(t *testing.T) {
+	testPi(t, "anthropic-messages")
+}
+
+func testPi(t *testing.T, api string) {
 	bin := install(t, "@mariozechner/pi-coding-agent", PiVersion)
 	todo := filepath.Join(filepath.Dir(bin), "@mariozechner", "pi-coding-agent", "examples", "extensions", "todo.ts")
 	if _, err := os.Stat(todo); err != nil {
@@ -32,8 +41,12 @@ func TestPi(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	base := s.url + "/v1"
+	if api == "anthropic-messages" {
+		base = s.url
+	}
 	models := `{"providers": {"tether": {
-  "baseUrl": "` + s.url + `/v1", "api": "openai-completions", "apiKey": "sk-test-0123456789",
+  "baseUrl": "` + base + `", "api": "` + api + `", "apiKey": "sk-test-0123456789",
   "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
   "models": [{"id": "fake-model", "contextWindow": 32000, "maxTokens": 2000}]}}}`
 	settings := `{"compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 1}}`
@@ -62,7 +75,11 @@ func TestPi(t *testing.T) {
 	}
 	reqs := s.requests()
 	t.Logf("the model saw:\n%s", s.summary())
-	dump(t, "pi", reqs)
+	name := "pi"
+	if api == "anthropic-messages" {
+		name = "pi-anthropic"
+	}
+	dump(t, name, reqs)
 	if !planCalled(reqs, "todo") {
 		t.Error("the model never got a todo round trip; did the extension stop registering the tool?")
 	}
@@ -71,5 +88,5 @@ func TestPi(t *testing.T) {
 	if n < 3 {
 		t.Fatalf("Pi compacted %d times, want at least 3", n)
 	}
-	record(t, "pi", after[len(after)-1], reqs)
+	record(t, name, after[len(after)-1], reqs)
 }
