@@ -16,10 +16,11 @@ import (
 // input and turns explicitly marked statements into operations:
 //
 //	Decision: use PostgreSQL, not MongoDB.      → add_decision
+//	Let's go with SQLite.                       → add_decision ("Use SQLite")
 //	Constraint: never change the public API.    → add_constraint
-//	Never/Always … (a sentence of its own)       → add_constraint
+//	Never/Always/Avoid … (a sentence of its own) → add_constraint
 //	Rejected: GORM — we write SQL by hand.      → reject_alternative (reason after "—" or "because")
-//	Don't use Kafka.                            → reject_alternative
+//	Don't use Kafka. We ruled out gRPC.         → reject_alternative
 //	Actually, use Redis instead of Memcached.   → supersede_decision of the active decision naming Memcached
 //
 // Prose without such markers is left to a model extractor. The output goes
@@ -31,6 +32,9 @@ var (
 	markerItem      = regexp.MustCompile(`^- (D\d+): (.*)$`)
 	markerSentence  = regexp.MustCompile(`(?:[.!?;]+\s+|\n+)`)
 	markerDecision  = regexp.MustCompile(`(?i)^(?:decision|decided|we decided(?: to)?|final decision)\s*[:\-–—]?\s+(.+)$`)
+	markerGoWith    = regexp.MustCompile(`(?i)^(?:let's|we'll|we will|we're going to|we are going to)\s+(?:go with|stick with|settle on)\s+(.+)$`)
+	markerAgainst   = regexp.MustCompile(`(?i)^(?:we decided against|decided against|we ruled out|ruled out|we rejected)\s+(.+)$`)
+	markerAvoid     = regexp.MustCompile(`(?i)^avoid\s+\S.+$`)
 	markerConstr    = regexp.MustCompile(`(?i)^(?:constraint|requirement|rule|hard rule)\s*[:\-–—]\s*(.+)$`)
 	markerAlways    = regexp.MustCompile(`(?i)^(?:never|always|must never|must always)\s+\S.+$`)
 	markerRejected  = regexp.MustCompile(`(?i)^(?:rejected|reject|not|no)\s*[:\-–—]\s*(.+)$`)
@@ -131,6 +135,21 @@ func markerOps(in Input) []map[string]any {
 				}
 				added[strings.ToLower(stmt)] = len(ops)
 				ops = append(ops, op)
+			case markerGoWith.MatchString(s):
+				stmt, why := splitReason("Use " + markerGoWith.FindStringSubmatch(s)[1])
+				op := map[string]any{"op": "add_decision", "statement": stmt, "turn": t.n}
+				if why != "" {
+					op["rationale"] = why
+				}
+				added[strings.ToLower(stmt)] = len(ops)
+				ops = append(ops, op)
+			case markerAgainst.MatchString(s):
+				alt, why := splitReason(markerAgainst.FindStringSubmatch(s)[1])
+				op := map[string]any{"op": "reject_alternative", "text": alt, "turn": t.n}
+				if why != "" {
+					op["reason"] = why
+				}
+				ops = append(ops, op)
 			case markerConstr.MatchString(s):
 				ops = append(ops, map[string]any{"op": "add_constraint", "text": markerConstr.FindStringSubmatch(s)[1], "turn": t.n})
 			case markerRejected.MatchString(s), markerDontUse.MatchString(s):
@@ -144,7 +163,7 @@ func markerOps(in Input) []map[string]any {
 					op["reason"] = why
 				}
 				ops = append(ops, op)
-			case markerAlways.MatchString(s):
+			case markerAlways.MatchString(s), markerAvoid.MatchString(s):
 				ops = append(ops, map[string]any{"op": "add_constraint", "text": s, "turn": t.n})
 			}
 		}

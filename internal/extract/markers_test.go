@@ -90,3 +90,26 @@ func TestMarkersCorrectionSupersedes(t *testing.T) {
 		t.Errorf("same batch: Memcached not listed among things not to use:\n%s", capsule.Render(c))
 	}
 }
+
+func TestMarkersEverydayPhrasing(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0,
+		dialect.Message{Role: "user", Text: "Let's go with SQLite because it is one file. We ruled out gRPC — too heavy. Avoid global state in handlers."},
+		dialect.Message{Role: "assistant", Text: "OK."},
+		dialect.Message{Role: "user", Text: "Let's use DuckDB instead of SQLite for the analytics store."},
+		dialect.Message{Role: "user", Text: "Can you look at the build? It is slow."},
+	)
+	active, notUse := sections(t, c)
+	for _, want := range []string{"DuckDB", "Avoid global state in handlers"} {
+		if !strings.Contains(active, want) {
+			t.Errorf("active part lacks %q:\n%s", want, capsule.Render(c))
+		}
+	}
+	for _, want := range []string{"gRPC", "too heavy", "SQLite"} {
+		if !strings.Contains(notUse, want) {
+			t.Errorf("rejected part lacks %q:\n%s", want, capsule.Render(c))
+		}
+	}
+	if strings.Contains(capsule.Render(c), "build") {
+		t.Errorf("a question was recorded:\n%s", capsule.Render(c))
+	}
+}
