@@ -518,3 +518,34 @@ func TestMissedCompactionUnderHint(t *testing.T) {
 		t.Errorf("second missed compaction: %s on %s epoch %d, want epoch 2 of %s", e2.Event, e2.ALeg, e2.Epoch, first.ALeg)
 	}
 }
+
+// TestUnrecognisedSummarisationIsSide: a short request under the branch's
+// client hint that quotes its conversation in <conversation> form (a
+// summarisation request no rule recognised) is attributed to the branch as
+// a side request; it neither resets the branch nor remaps the hint.
+func TestUnrecognisedSummarisationIsSide(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	hdr := map[string]string{"x-session-id": "ses_side01"}
+	hist := []msg{u("We are building an inventory service; use PostgreSQL for storage please"), a("ok"), u("Constraint: never change the public REST API of the service")}
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	quote := "Here is the conversation so far:\n\n<conversation>\n[User]: " + hist[0].text + "\n\n[Assistant]: ok\n\n[User]: " + hist[2].text + "\n</conversation>\n\nSummarise it in a brand-new way."
+	side, err := r.Resolve(context.Background(), "alice", chatView(t, hdr, u(quote)), Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if side.Event != EventOutOfBand || !side.Side || side.ALeg != first.ALeg {
+		t.Fatalf("quoting request: %s side=%v on %s, want a side request of %s", side.Event, side.Side, side.ALeg, first.ALeg)
+	}
+	if err := r.Commit(context.Background(), side, chatView(t, hdr, u(quote))); err != nil {
+		t.Fatal(err)
+	}
+	next := turn(t, r, "alice", chatView(t, hdr, append(hist, a("done"), u("next step please, carry on with the work"))...), Hints{})
+	if next.Event != EventContinue || next.ALeg != first.ALeg {
+		t.Errorf("after the side request: %s on %s, want continue on %s", next.Event, next.ALeg, first.ALeg)
+	}
+	// A genuinely new conversation under the same client id is still a reset.
+	reset := turn(t, r, "alice", chatView(t, hdr, u("a completely different task: rename the package")), Hints{})
+	if reset.Event != EventReset || reset.Side {
+		t.Errorf("new conversation: %s side=%v, want reset", reset.Event, reset.Side)
+	}
+}
