@@ -44,6 +44,13 @@ func TestClaudeCodeBuiltinExtractor(t *testing.T) {
 	testClaudeCode(t, true, "extractor: {route: builtin/markers}")
 }
 
+// TestClaudeCodeTasks runs the /compact flow with Claude Code's default
+// plan tools (TaskCreate/TaskUpdate) instead of TodoWrite.
+func TestClaudeCodeTasks(t *testing.T) {
+	t.Setenv("TETHER_TEST_CLAUDE_TASKS", "1")
+	testClaudeCode(t, false)
+}
+
 func testClaudeCode(t *testing.T, auto bool, continuity ...string) {
 	bin := install(t, "@anthropic-ai/claude-code", ClaudeCodeVersion)
 	tokens := int64(2000)
@@ -63,8 +70,12 @@ func testClaudeCode(t *testing.T, auto bool, continuity ...string) {
 	}
 	run("-c", afterCompaction)
 	reqs := s.requests()
-	if !planCalled(reqs, "TodoWrite") {
-		t.Error("the model never got a TodoWrite round trip; did Claude Code stop offering the tool?")
+	tool := "TodoWrite"
+	if os.Getenv("TETHER_TEST_CLAUDE_TASKS") != "" {
+		tool = "TaskCreate"
+	}
+	if !planCalled(reqs, tool) {
+		t.Errorf("the model never got a %s round trip; did Claude Code stop offering the tool?", tool)
 	}
 	n, after := checkRun(t, reqs, agentRules{Compaction: []string{"claude-code-summary-2.1"}, After: []string{"claude-code-continued-session"}}, true)
 	t.Logf("%d compactions; the model saw:\n%s", n, s.summary())
@@ -75,6 +86,9 @@ func testClaudeCode(t *testing.T, auto bool, continuity ...string) {
 		t.Fatalf("Claude Code compacted %d times by itself, want at least 3", n)
 	}
 	name := "claude-code"
+	if tool != "TodoWrite" {
+		name = "claude-code-tasks"
+	}
 	if auto {
 		name = "claude-code-auto"
 	}
@@ -101,7 +115,10 @@ func claude(t *testing.T, bin string, s *stack) func(args ...string) string {
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "claude"), append([]string{"-p", "--output-format", "stream-json", "--verbose", "--allowedTools=Bash"}, args...)...)
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "HOME="+home, "ANTHROPIC_BASE_URL="+s.url, "ANTHROPIC_API_KEY=sk-ant-test-0123456789",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_ENABLE_TASKS=false", "CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000")
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000")
+		if os.Getenv("TETHER_TEST_CLAUDE_TASKS") == "" {
+			cmd.Env = append(cmd.Env, "CLAUDE_CODE_ENABLE_TASKS=false") // TodoWrite instead of the task tools
+		}
 		cmd.WaitDelay = 5 * time.Second
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -203,6 +203,13 @@ func planCalls(req *fakemodel.Request) []fakemodel.ToolCall {
 			todos = append(todos, map[string]string{"content": s, "status": status(i), "activeForm": s})
 		}
 		args = map[string]any{"todos": todos}
+	case tools["TaskCreate"]: // Claude Code's default task tools: one task a call
+		var calls []fakemodel.ToolCall
+		for _, st := range demo.PlanSteps {
+			raw, _ := json.Marshal(map[string]string{"subject": st, "description": st, "activeForm": st})
+			calls = append(calls, fakemodel.ToolCall{Name: "TaskCreate", Arguments: string(raw)})
+		}
+		return calls
 	case tools["update_plan"]:
 		name = "update_plan"
 		var plan []map[string]string
