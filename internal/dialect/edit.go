@@ -224,3 +224,56 @@ func responsesMessageJSON(role, text string) string {
 	}
 	return `{"type":"message","role":` + jsonString(role) + `,"content":[` + textBlock(part, text) + `]}`
 }
+
+// RewriteStrings calls fn, in document order, for the decoded value of every
+// JSON string in body whose raw bytes contain marker (marker must need no
+// JSON escaping), and writes back what fn returns; bytes outside the changed
+// strings are left as they are. It returns body itself when nothing
+// changed. A body that is not valid JSON is an ErrBadShape.
+func RewriteStrings(body []byte, marker string, fn func(string) string) ([]byte, error) {
+	if !bytes.Contains(body, []byte(marker)) {
+		return body, nil
+	}
+	if !json.Valid(body) {
+		return nil, ErrBadShape
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		end := stringEnd(body, i)
+		lit := body[i:end]
+		if bytes.Contains(lit, []byte(marker)) {
+			var s string
+			if err := json.Unmarshal(lit, &s); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrBadShape, err)
+			}
+			if r := fn(s); r != s {
+				out = append(out, body[last:i]...)
+				out = append(out, jsonString(r)...)
+				last = end
+			}
+		}
+		i = end - 1
+	}
+	if out == nil {
+		return body, nil
+	}
+	return append(out, body[last:]...), nil
+}
+
+// stringEnd returns the index just past the JSON string literal that starts
+// at body[i] (a quote).
+func stringEnd(body []byte, i int) int {
+	for j := i + 1; j < len(body); j++ {
+		switch body[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(body)
+}

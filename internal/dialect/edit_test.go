@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -154,5 +155,47 @@ func TestInsertMessageBefore(t *testing.T) {
 	}
 	if _, err := InsertMessageBefore(AnthropicMessages, []byte(`{"messages":[]}`), 2, "user", "u"); !errors.Is(err, ErrBadIndex) {
 		t.Errorf("bad index err = %v", err)
+	}
+}
+
+func TestRewriteStrings(t *testing.T) {
+	body := []byte(`{"a":"keep \"this\"","b":["x MARK y","\u003cb\u003e MARK \\ \n"],"MARK":1,"c":{"d":"no"}}`)
+	var seen []string
+	out, err := RewriteStrings(body, "MARK", func(s string) string {
+		seen = append(seen, s)
+		return strings.ReplaceAll(s, "MARK", "<done>")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"x MARK y", "<b> MARK \\ \n", "MARK"}
+	if len(seen) != len(want) {
+		t.Fatalf("fn saw %q, want %q", seen, want)
+	}
+	for i := range want {
+		if seen[i] != want[i] {
+			t.Errorf("string %d: fn saw %q, want %q", i, seen[i], want[i])
+		}
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("rewritten body is not JSON: %v\n%s", err, out)
+	}
+	if b := got["b"].([]any); b[0] != "x <done> y" || b[1] != "<b> <done> \\ \n" {
+		t.Errorf("rewritten values: %q", b)
+	}
+	if got["a"] != `keep "this"` || got["c"].(map[string]any)["d"] != "no" {
+		t.Errorf("untouched values changed: %s", out)
+	}
+	if _, ok := got["<done>"]; !ok {
+		t.Errorf("keys are strings too and were not rewritten: %s", out)
+	}
+	// Nothing to change: the same slice back.
+	same, err := RewriteStrings(body, "ABSENT", func(s string) string { return s + "!" })
+	if err != nil || &same[0] != &body[0] {
+		t.Errorf("no match: got a copy or %v", err)
+	}
+	if _, err := RewriteStrings([]byte(`{"a":"MARK"`), "MARK", func(s string) string { return s }); err == nil {
+		t.Error("invalid JSON was accepted")
 	}
 }

@@ -190,6 +190,7 @@ func (t *turn) main(ctx context.Context) error {
 	t.offer(cur, msgs)
 
 	if ref.Epoch == 0 {
+		t.stripCarried(true)
 		return nil
 	}
 	if ref.Event == session.EventEpoch {
@@ -205,8 +206,12 @@ func (t *turn) main(ctx context.Context) error {
 		}
 	}
 	if cur.Empty() || !t.needsReinjection(cur, msgs) {
+		// An agent that keeps older summaries (OpenCode after a mid-turn
+		// compaction) carries older blocks too: only the newest stays.
+		t.stripCarried(true)
 		return nil
 	}
+	t.stripCarried(false) // the reinjected block replaces every carried one
 	block := t.block(cur)
 	body, err := dialect.AppendSystemText(x.Dialect, x.Body, reinjectPreamble+block)
 	if err != nil {
@@ -247,6 +252,9 @@ func (t *turn) compaction(ctx context.Context) error {
 		e.m.augment.WithLabelValues("empty").Inc()
 		return nil
 	}
+	// The summariser gets the current block only, not older ones the
+	// history or a previous summary still carries.
+	t.stripCarried(false)
 	block := t.block(cur)
 	body, err := augment(x, t.cls, block)
 	if err != nil {
@@ -449,6 +457,53 @@ func (t *turn) needsReinjection(cur *capsule.Capsule, msgs []dialect.Message) bo
 	}
 	return false
 }
+
+// stripCarried removes the capsule blocks the request carries in its
+// history — all of them, or all but the newest (keepLast) — so the model
+// never reads two versions of the state side by side. Failures leave the
+// body as it is.
+func (t *turn) stripCarried(keepLast bool) {
+	body := t.x.Body
+	total := 0
+	if _, err := dialect.RewriteStrings(body, blockMarker, func(s string) string {
+		_, n := capsule.Strip(s)
+		total += n
+		return s
+	}); err != nil {
+		return
+	}
+	drop := total
+	if keepLast {
+		drop--
+	}
+	if drop <= 0 {
+		return
+	}
+	seen := 0
+	out, err := dialect.RewriteStrings(body, blockMarker, func(s string) string {
+		_, n := capsule.Strip(s)
+		defer func() { seen += n }()
+		if seen+n <= drop {
+			r, _ := capsule.Strip(s)
+			return r
+		}
+		// The string holding the block that stays: drop its earlier ones.
+		k := strings.LastIndex(s, "<continuity-capsule")
+		if k < 0 {
+			return s
+		}
+		head, _ := capsule.Strip(s[:k])
+		return head + s[k:]
+	})
+	if err != nil {
+		t.e.m.failures.WithLabelValues("strip").Inc()
+		return
+	}
+	t.x.Body = out
+	t.e.m.stripped.Add(float64(drop))
+}
+
+const blockMarker = "continuity-capsule"
 
 // carriedBlock returns the text of the newest capsule block in the history.
 func carriedBlock(msgs []dialect.Message) string {

@@ -11,6 +11,7 @@ type Metrics struct {
 	augment      *prometheus.CounterVec
 	merges       prometheus.Counter
 	reinjections prometheus.Counter
+	stripped     prometheus.Counter
 	harvest      *prometheus.CounterVec
 	lineage      *prometheus.CounterVec
 	failures     *prometheus.CounterVec
@@ -33,6 +34,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Compaction summaries that went back to the client with the current capsule block merged in."}),
 		reinjections: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_preserve_reinjections_total",
 			Help: "Post-compaction turns given the capsule block as proxy-owned context because their history lacked it."}),
+		stripped: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_preserve_stale_blocks_stripped_total",
+			Help: "Older capsule blocks removed from forwarded requests so the model sees one current block."}),
 		harvest: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_harvest_total",
 			Help: "Structured plan states copied into the capsule without a model call, by tool."}, []string{"tool"}),
 		lineage: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_lineage_events_total",
@@ -57,7 +60,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Time the preservation path adds before the upstream call (barrier waits included).", Buckets: prometheus.ExponentialBuckets(0.00005, 3, 12)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.augment, m.merges, m.reinjections, m.harvest, m.lineage, m.failures,
+		reg.MustRegister(m.augment, m.merges, m.reinjections, m.stripped, m.harvest, m.lineage, m.failures,
 			m.stale, m.conflicts, m.dropped, m.revision, m.tokens, m.decisions, m.steps, m.hookSeconds)
 	}
 	return m
