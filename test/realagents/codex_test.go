@@ -100,8 +100,8 @@ openai_base_url = "` + s.url + `/v1"
 		}
 	}
 	n, after := checkRun(t, reqs, rules, true)
-	if n < 3 {
-		t.Fatalf("Codex compacted %d times, want at least 3", n)
+	if n < 8 {
+		t.Fatalf("Codex compacted %d times, want at least 8", n)
 	}
 	t.Logf("%d compactions; the model saw:\n%s", n, s.summary())
 	record(t, name, after[len(after)-1], reqs)

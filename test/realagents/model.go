@@ -24,6 +24,14 @@ var script = []string{
 	"Decision: export metrics to Prometheus.",
 	"Actually, use Redis instead of Memcached for the cache.",
 	"Run the tests.",
+	// Ordinary work turns: with every turn over the agent's limit, about
+	// ten compactions in all.
+	"Keep going with step one.",
+	"Now the repository layer.",
+	"Check the handlers.",
+	"Look at the migrations.",
+	"Review the error handling.",
+	"Tidy up the logging.",
 }
 
 // noise is what the test run prints: tool output that reads like decisions

@@ -143,7 +143,7 @@ var facts = [][]string{
 	{"GORM"},
 	{"Prometheus"},
 	{"Redis", "Memcached"},
-	{},
+	{}, {}, {}, {}, {}, {}, {},
 }
 
 // agentRules are the rule ids of internal/compaction/rules.yaml that must
