@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // MaxSSELine bounds the length of one SSE line.
@@ -147,4 +149,23 @@ func ErrorEvent(name Name, message string) Event {
 	default:
 		return Event{Data: []byte(`{"error":{"message":` + m + `,"type":"upstream_error"}}`)}
 	}
+}
+
+// EventText returns the answer text an event of the dialect adds: Chat
+// choices[0].delta.content, Responses response.output_text.delta, Anthropic
+// text_delta; "" for every other event.
+func EventText(name Name, ev Event) string {
+	switch name {
+	case OpenAIChat:
+		return gjson.GetBytes(ev.Data, "choices.0.delta.content").String()
+	case OpenAIResponses:
+		if eventType(ev) == "response.output_text.delta" {
+			return gjson.GetBytes(ev.Data, "delta").String()
+		}
+	case AnthropicMessages:
+		if eventType(ev) == "content_block_delta" && gjson.GetBytes(ev.Data, "delta.type").String() == "text_delta" {
+			return gjson.GetBytes(ev.Data, "delta.text").String()
+		}
+	}
+	return ""
 }

@@ -15,22 +15,33 @@ import (
 	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
-// TestMissedCompactionStillReinjects replays a real OpenCode session (five
-// out-of-band compactions, captured by test/realagents) through a Tether
-// whose rules know only OpenCode's first compaction prompt, as after an
-// agent release that rewords the later ones. Those summaries come back
+// TestMissedCompactionStillReinjects replays real sessions (five
+// out-of-band compactions each, captured by test/realagents) through a
+// Tether whose rules know only the agent's first compaction prompt, as after
+// an agent release that rewords the later ones. Those summaries come back
 // without the block; the turns after them must still get it (reinjected),
 // from the same branch, and the summarisation requests must not reset the
-// branch.
+// branch — OpenCode with its session id, Pi with none.
 func TestMissedCompactionStillReinjects(t *testing.T) {
+	for _, tc := range []struct{ capture, rule, later, post string }{
+		{"opencode-update.jsonl", "opencode-anchored-update-1.18", "<prior-summary>", "What did we do so far?"},
+		{"pi-split-turn.jsonl", "pi-summary-update", "<previous-summary>", "The conversation history before this point was compacted"},
+	} {
+		t.Run(tc.capture, func(t *testing.T) {
+			missedReplay(t, tc.capture, tc.rule, tc.later, tc.post)
+		})
+	}
+}
+
+func missedReplay(t *testing.T, capture, rule, later, post string) {
 	raw, err := os.ReadFile("../compaction/rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const id = "  - id: opencode-anchored-update-1.18\n"
+	id := "  - id: " + rule + "\n"
 	i := bytes.Index(raw, []byte(id))
 	if i < 0 {
-		t.Fatal("rule opencode-anchored-update-1.18 not found")
+		t.Fatalf("rule %s not found", rule)
 	}
 	j := i + len(id) + bytes.Index(raw[i+len(id):], []byte("\n  - id:")) + 1
 	rules, err := compaction.LoadRules(append(append([]byte(nil), raw[:i]...), raw[j:]...))
@@ -41,7 +52,7 @@ func TestMissedCompactionStillReinjects(t *testing.T) {
 	t.Cleanup(fake.Close)
 	e := accountingServe(t, fake, baseYAML+continuityYAML, nil, func(o *app.Options) { o.Rules = rules })
 
-	f, err := os.Open("../compaction/testdata/opencode-update.jsonl")
+	f, err := os.Open("../compaction/testdata/" + capture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +91,10 @@ func TestMissedCompactionStillReinjects(t *testing.T) {
 		}
 		switch {
 		case c.Kind == "compaction":
-			if strings.Contains(string(c.Body), "<prior-summary>") {
+			if strings.Contains(string(c.Body), later) {
 				missed++
 			}
-		case c.Kind == "main" && strings.Contains(string(c.Body), "What did we do so far?"):
+		case c.Kind == "main" && strings.Contains(string(c.Body), post):
 			posts = append(posts, len(coding(e)))
 		}
 	}

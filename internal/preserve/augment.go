@@ -100,6 +100,50 @@ func (h *summaryHook) record(text string) {
 	}
 }
 
+// sideHook records the answer to a side request (a request quoting the
+// branch's conversation that no rule recognised, probably a summarisation)
+// as a summary of the branch, without changing it: if the agent opens its
+// next turn with that text, the turn is attributed to the branch's next
+// epoch even when the agent sends no client id (Pi).
+type sideHook struct {
+	server.NopResponseHook
+	e        *Engine
+	ref      session.Ref
+	text     strings.Builder
+	recorded bool
+}
+
+func (h *sideHook) EditBody(x *server.Exchange, body []byte) []byte {
+	h.record(dialect.ResponseText(x.Dialect, body))
+	return body
+}
+
+func (h *sideHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialect.Event {
+	h.text.WriteString(dialect.EventText(x.Dialect, ev))
+	if dialect.IsTerminal(x.Dialect, ev) {
+		h.record(h.text.String())
+	}
+	return []dialect.Event{ev}
+}
+
+func (h *sideHook) Finish(x *server.Exchange, o server.Outcome) {
+	if o.Status == 200 && o.Err == nil && o.Stream {
+		h.record(h.text.String())
+	}
+}
+
+func (h *sideHook) record(text string) {
+	if h.recorded || strings.TrimSpace(text) == "" {
+		return
+	}
+	h.recorded = true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.e.opt.Resolver.RecordSummary(ctx, h.ref, text); err != nil {
+		h.e.m.failures.WithLabelValues("record_summary").Inc()
+	}
+}
+
 // commitHook records the turn's lineage once the provider accepted it. The
 // store write runs alongside the relayed answer (it does not delay the first
 // byte) and is joined before the answer's last event reaches the client: the

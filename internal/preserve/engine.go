@@ -155,6 +155,7 @@ func (e *Engine) Before(ctx context.Context, x *server.Exchange) error {
 		if err := e.opt.Resolver.MarkCompacted(ctx, ref); err != nil {
 			e.m.failures.WithLabelValues("resolve").Inc()
 		}
+		x.AddResponseHook(&sideHook{e: e, ref: ref})
 		return nil
 	}
 	x.Session, x.ALeg = ref.Session, ref.ALeg
