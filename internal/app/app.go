@@ -131,12 +131,12 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		provName, model, _ := config.ExtractorRoute(route)
 		prov, _ := cfg.Provider(provName)
 		ex := cfg.Continuity.Extractor
-		var caller extract.Caller
+		var caller, fallback extract.Caller = nil, extract.MarkersCaller{}
 		var admission extract.Admission = a.Ledger
 		switch {
 		case route == config.MarkersRoute:
 			// In process, no upstream call: nothing to reserve or bill.
-			caller, admission, prov.Name = extract.MarkersCaller{}, nil, provName
+			caller, fallback, admission, prov.Name = extract.MarkersCaller{}, nil, nil, provName
 		case prov.Dialect == config.FamilyAnthropic:
 			caller = extract.NewAnthropicCaller(prov, model, ex.MaxOutputTokens, nil, secret)
 		default:
@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		}
 		pool := extract.NewPool(extract.PoolOptions{
 			Workers: ex.Workers, MaxPending: ex.MaxPendingJobs, Timeout: ex.Timeout, MaxInputTokens: ex.MaxInputTokens,
-			Caller: caller, Route: route, Provider: prov.Name, Model: model, Family: prov.Dialect, Apply: a.Engine.ApplyOps, Load: a.Engine.LoadForJob,
+			Caller: caller, Fallback: fallback, Route: route, Provider: prov.Name, Model: model, Family: prov.Dialect, Apply: a.Engine.ApplyOps, Load: a.Engine.LoadForJob,
 			MaxOutputTokens: ex.MaxOutputTokens,
 			Admission:       admission, Registerer: poolReg, Logger: logger, Now: opt.Now,
 		})

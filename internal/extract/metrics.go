@@ -15,6 +15,7 @@ const (
 	OutcomeSkippedBudget = "skipped_budget"
 	OutcomeSkippedEmpty  = "skipped_empty" // no user message survived input preparation
 	OutcomeStale         = "stale"
+	OutcomeFallback      = "fallback" // the model call failed or was invalid; the fallback extractor's result was used
 )
 
 type metrics struct {

@@ -69,6 +69,10 @@ type PoolOptions struct {
 	JobTTL time.Duration
 
 	Caller Caller
+	// Fallback, when set, extracts instead when Caller fails or returns an
+	// invalid result (MarkersCaller: the user's explicit statements still
+	// count when the model extractor is down or answers nonsense).
+	Fallback Caller
 	// Route is the configured "provider/model"; Provider, Model and Family
 	// (config.FamilyOpenAI | config.FamilyAnthropic) describe it for the
 	// ledger. Route is also the metrics route label.
@@ -495,6 +499,9 @@ func (p *Pool) run(ctx context.Context, t *task) {
 		p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
 		log.Warn("extraction call failed", slog.String("outcome", outcome), slog.Int("status", status),
 			slog.Int64("duration_ms", dur.Milliseconds()))
+		if p.base.Err() == nil { // not at shutdown; a timed-out call falls back too
+			p.fallback(job, in, log)
+		}
 		return
 	}
 
@@ -502,6 +509,7 @@ func (p *Pool) run(ctx context.Context, t *task) {
 	if err != nil {
 		p.m.jobs.WithLabelValues(OutcomeInvalid).Inc()
 		log.Warn("extraction result discarded", slog.Int("bytes", len(raw)))
+		p.fallback(job, in, log)
 		return
 	}
 	actx, acancel := context.WithTimeout(p.base, p.opt.Timeout)
@@ -517,6 +525,27 @@ func (p *Pool) run(ctx context.Context, t *task) {
 		p.m.jobs.WithLabelValues(OutcomeCompleted).Inc()
 		log.Info("extraction applied", slog.Int("ops", len(ops)), slog.Int("input_tokens", in.Tokens),
 			slog.Int64("duration_ms", dur.Milliseconds()), slog.String("prompt_version", prompts.ExtractVersion))
+	}
+}
+
+// fallback extracts with opt.Fallback after the model extractor failed.
+func (p *Pool) fallback(job Job, in Input, log *slog.Logger) {
+	if p.opt.Fallback == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.base, p.opt.Timeout)
+	defer cancel()
+	raw, _, err := p.opt.Fallback.Extract(ctx, in, p.prompt)
+	if err != nil {
+		return
+	}
+	ops, err := Validate(raw, in)
+	if err != nil || len(ops) == 0 {
+		return
+	}
+	if err := p.opt.Apply(ctx, job, ops, in.Delta); err == nil {
+		p.m.jobs.WithLabelValues(OutcomeFallback).Inc()
+		log.Info("fallback extraction applied", slog.Int("ops", len(ops)))
 	}
 }
 
