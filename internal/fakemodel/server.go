@@ -104,6 +104,7 @@ type Server struct {
 	seq       int
 
 	handlers sync.WaitGroup // in-flight handler calls
+	closing  bool           // set under mu by Close; no handler starts after it
 	closeCtx context.Context
 	closeFn  context.CancelFunc
 
@@ -148,6 +149,9 @@ func Start(r Responder) *Server {
 // It is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		s.mu.Unlock()
 		s.closeFn()
 		if s.srv != nil {
 			_ = s.srv.Close()
@@ -226,7 +230,16 @@ func dialectOf(path string) string {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	// Add under mu, and never after Close began waiting: a WaitGroup's Add
+	// must not race its Wait.
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		http.Error(w, "fake model is shutting down", http.StatusServiceUnavailable)
+		return
+	}
 	s.handlers.Add(1)
+	s.mu.Unlock()
 	defer s.handlers.Done()
 
 	body, err := readBody(r)
