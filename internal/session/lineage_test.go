@@ -549,3 +549,36 @@ func TestUnrecognisedSummarisationIsSide(t *testing.T) {
 		t.Errorf("new conversation: %s side=%v, want reset", reset.Event, reset.Side)
 	}
 }
+
+// TestOutOfBandFollowsForkedClientSession: a client that forks a session
+// into a new one of its own (OpenCode --fork) copies the summary, and with
+// it the original branch's epoch token. The fork's own summarisation
+// request carries that token, but the client's session id names the fork:
+// it is the fork's compaction, not the original's.
+func TestOutOfBandFollowsForkedClientSession(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	orig := map[string]string{"x-session-id": "ses_orig0001"}
+	copyHdr := map[string]string{"x-session-id": "ses_fork0002"}
+	hist := conversation("tok", 3)
+	root := turn(t, r, "alice", chatView(t, orig, hist[:5]...), Hints{})
+	tok := r.EpochToken(root)
+	forked := append(append([]msg{}, hist[:6]...), u("in the copy: use Redis instead of the cache we had"))
+	f := turn(t, r, "alice", chatView(t, copyHdr, forked...), Hints{})
+	if f.Event != EventFork {
+		t.Fatalf("copy: %s, want fork", f.Event)
+	}
+	text := "<conversation>\n[User]: " + forked[len(forked)-1].text + "\n</conversation>\n\n<prior-summary>\nsummary\n<continuity-capsule ref=\"" + tok + "\" revision=\"2\" digest=\"x\">\n</continuity-capsule>\n</prior-summary>"
+	for _, c := range []struct {
+		name string
+		hdr  map[string]string
+		want string
+	}{{"fork's", copyHdr, f.ALeg}, {"original's", orig, root.ALeg}} {
+		ref, err := r.Resolve(context.Background(), "alice", chatView(t, c.hdr, u(text)), Hints{Compaction: true, OutOfBand: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.Event != EventOutOfBand || ref.ALeg != c.want {
+			t.Errorf("%s summarisation request: %s on %s, want out_of_band on %s", c.name, ref.Event, ref.ALeg, c.want)
+		}
+	}
+}

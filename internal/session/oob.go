@@ -55,6 +55,13 @@ func (r *Resolver) resolveOutOfBand(ctx context.Context, ref Ref, msgs []dialect
 	leg := ""
 	if rec, ok := got[kindALeg+":"+tok]; tok != "" && ok {
 		leg = rec.A
+		// A branch forked from the token's (OpenCode --fork copies the
+		// summary, token and all) is named by the client's own session id.
+		if hintKey != "" {
+			if h, ok := l.rec(hintKey); ok && h.A != "" && h.A != leg && h.S == rec.S {
+				leg = h.A
+			}
+		}
 	}
 	if leg == "" {
 		var cand map[string]bool // nil: no constraint yet

@@ -171,36 +171,7 @@ func TestClaudeCodeFork(t *testing.T) {
 		t.Fatalf("no request of session %s reached the model", id)
 		return ""
 	}
-	for _, b := range []struct {
-		name, id             string
-		active, notUse, none []string
-	}{
-		{"original", orig, []string{"PostgreSQL", "never change the public REST API", "Memcached", "Prometheus"}, []string{"GORM"}, []string{"Redis"}},
-		{"fork", fork, []string{"PostgreSQL", "never change the public REST API", "Redis"}, []string{"GORM", "Memcached"}, []string{"Prometheus"}},
-	} {
-		v := lastAfter(b.id)
-		if n := strings.Count(v, "<continuity-capsule"); n != 1 {
-			t.Errorf("%s: the turn after compaction shows %d blocks, want 1", b.name, n)
-			continue
-		}
-		block := v[strings.Index(v, "<continuity-capsule"):]
-		block = block[:strings.Index(block, "</continuity-capsule>")]
-		active, notUse, _ := strings.Cut(block, "\nREJECTED")
-		for _, f := range b.active {
-			if !strings.Contains(active, f) {
-				t.Errorf("%s: %q missing from the active part of its block", b.name, f)
-			}
-		}
-		for _, f := range b.notUse {
-			if !strings.Contains(notUse, f) {
-				t.Errorf("%s: %q not listed as rejected or superseded", b.name, f)
-			}
-		}
-		for _, f := range b.none {
-			if strings.Contains(block, f) {
-				t.Errorf("%s: the other branch's %q leaked into this branch's block", b.name, f)
-			}
-		}
-	}
+	checkBranch(t, "original", lastAfter(orig), []string{"PostgreSQL", "never change the public REST API", "Memcached", "Prometheus"}, []string{"GORM"}, []string{"Redis"})
+	checkBranch(t, "fork", lastAfter(fork), []string{"PostgreSQL", "never change the public REST API", "Redis"}, []string{"GORM", "Memcached"}, []string{"Prometheus"})
 	record(t, "claude-code-fork", s.requests()[len(s.requests())-1], s.requests())
 }

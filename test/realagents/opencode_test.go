@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
 // OpenCodeVersion is the pinned OpenCode release the suite installs.
@@ -26,6 +28,29 @@ const OpenCodeVersion = "1.18.33"
 func TestOpenCode(t *testing.T) {
 	bin := install(t, "opencode-ai", OpenCodeVersion)
 	s := start(t, agentModel(20000))
+	run := opencode(t, bin, s)
+	run(script[0])
+	for _, m := range append(script[1:], afterCompaction) {
+		run("-c", m)
+	}
+	reqs := s.requests()
+	t.Logf("the model saw:\n%s", s.summary())
+	if !planCalled(reqs, "todowrite") {
+		t.Error("the model never got a todowrite round trip; did OpenCode stop offering the tool?")
+	}
+	rules := agentRules{Compaction: []string{"opencode-anchored-summary-1.18"}, After: []string{"opencode-what-did-we-do", "opencode-anchored-assistant"}}
+	dump(t, "opencode", reqs)
+	n, after := checkRun(t, reqs, rules, true)
+	if n < 8 {
+		t.Fatalf("OpenCode compacted %d times, want at least 8", n)
+	}
+	record(t, "opencode", after[len(after)-1], reqs)
+}
+
+// opencode configures OpenCode (its own HOME and working directory, a
+// provider pointing at the stack, a context limit below every turn's
+// reported usage) and returns a runner of "opencode run --format json".
+func opencode(t *testing.T, bin string, s *stack) func(args ...string) string {
 	home, work := t.TempDir(), t.TempDir()
 	conf := `{
   "$schema": "https://opencode.ai/config.json",
@@ -49,7 +74,7 @@ func TestOpenCode(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) {
+	return func(args ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -71,21 +96,51 @@ func TestOpenCode(t *testing.T) {
 				t.Fatalf("opencode %v reported an error:\n%s\nthe model saw:\n%s", args, tail(out), s.summary())
 			}
 		}
+		return string(out)
 	}
-	run(script[0])
-	for _, m := range append(script[1:], afterCompaction) {
-		run("-c", m)
+}
+
+// TestOpenCodeFork forks an OpenCode session (run --session … --fork)
+// after the Memcached decision: the fork corrects it to Redis, the original
+// goes on to decide Prometheus. Both compact on every turn; each must come
+// back with its own decisions only.
+func TestOpenCodeFork(t *testing.T) {
+	bin := install(t, "opencode-ai", OpenCodeVersion)
+	s := start(t, agentModel(20000), "copy_on_fork: true")
+	run := opencode(t, bin, s)
+	orig := jsonSessionID(t, run(script[0]))
+	for _, m := range script[1:3] {
+		run("--session", orig, m)
 	}
-	reqs := s.requests()
-	t.Logf("the model saw:\n%s", s.summary())
-	if !planCalled(reqs, "todowrite") {
-		t.Error("the model never got a todowrite round trip; did OpenCode stop offering the tool?")
+	fork := jsonSessionID(t, run("--session", orig, "--fork", script[4]))
+	if fork == orig {
+		t.Fatal("--fork kept the session id")
 	}
-	rules := agentRules{Compaction: []string{"opencode-anchored-summary-1.18"}, After: []string{"opencode-what-did-we-do", "opencode-anchored-assistant"}}
-	dump(t, "opencode", reqs)
-	n, after := checkRun(t, reqs, rules, true)
-	if n < 8 {
-		t.Fatalf("OpenCode compacted %d times, want at least 8", n)
+	run("--session", orig, script[3])
+	run("--session", orig, afterCompaction)
+	run("--session", fork, afterCompaction)
+	last := func(id string) string {
+		reqs := s.requests()
+		for i := len(reqs) - 1; i >= 0; i-- {
+			if reqs[i].Header.Get("X-Session-Id") == id && fakemodel.Classify(&reqs[i]) == fakemodel.KindMain {
+				return view(&reqs[i])
+			}
+		}
+		t.Fatalf("no request of session %s reached the model", id)
+		return ""
 	}
-	record(t, "opencode", after[len(after)-1], reqs)
+	dump(t, "opencode-fork", s.requests())
+	checkBranch(t, "original", last(orig), []string{"PostgreSQL", "never change the public REST API", "Memcached", "Prometheus"}, []string{"GORM"}, []string{"Redis"})
+	checkBranch(t, "fork", last(fork), []string{"PostgreSQL", "never change the public REST API", "Redis"}, []string{"GORM", "Memcached"}, []string{"Prometheus"})
+}
+
+// jsonSessionID is the first sessionID in OpenCode's JSON event output.
+func jsonSessionID(t *testing.T, out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if id := gjson.Get(line, "sessionID").String(); id != "" {
+			return id
+		}
+	}
+	t.Fatalf("no session id in OpenCode's output:\n%s", tail([]byte(out)))
+	return ""
 }

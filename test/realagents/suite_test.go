@@ -362,3 +362,32 @@ func dump(t *testing.T, agent string, reqs []fakemodel.Request) {
 		t.Fatal(err)
 	}
 }
+
+// checkBranch checks one branch's view after a fork: exactly one block,
+// active holds what the branch settled, notUse what it rejected or
+// superseded, and none of the other branch's decisions appear at all.
+func checkBranch(t *testing.T, name, v string, active, notUse, none []string) {
+	t.Helper()
+	if n := strings.Count(v, "<continuity-capsule"); n != 1 {
+		t.Errorf("%s: the turn shows %d blocks, want 1", name, n)
+		return
+	}
+	block := v[strings.Index(v, "<continuity-capsule"):]
+	block = block[:strings.Index(block, "</continuity-capsule>")]
+	act, rej, _ := strings.Cut(block, "\nREJECTED")
+	for _, f := range active {
+		if !strings.Contains(act, f) {
+			t.Errorf("%s: %q missing from the active part of its block", name, f)
+		}
+	}
+	for _, f := range notUse {
+		if !strings.Contains(rej, f) {
+			t.Errorf("%s: %q not listed as rejected or superseded", name, f)
+		}
+	}
+	for _, f := range none {
+		if strings.Contains(block, f) {
+			t.Errorf("%s: the other branch's %q leaked into this branch's block", name, f)
+		}
+	}
+}
