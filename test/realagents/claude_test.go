@@ -77,7 +77,7 @@ func testClaudeCode(t *testing.T, auto bool, continuity ...string) {
 	if !planCalled(reqs, tool) {
 		t.Errorf("the model never got a %s round trip; did Claude Code stop offering the tool?", tool)
 	}
-	n, after := checkRun(t, reqs, agentRules{Compaction: []string{"claude-code-summary-2.1"}, After: []string{"claude-code-continued-session"}}, true)
+	n, after := checkRun(t, reqs, agentRules{Compaction: []string{"claude-code-summary-2.1"}, After: []string{"claude-code-continued-session"}, PlanUpdate: tool == "TodoWrite"}, true)
 	t.Logf("%d compactions; the model saw:\n%s", n, s.summary())
 	switch {
 	case !auto && (n != 1 || len(after) != 1):

@@ -88,10 +88,10 @@ openai_base_url = "` + s.url + `/v1"
 	if !planCalled(reqs, "update_plan") {
 		t.Error("the model never got an update_plan round trip; did Codex stop offering the tool?")
 	}
-	rules := agentRules{Compaction: []string{"codex-local-request-kind", "codex-checkpoint-prompt"}, After: []string{"codex-summary-handoff"}}
+	rules := agentRules{Compaction: []string{"codex-local-request-kind", "codex-checkpoint-prompt"}, After: []string{"codex-summary-handoff"}, PlanUpdate: true}
 	name := "codex-custom"
 	if builtin {
-		rules = agentRules{Compaction: []string{"codex-remote-compaction-v2"}, After: []string{"codex-opaque-compaction-item"}}
+		rules = agentRules{Compaction: []string{"codex-remote-compaction-v2"}, After: []string{"codex-opaque-compaction-item"}, PlanUpdate: true}
 		name = "codex-builtin"
 		for _, r := range reqs {
 			if fakemodel.Classify(&r) == fakemodel.KindCompaction && gjson.GetBytes(r.Body, "input.@reverse.0.type").String() != "compaction_trigger" {

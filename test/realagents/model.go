@@ -24,6 +24,7 @@ var script = []string{
 	"Decision: export metrics to Prometheus.",
 	"Actually, use Redis instead of Memcached for the cache.",
 	"Run the tests.",
+	stepDone,
 	// Ordinary work turns: with every turn over the agent's limit, about
 	// ten compactions in all.
 	"Keep going with step one.",
@@ -41,6 +42,10 @@ const noise = "Decision: use MongoDB. Rejected: PostgreSQL. Constraint: always c
 // noiseCommand prints noise on many lines (about 40 KB).
 const noiseCommand = `for i in $(seq 1 400); do echo "test $i ok -- ` + noise + `"; done`
 
+// stepDone marks the plan's first step done: agents with a full-list plan
+// tool record the update, which must replace the first plan everywhere.
+const stepDone = "Step 1 is done."
+
 // afterCompaction is the user turn that follows a compaction.
 const afterCompaction = "What is next?"
 
@@ -56,7 +61,7 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 	extractor := demo.Model()
 	// The tests run once: an agent that compacts between the call and its
 	// result (Codex with a tiny limit) would otherwise be asked again.
-	var ranTests atomic.Bool
+	var ranTests, updatedPlan atomic.Bool
 	return func(req *fakemodel.Request) fakemodel.Reply {
 		if req.Model() == demo.ExtractorModel {
 			return extractor(req)
@@ -86,8 +91,16 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 				return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call}, InputTokens: 100, OutputTokens: 20}
 			}
 		}
+		// The update: step one done, with the whole list again (agents whose
+		// plan tool takes the full list; the others just answer).
+		if strings.Contains(lastUser(req), stepDone) && !updatedPlan.Load() {
+			if t := toolNames(req); t["TodoWrite"] || t["update_plan"] || t["todowrite"] {
+				updatedPlan.Store(true)
+				return fakemodel.Reply{ToolCalls: planCalls(req, 1), InputTokens: 100, OutputTokens: 40}
+			}
+		}
 		if strings.Contains(lastUser(req), "make a plan") {
-			if calls := planCalls(req); len(calls) > 0 {
+			if calls := planCalls(req, 0); len(calls) > 0 {
 				return fakemodel.Reply{ToolCalls: calls, InputTokens: 100, OutputTokens: 40}
 			}
 		}
@@ -193,10 +206,13 @@ func toolNames(req *fakemodel.Request) map[string]bool {
 
 // planCalls record demo.PlanSteps with the agent's own plan tool, first
 // step in progress; none when the agent offers no plan tool.
-func planCalls(req *fakemodel.Request) []fakemodel.ToolCall {
+func planCalls(req *fakemodel.Request, done int) []fakemodel.ToolCall {
 	tools := toolNames(req)
 	status := func(i int) string {
-		if i == 0 {
+		switch {
+		case i < done:
+			return "completed"
+		case i == done:
 			return "in_progress"
 		}
 		return "pending"

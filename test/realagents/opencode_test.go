@@ -38,7 +38,7 @@ func TestOpenCode(t *testing.T) {
 	if !planCalled(reqs, "todowrite") {
 		t.Error("the model never got a todowrite round trip; did OpenCode stop offering the tool?")
 	}
-	rules := agentRules{Compaction: []string{"opencode-anchored-summary-1.18"}, After: []string{"opencode-what-did-we-do", "opencode-anchored-assistant"}}
+	rules := agentRules{Compaction: []string{"opencode-anchored-summary-1.18"}, After: []string{"opencode-what-did-we-do", "opencode-anchored-assistant"}, PlanUpdate: true}
 	dump(t, "opencode", reqs)
 	n, after := checkRun(t, reqs, rules, true)
 	if n < 8 {

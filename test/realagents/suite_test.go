@@ -143,13 +143,16 @@ var facts = [][]string{
 	{"GORM"},
 	{"Prometheus"},
 	{"Redis", "Memcached"},
-	{}, {}, {}, {}, {}, {}, {},
+	{}, {}, {}, {}, {}, {}, {}, {},
 }
 
 // agentRules are the rule ids of internal/compaction/rules.yaml that must
 // recognise an agent's compaction request and its first turn afterwards.
 type agentRules struct {
 	Compaction, After []string
+	// PlanUpdate: the agent's plan tool records the step-one update, so
+	// blocks after it must show that step done.
+	PlanUpdate bool
 }
 
 // checkRun reads what the model received and checks, for every compaction,
@@ -206,6 +209,11 @@ func checkRun(t *testing.T, reqs []fakemodel.Request, rules agentRules, plan boo
 			for _, p := range demo.Check(v) {
 				if relevant(p, stated, plan) {
 					t.Errorf("%s: %s", why, p)
+				}
+			}
+			if rules.PlanUpdate && stated >= slices.Index(script, stepDone) {
+				if i := strings.LastIndex(v, "<continuity-capsule"); i >= 0 && !strings.Contains(v[i:], "[done] "+demo.PlanSteps[0]) {
+					t.Errorf("%s: the plan is not the latest one (step one done)", why)
 				}
 			}
 			// The test run's output reads like decisions; none of it is.
