@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
@@ -29,7 +30,6 @@ type MarkersCaller struct{}
 
 var (
 	markerTurn      = regexp.MustCompile(`^\[m(\d+) user\] ?(.*)$`)
-	markerItem      = regexp.MustCompile(`^- (D\d+): (.*)$`)
 	markerSentence  = regexp.MustCompile(`(?:[.!?;]+\s+|\n+)`)
 	markerDecision  = regexp.MustCompile(`(?i)^(?:decision|decided|we decided(?: to)?|final decision)\s*[:\-–—]?\s+(.+)$`)
 	markerGoWith    = regexp.MustCompile(`(?i)^(?:let's|we'll|we will|we're going to|we are going to)\s+(?:go with|stick with|settle on)\s+(.+)$`)
@@ -53,122 +53,106 @@ func (MarkersCaller) Extract(ctx context.Context, in Input, prompt string) ([]by
 	return raw, dialect.Usage{}, err
 }
 
-// markerOps reads the capsule's active decisions and the user's turns out
-// of the prepared input text.
+// markerOps reads the active decisions of in.Prev and the user's turns of
+// the prepared transcript.
 func markerOps(in Input) []map[string]any {
-	capsulePart, transcript, _ := strings.Cut(in.Text, "<transcript>")
 	type decision struct{ id, text string }
 	var active []decision
-	for _, l := range strings.Split(capsulePart, "\n") {
-		if m := markerItem.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
-			active = append(active, decision{m[1], m[2]})
-		}
-	}
-	type turn struct {
-		n    int
-		text string
-	}
-	var turns []turn
-	cur := -1
-	for _, l := range strings.Split(transcript, "\n") {
-		if m := markerTurn.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			if !in.Users["m"+m[1]] {
-				cur = -1
-				continue
+	if in.Prev != nil {
+		for _, d := range in.Prev.Decisions {
+			if d.Status == capsule.StatusActive {
+				active = append(active, decision{d.ID, strings.ToLower(d.Statement)})
 			}
-			turns = append(turns, turn{n, m[2]})
-			cur = len(turns) - 1
-			continue
-		}
-		if strings.HasPrefix(l, "[m") {
-			cur = -1 // another speaker's message
-			continue
-		}
-		if cur >= 0 && strings.HasPrefix(l, "  ") {
-			turns[cur].text += "\n" + strings.TrimSpace(l)
 		}
 	}
-
 	var ops []map[string]any
-	added := map[string]int{} // lower-cased statement → index in ops (decisions added in this batch)
-	for _, t := range turns {
+	// withReason adds an op whose text may carry a reason ("X — because Y").
+	withReason := func(op, field, text, reasonField string, turn int) {
+		item, why := splitReason(text)
+		o := map[string]any{"op": op, field: item, "turn": turn}
+		if why != "" {
+			o[reasonField] = why
+		}
+		ops = append(ops, o)
+	}
+	for _, t := range userTurns(in) {
 		for _, s := range markerSentence.Split(t.text, -1) {
 			s = strings.Trim(strings.TrimSpace(s), "\"'“”`*_ ")
 			s = strings.TrimRight(strings.TrimLeft(s, "-•> "), ".!?;: ")
 			if s == "" {
 				continue
 			}
-			switch {
-			case markerInsteadOf.MatchString(s):
-				m := markerInsteadOf.FindStringSubmatch(s)
+			if m := markerInsteadOf.FindStringSubmatch(s); m != nil {
 				stmt := "Use " + m[1] + " instead of " + m[2]
 				if m[3] != "" {
 					stmt = "Use " + m[1] + " for " + m[3] + " (instead of " + m[2] + ")"
 				}
 				old := strings.ToLower(m[2])
-				if i := slices.IndexFunc(active, func(d decision) bool { return strings.Contains(strings.ToLower(d.text), old) }); i >= 0 {
+				if i := slices.IndexFunc(active, func(d decision) bool { return strings.Contains(d.text, old) }); i >= 0 {
 					ops = append(ops, map[string]any{"op": "supersede_decision", "id": active[i].id, "statement": stmt, "turn": t.n})
 					active = slices.Delete(active, i, i+1)
-					break
+					continue
 				}
 				// Decided and corrected within this batch: the earlier
 				// statement never becomes active; it is kept as rejected.
-				latest := -1
-				for k, i := range added {
-					if strings.Contains(k, old) && i > latest {
-						latest = i
+				for i := len(ops) - 1; i >= 0; i-- {
+					if st, _ := ops[i]["statement"].(string); ops[i]["op"] == "add_decision" && strings.Contains(strings.ToLower(st), old) {
+						ops[i] = map[string]any{"op": "reject_alternative", "text": st, "reason": "replaced by: " + stmt, "turn": ops[i]["turn"]}
+						break
 					}
 				}
-				if latest >= 0 {
-					delete(added, strings.ToLower(ops[latest]["statement"].(string)))
-					ops[latest] = map[string]any{"op": "reject_alternative", "text": ops[latest]["statement"], "reason": "replaced by: " + stmt, "turn": ops[latest]["turn"]}
-				}
-				added[strings.ToLower(stmt)] = len(ops)
 				ops = append(ops, map[string]any{"op": "add_decision", "statement": stmt, "turn": t.n})
+				continue
+			}
+			switch {
 			case markerDecision.MatchString(s):
-				stmt := markerDecision.FindStringSubmatch(s)[1]
-				stmt, why := splitReason(stmt)
-				op := map[string]any{"op": "add_decision", "statement": stmt, "turn": t.n}
-				if why != "" {
-					op["rationale"] = why
-				}
-				added[strings.ToLower(stmt)] = len(ops)
-				ops = append(ops, op)
+				withReason("add_decision", "statement", markerDecision.FindStringSubmatch(s)[1], "rationale", t.n)
 			case markerGoWith.MatchString(s):
-				stmt, why := splitReason("Use " + markerGoWith.FindStringSubmatch(s)[1])
-				op := map[string]any{"op": "add_decision", "statement": stmt, "turn": t.n}
-				if why != "" {
-					op["rationale"] = why
-				}
-				added[strings.ToLower(stmt)] = len(ops)
-				ops = append(ops, op)
+				withReason("add_decision", "statement", "Use "+markerGoWith.FindStringSubmatch(s)[1], "rationale", t.n)
 			case markerAgainst.MatchString(s):
-				alt, why := splitReason(markerAgainst.FindStringSubmatch(s)[1])
-				op := map[string]any{"op": "reject_alternative", "text": alt, "turn": t.n}
-				if why != "" {
-					op["reason"] = why
-				}
-				ops = append(ops, op)
+				withReason("reject_alternative", "text", markerAgainst.FindStringSubmatch(s)[1], "reason", t.n)
 			case markerConstr.MatchString(s):
 				ops = append(ops, map[string]any{"op": "add_constraint", "text": markerConstr.FindStringSubmatch(s)[1], "turn": t.n})
-			case markerRejected.MatchString(s), markerDontUse.MatchString(s):
-				m := markerRejected.FindStringSubmatch(s)
-				if m == nil {
-					m = markerDontUse.FindStringSubmatch(s)
-				}
-				alt, why := splitReason(m[1])
-				op := map[string]any{"op": "reject_alternative", "text": alt, "turn": t.n}
-				if why != "" {
-					op["reason"] = why
-				}
-				ops = append(ops, op)
+			case markerRejected.MatchString(s):
+				withReason("reject_alternative", "text", markerRejected.FindStringSubmatch(s)[1], "reason", t.n)
+			case markerDontUse.MatchString(s):
+				withReason("reject_alternative", "text", markerDontUse.FindStringSubmatch(s)[1], "reason", t.n)
 			case markerAlways.MatchString(s), markerAvoid.MatchString(s):
 				ops = append(ops, map[string]any{"op": "add_constraint", "text": s, "turn": t.n})
 			}
 		}
 	}
 	return ops
+}
+
+// userTurn is one user message of the prepared transcript: its local
+// number (the "N" of "mN") and its text.
+type userTurn struct {
+	n    int
+	text string
+}
+
+// userTurns reads the user's messages out of the prepared transcript:
+// "[mN user] …" lines and their indented continuation lines.
+func userTurns(in Input) []userTurn {
+	_, transcript, _ := strings.Cut(in.Text, "<transcript>")
+	var turns []userTurn
+	cur := -1
+	for _, l := range strings.Split(transcript, "\n") {
+		if m := markerTurn.FindStringSubmatch(l); m != nil && in.Users["m"+m[1]] {
+			n, _ := strconv.Atoi(m[1])
+			turns = append(turns, userTurn{n, m[2]})
+			cur = len(turns) - 1
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l, "[m"):
+			cur = -1 // another speaker's message
+		case cur >= 0 && strings.HasPrefix(l, "  "):
+			turns[cur].text += "\n" + strings.TrimSpace(l)
+		}
+	}
+	return turns
 }
 
 // splitReason splits "GORM — we write SQL by hand" into the item and its

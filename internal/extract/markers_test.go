@@ -113,3 +113,18 @@ func TestMarkersEverydayPhrasing(t *testing.T) {
 		t.Errorf("a question was recorded:\n%s", capsule.Render(c))
 	}
 }
+
+// A second correction naming the same old choice replaces the decision now
+// in force, never the one already retired.
+func TestMarkersCorrectionOfACorrection(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Decision: use Memcached for the cache."})
+	c = markers(t, c, 2, dialect.Message{Role: "user", Text: "Actually, use Redis instead of Memcached."})
+	c = markers(t, c, 4, dialect.Message{Role: "user", Text: "Actually, use Valkey instead of Memcached."})
+	active, notUse := sections(t, c)
+	if !strings.Contains(active, "Valkey") || strings.Contains(active, "Use Redis") {
+		t.Errorf("after the second correction the active part is:\n%s", active)
+	}
+	if !strings.Contains(notUse, "Redis") || !strings.Contains(notUse, "Memcached") {
+		t.Errorf("both earlier choices should be listed as superseded:\n%s", capsule.Render(c))
+	}
+}

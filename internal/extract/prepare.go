@@ -47,6 +47,8 @@ type Input struct {
 	Delta capsule.Delta
 	// Tokens is capsule.EstimateTokens(Text).
 	Tokens int
+	// Prev is the capsule Text renders (nil: none yet).
+	Prev *capsule.Capsule
 }
 
 // part is one piece of one message in the transcript.
@@ -87,7 +89,7 @@ func prepare(prev *capsule.Capsule, delta []dialect.Message, ords []int, budget 
 		parts = fit(parts, budget-capsule.EstimateTokens(head)-capsule.EstimateTokens(tail))
 	}
 
-	in := Input{Turns: map[string]int{}, Users: map[string]bool{}}
+	in := Input{Turns: map[string]int{}, Users: map[string]bool{}, Prev: prev}
 	var b strings.Builder
 	b.WriteString(head)
 	for i := 0; i < len(parts); {
