@@ -93,10 +93,16 @@ func (h *summaryHook) record(text string) {
 	}
 	h.recorded = true
 	h.e.m.merges.Inc()
+	h.e.recordSummary(h.ref, text)
+}
+
+// recordSummary notes text as the summary the client received for ref's
+// A-leg (failures are counted, never returned: traffic goes on).
+func (e *Engine) recordSummary(ref session.Ref, text string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := h.e.opt.Resolver.RecordSummary(ctx, h.ref, text); err != nil {
-		h.e.m.failures.WithLabelValues("record_summary").Inc()
+	if err := e.opt.Resolver.RecordSummary(ctx, ref, text); err != nil {
+		e.m.failures.WithLabelValues("record_summary").Inc()
 	}
 }
 
@@ -137,11 +143,7 @@ func (h *sideHook) record(text string) {
 		return
 	}
 	h.recorded = true
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := h.e.opt.Resolver.RecordSummary(ctx, h.ref, text); err != nil {
-		h.e.m.failures.WithLabelValues("record_summary").Inc()
-	}
+	h.e.recordSummary(h.ref, text)
 }
 
 // commitHook records the turn's lineage once the provider accepted it. The

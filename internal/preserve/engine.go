@@ -38,7 +38,6 @@ type Resolver interface {
 	Resolve(ctx context.Context, principal string, v *dialect.View, h session.Hints) (session.Ref, error)
 	Commit(ctx context.Context, ref session.Ref, v *dialect.View) error
 	RecordSummary(ctx context.Context, ref session.Ref, summaryText string) error
-	MarkCompacted(ctx context.Context, ref session.Ref) error
 	EpochToken(ref session.Ref) string
 	Lock(ref session.Ref) (unlock func())
 }
@@ -152,10 +151,8 @@ func (e *Engine) Before(ctx context.Context, x *server.Exchange) error {
 	}
 	if ref.Side {
 		// Probably a summarisation request no rule knows: leave it alone,
-		// and let the turn after it open the branch's next epoch.
-		if err := e.opt.Resolver.MarkCompacted(ctx, ref); err != nil {
-			e.m.failures.WithLabelValues("resolve").Inc()
-		}
+		// and record its answer as the branch's summary, so the turn that
+		// opens with it starts the branch's next epoch.
 		x.AddResponseHook(&sideHook{e: e, ref: ref})
 		return nil
 	}
@@ -465,21 +462,10 @@ func (t *turn) needsReinjection(cur *capsule.Capsule, msgs []dialect.Message) bo
 // never reads two versions of the state side by side. Failures leave the
 // body as it is.
 func (t *turn) stripCarried(keepLast bool) {
-	body := t.x.Body
-	// Fast path, every turn: an opening tag is "continuity-capsule " (its
-	// attributes follow), a closing one is not.
-	if n := bytes.Count(body, []byte(blockMarker+" ")); n == 0 || keepLast && n == 1 {
-		return
-	}
-	total := 0
-	if _, err := dialect.RewriteStrings(body, blockMarker, func(s string) string {
-		_, n := capsule.Strip(s)
-		total += n
-		return s
-	}); err != nil {
-		return
-	}
-	drop := total
+	// An opening tag is "continuity-capsule " (its attributes follow), a
+	// closing one is not; counting them is the whole cost on most turns.
+	open := blockMarker + " "
+	drop := bytes.Count(t.x.Body, []byte(open))
 	if keepLast {
 		drop--
 	}
@@ -487,15 +473,15 @@ func (t *turn) stripCarried(keepLast bool) {
 		return
 	}
 	seen := 0
-	out, err := dialect.RewriteStrings(body, blockMarker, func(s string) string {
-		_, n := capsule.Strip(s)
+	out, err := dialect.RewriteStrings(t.x.Body, blockMarker, func(s string) string {
+		n := strings.Count(s, open)
 		defer func() { seen += n }()
 		if seen+n <= drop {
 			r, _ := capsule.Strip(s)
 			return r
 		}
 		// The string holding the block that stays: drop its earlier ones.
-		k := strings.LastIndex(s, "<continuity-capsule")
+		k := strings.LastIndex(s, "<"+open)
 		if k < 0 {
 			return s
 		}

@@ -146,22 +146,6 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 	return wrap("record summary", r.markCompacted(ctx, ref))
 }
 
-// MarkCompacted records that ref's A-leg was probably compacted without a
-// recognised compaction request: a side request quoting the conversation
-// (ref.Side) went by. The next turn that carries the agent's
-// post-compaction marker and repeats this epoch's opening then starts a new
-// epoch instead of looking like an edit of the old one. A turn that simply
-// continues the head clears the mark.
-func (r *Resolver) MarkCompacted(ctx context.Context, ref Ref) error {
-	if ref.Principal == "" {
-		return wrap("mark compacted", ErrNoPrincipal)
-	}
-	if ref.ALeg == "" || !ref.Side {
-		return nil
-	}
-	return wrap("mark compacted", r.markCompacted(ctx, ref))
-}
-
 func (r *Resolver) markCompacted(ctx context.Context, ref Ref) error {
 	// The epoch token in the summary resolves through the A-leg head
 	// record: make sure one exists even if no turn was committed yet.

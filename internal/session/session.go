@@ -62,7 +62,8 @@ type Ref struct {
 
 	// Side is set on an EventOutOfBand ref for a request that was not
 	// marked out of band but quotes the branch's conversation (an
-	// unrecognised summarisation request): callers leave it alone.
+	// unrecognised summarisation request): callers leave it alone and
+	// record its answer with RecordSummary.
 	Side bool
 
 	// Set by Resolve for Commit.
