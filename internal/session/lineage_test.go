@@ -543,10 +543,19 @@ func TestUnrecognisedSummarisationIsSide(t *testing.T) {
 	if next.Event != EventContinue || next.ALeg != first.ALeg {
 		t.Errorf("after the side request: %s on %s, want continue on %s", next.Event, next.ALeg, first.ALeg)
 	}
-	// A genuinely new conversation under the same client id is still a reset.
-	reset := turn(t, r, "alice", chatView(t, hdr, u("a completely different task: rename the package")), Hints{})
+	// A genuinely new conversation under the same client id is still a
+	// reset, found in one store round trip (no side-request lookup).
+	st := r.st.(*memStore)
+	before := st.roundTrips()
+	reset, err := r.Resolve(context.Background(), "alice", chatView(t, hdr, u("a completely different task: rename the package")), Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if reset.Event != EventReset || reset.Side {
 		t.Errorf("new conversation: %s side=%v, want reset", reset.Event, reset.Side)
+	}
+	if got := st.roundTrips() - before; got != 1 {
+		t.Errorf("%d store round trips for a new conversation, want 1", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 
 	"github.com/tether-dev/tether/internal/dialect"
 )
@@ -317,7 +318,7 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	// a side request about that branch — a summarisation request no rule
 	// recognised — not a new conversation: attribute it, move nothing, so it
 	// neither resets the branch nor takes its client hint.
-	if len(hist) <= 2 {
+	if len(hist) <= 2 && quotesConversation(msgs) {
 		oob, err := r.resolveOutOfBand(ctx, ref, msgs, hintKey)
 		if err != nil {
 			return Ref{}, err
@@ -341,6 +342,19 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	ref.ALeg = "a_" + r.mac("new", ref.Principal, ref.Session, chainN)
 	ref.Event = EventNew
 	return ref, nil
+}
+
+// quotesConversation reports whether a user message carries what
+// resolveOutOfBand can attribute by: a <conversation> transcript or a
+// capsule block (its epoch token). The first turn of an ordinary new
+// conversation has neither and costs no extra store lookup.
+func quotesConversation(msgs []dialect.Message) bool {
+	for i := range msgs {
+		if msgs[i].Role == "user" && (strings.Contains(msgs[i].Text, "<conversation>") || strings.Contains(msgs[i].Text, "<continuity-capsule")) {
+			return true
+		}
+	}
+	return false
 }
 
 // forkRef starts a branch of mrec's A-leg at mrec, named by the history's
