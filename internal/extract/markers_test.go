@@ -36,6 +36,23 @@ func sections(t *testing.T, c *capsule.Capsule) (active, notUse string) {
 	return active, notUse
 }
 
+// wantSections checks that each of active is in the capsule's active part
+// and each of notUse among the things not to use.
+func wantSections(t *testing.T, c *capsule.Capsule, active, notUse []string) {
+	t.Helper()
+	act, rej := sections(t, c)
+	for _, want := range active {
+		if !strings.Contains(act, want) {
+			t.Errorf("active part lacks %q:\n%s", want, capsule.Render(c))
+		}
+	}
+	for _, want := range notUse {
+		if !strings.Contains(rej, want) {
+			t.Errorf("rejected part lacks %q:\n%s", want, capsule.Render(c))
+		}
+	}
+}
+
 func TestMarkersExtractUserStatements(t *testing.T) {
 	c := markers(t, capsule.New("s", "a"), 0,
 		dialect.Message{Role: "user", Text: "We are building an inventory service. Decision: use PostgreSQL, not MongoDB."},
@@ -43,17 +60,7 @@ func TestMarkersExtractUserStatements(t *testing.T) {
 		dialect.Message{Role: "user", Text: "Constraint: never change the public REST API.\n\nDecision: use Memcached for the cache. Rejected: GORM — we write SQL by hand."},
 		dialect.Message{Role: "user", Text: "Don't use Kafka. Please fix the failing test."},
 	)
-	active, notUse := sections(t, c)
-	for _, want := range []string{"use PostgreSQL, not MongoDB", "never change the public REST API", "use Memcached for the cache"} {
-		if !strings.Contains(active, want) {
-			t.Errorf("active part lacks %q:\n%s", want, capsule.Render(c))
-		}
-	}
-	for _, want := range []string{"GORM", "we write SQL by hand", "Kafka"} {
-		if !strings.Contains(notUse, want) {
-			t.Errorf("rejected part lacks %q:\n%s", want, capsule.Render(c))
-		}
-	}
+	wantSections(t, c, []string{"use PostgreSQL, not MongoDB", "never change the public REST API", "use Memcached for the cache"}, []string{"GORM", "we write SQL by hand", "Kafka"})
 	// The assistant's statements are never the user's decisions.
 	for _, bad := range []string{"MySQL", "tabs"} {
 		if strings.Contains(capsule.Render(c), bad) {
@@ -98,17 +105,7 @@ func TestMarkersEverydayPhrasing(t *testing.T) {
 		dialect.Message{Role: "user", Text: "Let's use DuckDB instead of SQLite for the analytics store."},
 		dialect.Message{Role: "user", Text: "Can you look at the build? It is slow."},
 	)
-	active, notUse := sections(t, c)
-	for _, want := range []string{"DuckDB", "Avoid global state in handlers"} {
-		if !strings.Contains(active, want) {
-			t.Errorf("active part lacks %q:\n%s", want, capsule.Render(c))
-		}
-	}
-	for _, want := range []string{"gRPC", "too heavy", "SQLite"} {
-		if !strings.Contains(notUse, want) {
-			t.Errorf("rejected part lacks %q:\n%s", want, capsule.Render(c))
-		}
-	}
+	wantSections(t, c, []string{"DuckDB", "Avoid global state in handlers"}, []string{"gRPC", "too heavy", "SQLite"})
 	if strings.Contains(capsule.Render(c), "build") {
 		t.Errorf("a question was recorded:\n%s", capsule.Render(c))
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/tether-dev/tether/internal/demo"
-	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
 // ClaudeCodeVersion is the pinned Claude Code release the suite installs.
@@ -162,14 +161,7 @@ func TestClaudeCodeFork(t *testing.T) {
 		t.Helper()
 		run("-r", id, "/compact")
 		run("-r", id, afterCompaction)
-		reqs := s.requests()
-		for i := len(reqs) - 1; i >= 0; i-- {
-			if reqs[i].Header.Get("X-Claude-Code-Session-Id") == id && fakemodel.Classify(&reqs[i]) == fakemodel.KindMain {
-				return view(&reqs[i])
-			}
-		}
-		t.Fatalf("no request of session %s reached the model", id)
-		return ""
+		return s.lastMain(t, "X-Claude-Code-Session-Id", id)
 	}
 	checkBranch(t, "original", lastAfter(orig), []string{"PostgreSQL", "never change the public REST API", "Memcached", "Prometheus"}, []string{"GORM"}, []string{"Redis"})
 	checkBranch(t, "fork", lastAfter(fork), []string{"PostgreSQL", "never change the public REST API", "Redis"}, []string{"GORM", "Memcached"}, []string{"Prometheus"})

@@ -164,28 +164,40 @@ func lastUser(req *fakemodel.Request) string {
 // prompts, messages and tool results, in order.
 func view(req *fakemodel.Request) string {
 	var b strings.Builder
-	add := func(r gjson.Result) {
-		if r.Type == gjson.String {
-			b.WriteString(r.String() + "\n")
-			return
-		}
-		r.ForEach(func(_, p gjson.Result) bool {
-			for _, k := range []string{"text", "content", "output"} {
-				if s := p.Get(k); s.Type == gjson.String {
-					b.WriteString(s.String() + "\n")
-				}
-			}
-			return true
-		})
-	}
-	add(gjson.GetBytes(req.Body, "instructions"))
-	add(gjson.GetBytes(req.Body, "system"))
+	b.WriteString(textOf(gjson.GetBytes(req.Body, "instructions")))
+	b.WriteString(textOf(gjson.GetBytes(req.Body, "system")))
 	for _, it := range turns(req) {
-		add(it.Get("content"))
-		if o := it.Get("output"); o.Type == gjson.String {
-			b.WriteString(o.String() + "\n")
-		}
+		b.WriteString(itemText(it))
 	}
+	return b.String()
+}
+
+// itemText is the text of one conversation item, in any dialect: its
+// content (a string or parts with text, content or output) and a
+// Responses function_call_output's output.
+func itemText(it gjson.Result) string {
+	s := textOf(it.Get("content"))
+	if o := it.Get("output"); o.Type == gjson.String {
+		s += o.String() + "\n"
+	}
+	return s
+}
+
+// textOf is a string, or the string text/content/output fields of a list
+// of parts, one per line.
+func textOf(r gjson.Result) string {
+	if r.Type == gjson.String {
+		return r.String() + "\n"
+	}
+	var b strings.Builder
+	r.ForEach(func(_, p gjson.Result) bool {
+		for _, k := range []string{"text", "content", "output"} {
+			if s := p.Get(k); s.Type == gjson.String {
+				b.WriteString(s.String() + "\n")
+			}
+		}
+		return true
+	})
 	return b.String()
 }
 

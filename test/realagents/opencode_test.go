@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
 // OpenCodeVersion is the pinned OpenCode release the suite installs.
@@ -119,16 +117,7 @@ func TestOpenCodeFork(t *testing.T) {
 	run("--session", orig, script[3])
 	run("--session", orig, afterCompaction)
 	run("--session", fork, afterCompaction)
-	last := func(id string) string {
-		reqs := s.requests()
-		for i := len(reqs) - 1; i >= 0; i-- {
-			if reqs[i].Header.Get("X-Session-Id") == id && fakemodel.Classify(&reqs[i]) == fakemodel.KindMain {
-				return view(&reqs[i])
-			}
-		}
-		t.Fatalf("no request of session %s reached the model", id)
-		return ""
-	}
+	last := func(id string) string { return s.lastMain(t, "X-Session-Id", id) }
 	dump(t, "opencode-fork", s.requests())
 	checkBranch(t, "original", last(orig), []string{"PostgreSQL", "never change the public REST API", "Memcached", "Prometheus"}, []string{"GORM"}, []string{"Redis"})
 	checkBranch(t, "fork", last(fork), []string{"PostgreSQL", "never change the public REST API", "Redis"}, []string{"GORM", "Memcached"}, []string{"Prometheus"})

@@ -318,10 +318,7 @@ func record(t *testing.T, agent string, r fakemodel.Request, reqs []fakemodel.Re
 		if role == "" {
 			role = it.Get("type").String()
 		}
-		text := view(&fakemodel.Request{Dialect: r.Dialect, Body: []byte(`{"messages":[` + it.Raw + `]}`)})
-		if r.Dialect == fakemodel.DialectResponses {
-			text = view(&fakemodel.Request{Dialect: r.Dialect, Body: []byte(`{"input":[` + it.Raw + `]}`)})
-		}
+		text := itemText(it)
 		if i := strings.Index(text, "<continuity-capsule"); i >= 0 {
 			end := strings.Index(text, "</continuity-capsule>")
 			if end < i {
@@ -398,4 +395,17 @@ func checkBranch(t *testing.T, name, v string, active, notUse, none []string) {
 			t.Errorf("%s: the other branch's %q leaked into this branch's block", name, f)
 		}
 	}
+}
+
+// lastMain is the view of the last main request whose header carries id.
+func (s *stack) lastMain(t *testing.T, header, id string) string {
+	t.Helper()
+	reqs := s.requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].Header.Get(header) == id && fakemodel.Classify(&reqs[i]) == fakemodel.KindMain {
+			return view(&reqs[i])
+		}
+	}
+	t.Fatalf("no request with %s %s reached the model", header, id)
+	return ""
 }
