@@ -143,16 +143,12 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 			return wrap("record summary", err)
 		}
 	}
-	return wrap("record summary", r.markCompacted(ctx, ref))
-}
-
-func (r *Resolver) markCompacted(ctx context.Context, ref Ref) error {
 	// The epoch token in the summary resolves through the A-leg head
 	// record: make sure one exists even if no turn was committed yet.
 	ak := r.alegKey(ref.Principal, ref.ALeg)
 	l := &lookup{r: r, ctx: ctx, principal: ref.Principal, got: map[string]record{}}
 	if err := l.heads(ref.ALeg); err != nil {
-		return err
+		return wrap("record summary", err)
 	}
 	H, ok := l.head(ref.ALeg)
 	if !ok {
@@ -161,7 +157,7 @@ func (r *Resolver) markCompacted(ctx context.Context, ref Ref) error {
 	// Mark the head as compacted: the next turn that carries this summary
 	// starts a new epoch even if its opening repeats an earlier epoch's.
 	H.C = true
-	return r.put(ctx, ref.Principal, ak, H)
+	return wrap("record summary", r.put(ctx, ref.Principal, ak, H))
 }
 
 // quotedUserTurns returns the user turns an out-of-band summarisation
