@@ -26,6 +26,10 @@ type (
 	CapsuleRecord = backend.CapsuleRecord
 	LedgerEntry   = backend.LedgerEntry
 	UsageRow      = backend.UsageRow
+	OutboxEntry   = backend.OutboxEntry
+	Reservation   = backend.Reservation
+	Settlement    = backend.Settlement
+	Hold          = backend.Hold
 )
 
 // Sentinel errors; test with errors.Is.

@@ -127,6 +127,9 @@ type Store interface {
 	// removed.
 	DeleteExpired(ctx context.Context, now time.Time, capsuleTTL time.Duration) (int, error)
 
+	Outbox
+	Reservations
+
 	// Dump lists every table and its rows as text, for privacy scans in
 	// tests.
 	Dump(ctx context.Context) (map[string][]string, error)

@@ -34,6 +34,7 @@ type Store struct {
 	lineage map[lineageKey]lineageValue
 	ledger  map[string]backend.LedgerEntry
 	budgets map[string]int64
+	durable // outbox and reservations
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -144,6 +145,11 @@ func (s *Store) PurgeCapsules(ctx context.Context, principal, aLeg string) (int,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for id, r := range s.outbox {
+		if r.e.Principal == principal && (aLeg == "" || r.e.ALeg == aLeg) {
+			delete(s.outbox, id)
+		}
+	}
 	if aLeg != "" {
 		k := capsuleKey{principal, aLeg}
 		if _, ok := s.history[k]; !ok {
@@ -349,6 +355,7 @@ func (s *Store) Dump(ctx context.Context) (map[string][]string, error) {
 	for _, k := range slices.Sorted(maps.Keys(s.budgets)) {
 		out[backend.TableBudgets] = append(out[backend.TableBudgets], fmt.Sprintf("%s|%d", k, s.budgets[k]))
 	}
+	s.dumpDurable(out)
 	for _, rows := range out {
 		slices.Sort(rows)
 	}

@@ -269,6 +269,9 @@ func (s *Store) PurgeCapsules(ctx context.Context, principal, aLeg string) (int,
 		if _, err := tx.Exec(ctx, `DELETE FROM capsule_history WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM outbox WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
+			return err
+		}
 		if aLeg == "" {
 			if _, err := tx.Exec(ctx, `DELETE FROM lineage WHERE principal = $1`, principal); err != nil {
 				return err
@@ -344,13 +347,7 @@ func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry)
 	}
 	var b pgx.Batch
 	for _, e := range entries {
-		at := backend.NormalizeTime(e.Time)
-		b.Queue(`INSERT INTO ledger (id, ts, day, principal, account, session, a_leg, b_leg, kind, route, provider, model,
-			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, status, duration_ms)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-			ON CONFLICT (id) DO NOTHING`,
-			e.ID, at, backend.Day(at), e.Principal, e.Account, e.Session, e.ALeg, e.BLeg, e.Kind, e.Route, e.Provider,
-			e.Model, e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostMicros, e.Status, e.DurationMS)
+		b.Queue(insertLedger, ledgerArgs(e)...)
 	}
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("append ledger: %w", err)

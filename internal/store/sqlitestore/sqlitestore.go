@@ -318,6 +318,9 @@ func (s *Store) PurgeCapsules(ctx context.Context, principal, aLeg string) (int,
 		if _, err := tx.ExecContext(ctx, `DELETE FROM capsule_history WHERE `+where, args...); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE `+where, args...); err != nil {
+			return err
+		}
 		if aLeg == "" {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM lineage WHERE principal = ?`, principal); err != nil {
 				return err
@@ -391,18 +394,13 @@ func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry)
 		return nil
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO ledger (id, ts, day, principal, account, session, a_leg, b_leg, kind, route, provider, model,
-			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, status, duration_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+		stmt, err := tx.PrepareContext(ctx, insertLedger)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, e := range entries {
-			at := backend.NormalizeTime(e.Time)
-			if _, err := stmt.ExecContext(ctx, e.ID, micros(at), backend.Day(at), e.Principal, e.Account, e.Session, e.ALeg, e.BLeg,
-				e.Kind, e.Route, e.Provider, e.Model, e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens,
-				e.CostMicros, e.Status, e.DurationMS); err != nil {
+			if _, err := stmt.ExecContext(ctx, ledgerArgs(e)...); err != nil {
 				return err
 			}
 		}

@@ -96,3 +96,35 @@ func (a *alternate) Ping(ctx context.Context) error {
 }
 
 func (a *alternate) Close() error { return nil }
+
+func (a *alternate) EnqueueOutbox(ctx context.Context, e backend.OutboxEntry) (int64, error) {
+	return a.pick().EnqueueOutbox(ctx, e)
+}
+
+func (a *alternate) ClaimOutbox(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]backend.OutboxEntry, error) {
+	return a.pick().ClaimOutbox(ctx, owner, now, lease, limit)
+}
+
+func (a *alternate) CompleteOutbox(ctx context.Context, owner string, ids []int64) error {
+	return a.pick().CompleteOutbox(ctx, owner, ids)
+}
+
+func (a *alternate) ReleaseOutbox(ctx context.Context, owner string, ids []int64, retryAt time.Time) error {
+	return a.pick().ReleaseOutbox(ctx, owner, ids, retryAt)
+}
+
+func (a *alternate) OutboxStats(ctx context.Context) (int, time.Time, error) {
+	return a.pick().OutboxStats(ctx)
+}
+
+func (a *alternate) PutReservation(ctx context.Context, r backend.Reservation) (bool, error) {
+	return a.pick().PutReservation(ctx, r)
+}
+
+func (a *alternate) SettleReservations(ctx context.Context, s []backend.Settlement) error {
+	return a.pick().SettleReservations(ctx, s)
+}
+
+func (a *alternate) PendingReservations(ctx context.Context, expiredBy time.Time, limit int) ([]backend.Reservation, error) {
+	return a.pick().PendingReservations(ctx, expiredBy, limit)
+}

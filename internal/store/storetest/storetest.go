@@ -44,6 +44,11 @@ func Run(t *testing.T, open func(t *testing.T) backend.Store) {
 		{"Dump", testDump},
 		{"ConcurrentCAS", testConcurrentCAS},
 		{"ConcurrentReserve", testConcurrentReserve},
+		{"OutboxLease", testOutboxLease},
+		{"OutboxPurged", testOutboxPurged},
+		{"ConcurrentClaim", testConcurrentClaim},
+		{"Reservations", testReservations},
+		{"ConcurrentReservations", testConcurrentReservations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
