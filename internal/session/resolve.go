@@ -125,7 +125,7 @@ func (l *lookup) rec(key string) (record, bool) {
 }
 
 // heads makes sure the A-leg head records of aLegs are known, fetching the
-// missing ones in one round trip.
+// ones this resolution has not read yet in one round trip.
 func (l *lookup) heads(aLegs ...string) error {
 	var miss []string
 	for _, a := range aLegs {
@@ -136,10 +136,8 @@ func (l *lookup) heads(aLegs ...string) error {
 		if _, ok := l.got[k]; ok {
 			continue
 		}
-		if rec, ok := l.r.cached(l.principal, k); ok {
-			l.got[k] = rec
-			continue
-		}
+		// Heads move: a cached one may be older than the store's when
+		// another replica served the A-leg's last turns. Read it.
 		miss = append(miss, k)
 	}
 	got, err := l.r.fetch(l.ctx, l.principal, miss)
@@ -179,35 +177,57 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		}
 	}
 	query := append([]string(nil), headKeys[best+1:]...)
-	hot := false
+	hot, hotKey := false, ""
 	if best >= 0 {
 		rec, _ := r.cached(p, headKeys[best])
-		ak := r.alegKey(p, rec.A)
-		query = append(query, ak)
-		if hr, ok := r.cached(p, ak); ok && hr.H == headKeys[best] {
+		hotKey = r.alegKey(p, rec.A)
+		query = append(query, hotKey)
+		if hr, ok := r.cached(p, hotKey); ok && hr.H == headKeys[best] {
 			hot = true // extends a known head: no epoch evidence needed
 		}
 	}
 	if hintKey != "" {
 		query = append(query, hintKey)
+		// The hint's A-leg head is read too (as the store has it now), so
+		// a reset or a hinted epoch needs no second round trip.
+		if hr, ok := r.cached(p, hintKey); ok && hr.A != "" {
+			query = append(query, r.alegKey(p, hr.A))
+		}
 	}
 	tok, tokPos := "", -1
 	var lines []lineKey
-	if !hot {
+	evidence := func() []string {
+		var keys []string
 		tok, tokPos = tokenIn(msgs, hist)
 		if tok != "" {
-			query = append(query, kindALeg+":"+tok)
+			keys = append(keys, kindALeg+":"+tok)
 		}
 		lines = r.scanLines(p, msgs, hist)
 		for _, lk := range lines {
-			query = append(query, lk.key)
+			keys = append(keys, lk.key)
 		}
+		return keys
+	}
+	if !hot {
+		query = append(query, evidence()...)
 	}
 	got, err := r.fetch(ctx, p, query)
 	if err != nil {
 		return Ref{}, err
 	}
 	l.got = got
+	if hr, ok := got[hotKey]; hot && (!ok || hr.H != headKeys[best]) {
+		// The cached head was stale: another replica (or a purge) moved
+		// the A-leg since this process last saw it. Gather the epoch
+		// evidence the hot path skipped, as a cold resolution would.
+		more, err := r.fetch(ctx, p, evidence())
+		if err != nil {
+			return Ref{}, err
+		}
+		for k, rec := range more {
+			l.got[k] = rec
+		}
+	}
 
 	hintRec, hintOK := record{}, false
 	if hintKey != "" {
