@@ -92,6 +92,12 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		a.closeStore()
 		return nil, err
 	}
+	if cfg.Secret != "" && shared(cfg, st) {
+		if err := checkSharedSecret(ctx, st, secret); err != nil {
+			a.closeStore()
+			return nil, err
+		}
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -1,8 +1,13 @@
 package app
 
 import (
+	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +15,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/internal/store/pgstore"
 )
 
 // loadSecret returns the configured secret, or one generated once and kept
@@ -23,9 +29,9 @@ func loadSecret(cfg *config.Config) ([]byte, error) {
 	if url == "" {
 		url = store.DefaultSQLitePath()
 	}
-	if strings.HasPrefix(url, "memory:") || strings.HasPrefix(url, "postgres") {
-		// Replicas sharing PostgreSQL must share a configured secret; a
-		// per-process one still isolates principals correctly.
+	if strings.HasPrefix(url, "memory:") || config.IsPostgres(url) {
+		// PostgreSQL gets here only with allow_generated_secret (config
+		// validation): one throwaway process; principals stay isolated.
 		return randomSecret(), nil
 	}
 	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
@@ -47,4 +53,44 @@ func randomSecret() []byte {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// secretCheckKey is the store counter holding a fingerprint of the secret
+// the replicas of a shared store use.
+const secretCheckKey = "tether:secret-fingerprint"
+
+// errSecretMismatch: this replica's secret is not the one the others use.
+var errSecretMismatch = errors.New("secret: differs from the secret the other replicas on this PostgreSQL store use; " +
+	"every replica must run with the same secret (lineage keys, epoch tokens and passthrough principals derive from it)")
+
+// checkSharedSecret refuses a replica whose configured secret differs from
+// the one already recorded in the shared store: the first replica records a
+// fingerprint (an HMAC under the secret, not the secret), later ones
+// compare. The record is an atomic insert-if-absent, so replicas starting
+// together with different secrets cannot both succeed.
+func checkSharedSecret(ctx context.Context, st store.Store, secret []byte) error {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("tether shared secret check"))
+	fp := int64(binary.BigEndian.Uint64(m.Sum(nil))>>2) + 1 // positive
+	recorded, err := st.Reserve(ctx, secretCheckKey, fp, fp)
+	if err != nil {
+		return fmt.Errorf("check shared secret: %w", err)
+	}
+	if recorded {
+		return nil
+	}
+	used, err := st.Used(ctx, secretCheckKey)
+	if err != nil {
+		return fmt.Errorf("check shared secret: %w", err)
+	}
+	if used != fp {
+		return errSecretMismatch
+	}
+	return nil
+}
+
+// shared reports whether the store is one several replicas may share.
+func shared(cfg *config.Config, st store.Store) bool {
+	_, pg := st.(*pgstore.Store)
+	return pg || config.IsPostgres(cfg.Store)
 }

@@ -24,10 +24,15 @@ type Config struct {
 	MaxBodyBytes int64  `yaml:"max_body_bytes"` // default 32 MiB
 	// Secret keys every fingerprint and token the proxy derives (passthrough
 	// principals, hint lookups, internal markers). Empty: generated once and
-	// kept beside the SQLite store (or per process for memory:).
-	Secret   string `yaml:"secret"`
-	AdminKey string `yaml:"admin_key"`
-	LogLevel string `yaml:"log_level"` // debug|info|warn|error
+	// kept beside the SQLite store (or per process for memory:). Required
+	// with a PostgreSQL store, which replicas share.
+	Secret string `yaml:"secret"`
+	// AllowGeneratedSecret lets a PostgreSQL store run with a per-process
+	// secret (one throwaway process: its lineage and passthrough principals
+	// do not survive a restart and no second replica can share them).
+	AllowGeneratedSecret bool   `yaml:"allow_generated_secret"`
+	AdminKey             string `yaml:"admin_key"`
+	LogLevel             string `yaml:"log_level"` // debug|info|warn|error
 
 	Providers  []Provider  `yaml:"providers"`
 	Routes     []Route     `yaml:"routes"`
@@ -395,10 +400,20 @@ func (c *Config) Validate() error {
 	if ex.Timeout <= 0 {
 		bad("compaction_continuity.extractor.timeout", "must be positive")
 	}
+	if c.Secret == "" && IsPostgres(c.Store) && !c.AllowGeneratedSecret {
+		bad("secret", "is required with a PostgreSQL store: every replica sharing it must derive the same lineage keys, epoch tokens and "+
+			"passthrough principals, and a per-process secret changes them on every start (set secret: ${TETHER_SECRET} on all replicas, "+
+			"or allow_generated_secret: true for one throwaway process)")
+	}
 	if c.Transcript.Enabled {
 		bad("transcript.enabled", "durable transcript capture is not available in this version; remove it (continuity never needs a transcript)")
 	}
 	return errors.Join(errs...)
+}
+
+// IsPostgres reports whether a store URL names PostgreSQL.
+func IsPostgres(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
 }
 
 // ExtractorRoute splits "provider/model".

@@ -78,3 +78,27 @@ func TestValidationNamesFieldAndFix(t *testing.T) {
 		}
 	}
 }
+
+// Replicas sharing PostgreSQL must share the secret: a per-process one gives
+// each replica its own lineage keys, epoch tokens and passthrough principals.
+func TestPostgresStoreNeedsASharedSecret(t *testing.T) {
+	pg := "store: postgres://tether@db:5432/tether\n"
+	_, err := Parse([]byte(pg), noEnv)
+	if err == nil || !strings.Contains(err.Error(), "secret: is required with a PostgreSQL store") {
+		t.Fatalf("postgres without secret: %v", err)
+	}
+	env := map[string]string{EnvStore: "postgresql://tether@db/tether"}
+	if _, err := Parse(nil, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "secret:") {
+		t.Fatalf("postgres from %s without secret: %v", EnvStore, err)
+	}
+	for _, ok := range []string{
+		pg + "secret: a-shared-secret-of-the-deployment\n",
+		pg + "allow_generated_secret: true\n",
+		"store: /var/lib/tether/tether.db\n",
+		"store: \"memory:\"\n",
+	} {
+		if _, err := Parse([]byte(ok), noEnv); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
