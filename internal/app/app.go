@@ -22,6 +22,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/detect"
 	"github.com/tether-dev/tether/internal/extract"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
 	"github.com/tether-dev/tether/internal/preserve"
 	"github.com/tether-dev/tether/internal/server"
@@ -163,7 +164,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	authn := auth.New(cfg, secret)
 	a.handler = server.New(server.Options{
 		Config: cfg, Secret: secret, Logger: logger, Registry: reg,
-		Hooks:    []server.Hook{detect.New(rules, hub), a.Engine},
+		Detector: detect.New(rules, hub),
+		Hooks:    []flow.Hook{a.Engine},
 		Admitter: a.Ledger,
 		Ready:    st.Ping,
 		Mount:    a.Ledger.Routes(authn.Authenticate, cfg.AdminKey),

@@ -18,8 +18,8 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/tether-dev/tether/internal/demo"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
-	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/store"
 	"github.com/tether-dev/tether/internal/store/pgstore"
 	"github.com/tether-dev/tether/internal/store/sqlitestore"
@@ -279,11 +279,11 @@ func TestAC11_ExtractorCannotRecurse(t *testing.T) {
 		depth  string
 		want   int
 	}{
-		{"depth 2", server.AuxMarker([]byte(privacySecret), 2), "2", http.StatusLoopDetected},
+		{"depth 2", flow.AuxMarker([]byte(privacySecret), 2), "2", http.StatusLoopDetected},
 		{"forged", "00112233445566778899aabbccddeeff", "1", http.StatusForbidden},
-		{"marker of another secret", server.AuxMarker([]byte("some-other-secret-0123456789"), 1), "1", http.StatusForbidden},
-		{"depth 1 marker claiming depth 2", server.AuxMarker([]byte(privacySecret), 1), "2", http.StatusForbidden},
-		{"no depth", server.AuxMarker([]byte(privacySecret), 1), "", http.StatusForbidden},
+		{"marker of another secret", flow.AuxMarker([]byte("some-other-secret-0123456789"), 1), "1", http.StatusForbidden},
+		{"depth 1 marker claiming depth 2", flow.AuxMarker([]byte(privacySecret), 1), "2", http.StatusForbidden},
+		{"no depth", flow.AuxMarker([]byte(privacySecret), 1), "", http.StatusForbidden},
 	} {
 		resp := privacyPost(t, e, "/v1/chat/completions", chat, map[string]string{upstream.HeaderAux: tc.marker, upstream.HeaderAuxDepth: tc.depth})
 		if resp.StatusCode != tc.want {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
-	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/upstream"
 	"github.com/tether-dev/tether/schema"
 )
@@ -92,7 +92,7 @@ func NewOpenAICaller(p config.Provider, model string, maxOut int, hc *http.Clien
 		opts = append(opts, ooption.WithHeaderDel("Authorization"))
 	}
 	opts = append(opts,
-		ooption.WithHeader(upstream.HeaderAux, server.AuxMarker(auxSecret, 1)),
+		ooption.WithHeader(upstream.HeaderAux, flow.AuxMarker(auxSecret, 1)),
 		ooption.WithHeader(upstream.HeaderAuxDepth, "1"))
 	// The service is built directly, not through openai.NewClient, which
 	// would first load defaults from the environment.
@@ -175,7 +175,7 @@ func NewAnthropicCaller(p config.Provider, model string, maxOut int, hc *http.Cl
 		opts = append(opts, aoption.WithHeaderDel("X-Api-Key"))
 	}
 	opts = append(opts,
-		aoption.WithHeader(upstream.HeaderAux, server.AuxMarker(auxSecret, 1)),
+		aoption.WithHeader(upstream.HeaderAux, flow.AuxMarker(auxSecret, 1)),
 		aoption.WithHeader(upstream.HeaderAuxDepth, "1"))
 	if maxOut <= 0 {
 		maxOut = 2000

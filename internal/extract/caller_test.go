@@ -14,7 +14,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/fakemodel"
-	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/upstream"
 	"github.com/tether-dev/tether/prompts"
 	"github.com/tether-dev/tether/schema"
@@ -65,7 +65,7 @@ func TestOpenAICaller(t *testing.T) {
 	r := reqs[0]
 	checkHeaders(t, r, map[string]string{
 		"Authorization": "Bearer configured-key", "X-Team": "infra",
-		upstream.HeaderAux: server.AuxMarker(testSecret, 1), upstream.HeaderAuxDepth: "1",
+		upstream.HeaderAux: flow.AuxMarker(testSecret, 1), upstream.HeaderAuxDepth: "1",
 		"OpenAI-Organization": "", "OpenAI-Project": "",
 	})
 	body := gjson.ParseBytes(r.Body)
@@ -114,7 +114,7 @@ func TestAnthropicCaller(t *testing.T) {
 	r := reqs[0]
 	checkHeaders(t, r, map[string]string{
 		"X-Api-Key": "configured-key", "Authorization": "",
-		upstream.HeaderAux: server.AuxMarker(testSecret, 1), upstream.HeaderAuxDepth: "1",
+		upstream.HeaderAux: flow.AuxMarker(testSecret, 1), upstream.HeaderAuxDepth: "1",
 	})
 	body := gjson.ParseBytes(r.Body)
 	if r.Path != "/v1/messages" || body.Get("model").String() != "claude-small" || body.Get("max_tokens").Int() != 900 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
 	"github.com/tether-dev/tether/prompts"
 )
@@ -469,7 +470,7 @@ func (p *Pool) run(ctx context.Context, t *task) {
 			EstimatedOutputTokens: int64(p.opt.MaxOutputTokens),
 		})
 		if err != nil {
-			if errors.Is(err, ledger.ErrBudgetExceeded) {
+			if errors.Is(err, flow.ErrBudgetExceeded) {
 				p.m.jobs.WithLabelValues(OutcomeSkippedBudget).Inc()
 				log.Info("extraction skipped: budget")
 			} else {

@@ -23,6 +23,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
 )
 
@@ -507,7 +508,7 @@ func TestPoolFaults(t *testing.T) {
 		{"cites a message it was not given", &fakemodel.Reply{Text: `{"ops":[{"op":"add_decision","statement":"x","turn":9}]}`}, "", nil, OutcomeInvalid, 1},
 		{"cites the assistant for a decision", &fakemodel.Reply{Text: `{"ops":[{"op":"add_decision","statement":"x","turn":2}]}`}, "", nil, OutcomeInvalid, 1},
 		{"budget rejection", &fakemodel.Reply{Text: good}, "", AdmissionFunc(func(context.Context, ledger.Charge) (func(ledger.Result), error) {
-			return nil, fmt.Errorf("principal alice: %w", ledger.ErrBudgetExceeded)
+			return nil, fmt.Errorf("principal alice: %w", flow.ErrBudgetExceeded)
 		}), OutcomeSkippedBudget, 0},
 		{"admission unavailable", &fakemodel.Reply{Text: good}, "", AdmissionFunc(func(context.Context, ledger.Charge) (func(ledger.Result), error) {
 			return nil, errors.New("ledger down")

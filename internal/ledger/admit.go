@@ -7,10 +7,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/flow"
 )
 
-var _ server.Admitter = (*Ledger)(nil)
+var _ flow.Admitter = (*Ledger)(nil)
 
 // maxOutputEstimate bounds a request's own output cap so that an absurd
 // max_tokens cannot overflow a reservation (it is still refused by any
@@ -36,18 +36,18 @@ func EstimateTokens(body []byte, defaultOutput int64) (total, output int64) {
 	return input + output, output
 }
 
-// Admit implements server.Admitter for the primary B-leg of an exchange: the
+// Admit implements flow.Admitter for the primary B-leg of an exchange: the
 // charge is the exchange's principal, account, session, A-leg and target,
-// and a refusal wraps both ErrBudgetExceeded and server.ErrBudgetExceeded so
-// the server answers 429 in the caller's dialect.
-func (l *Ledger) Admit(ctx context.Context, x *server.Exchange) (func(server.Outcome), error) {
+// and a refusal wraps flow.ErrBudgetExceeded so the server answers 429 in
+// the caller's dialect.
+func (l *Ledger) Admit(ctx context.Context, x *flow.Exchange) (func(flow.Outcome), error) {
 	if x.Internal {
 		// Tether's own extractor call routed back through the proxy (its
 		// marker was verified): the extraction pool has already reserved
 		// it against the originating principal and records it when it
 		// ends. Charging it here too would bill it twice, the second time
 		// to whatever principal the extractor provider's key maps to.
-		return func(server.Outcome) {}, nil
+		return func(flow.Outcome) {}, nil
 	}
 	kind := Kind(x.Kind)
 	if kind == "" {
@@ -73,12 +73,12 @@ func (l *Ledger) Admit(ctx context.Context, x *server.Exchange) (func(server.Out
 	}
 	settle, err := l.Reserve(ctx, c)
 	if err != nil {
-		if errors.Is(err, ErrBudgetExceeded) {
-			return nil, fmt.Errorf("%w: %w", server.ErrBudgetExceeded, err)
+		if errors.Is(err, flow.ErrBudgetExceeded) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("admit exchange %s: %w", x.ID, err)
 	}
-	return func(o server.Outcome) {
+	return func(o flow.Outcome) {
 		settle(Result{Usage: o.Usage, Status: o.Status, Err: o.Err, Duration: o.Duration})
 	}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/store/memstore"
 	"github.com/tether-dev/tether/internal/upstream"
@@ -55,8 +56,8 @@ func TestEstimateTokens(t *testing.T) {
 	}
 }
 
-func exchange(body []byte, family string) *server.Exchange {
-	return &server.Exchange{
+func exchange(body []byte, family string) *flow.Exchange {
+	return &flow.Exchange{
 		ID: "req-1", Kind: "primary", Body: body,
 		Principal: auth.Principal{ID: "alice", Account: "acme"},
 		Session:   "s1", ALeg: "a1",
@@ -64,12 +65,12 @@ func exchange(body []byte, family string) *server.Exchange {
 	}
 }
 
-func TestAdmit_RefusalWrapsBothSentinels(t *testing.T) {
+func TestAdmit_RefusalWrapsTheSentinel(t *testing.T) {
 	s := memstore.New(memstore.Options{})
 	l := newTestLedger(t, s, []config.Budget{{Principal: "alice", Period: "day", MaxTokens: 1000}}, nil)
 	_, err := l.Admit(t.Context(), exchange([]byte(`{"model":"gpt-5","max_tokens":5000}`), config.FamilyOpenAI))
-	if !errors.Is(err, ErrBudgetExceeded) || !errors.Is(err, server.ErrBudgetExceeded) {
-		t.Fatalf("err = %v, want both ledger and server ErrBudgetExceeded", err)
+	if !errors.Is(err, flow.ErrBudgetExceeded) {
+		t.Fatalf("err = %v, want flow.ErrBudgetExceeded", err)
 	}
 	if got := used(t, s, aliceDayTokens); got != 0 {
 		t.Errorf("counter after refusal = %d, want 0", got)
@@ -85,7 +86,7 @@ func TestAdmit_SettleRecordsUncachedInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		settle(server.Outcome{Status: 200, Duration: 250 * time.Millisecond,
+		settle(flow.Outcome{Status: 200, Duration: 250 * time.Millisecond,
 			Usage: dialect.Usage{InputTokens: 1200, OutputTokens: 34, CacheReadTokens: 800}})
 	}
 	if err := l.Flush(t.Context()); err != nil {

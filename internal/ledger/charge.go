@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"errors"
 	"time"
 
 	"github.com/tether-dev/tether/internal/dialect"
@@ -15,9 +14,6 @@ const (
 	KindPrimary    Kind = "primary"
 	KindExtraction Kind = "continuity_extraction"
 )
-
-// ErrBudgetExceeded is returned by Reserve when a budget refuses the call.
-var ErrBudgetExceeded = errors.New("budget exceeded")
 
 // Charge describes a B-leg about to open. The principal and account are the
 // originating caller's, also for auxiliary calls the proxy makes on its behalf.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/store/backend"
 )
 
@@ -150,7 +151,7 @@ type reservation struct {
 // to c's principal or account in the current period, it atomically reserves
 // c.EstimatedTokens (token budgets) or the estimated cost (spend budgets). If
 // any budget refuses, the reservations already taken are released and the
-// error wraps ErrBudgetExceeded and names the budget.
+// error wraps flow.ErrBudgetExceeded and names the budget.
 //
 // The returned settle must be called exactly once when the B-leg ends (later
 // calls do nothing): it adjusts the reservations to the actual usage and
@@ -198,7 +199,7 @@ func (l *Ledger) Reserve(ctx context.Context, c Charge) (settle func(Result), er
 		if !ok {
 			release()
 			l.m.rejected.WithLabelValues(string(c.Kind)).Inc()
-			return nil, fmt.Errorf("%s call for principal %q refused by the %s: %w", c.Kind, c.Principal, lim, ErrBudgetExceeded)
+			return nil, fmt.Errorf("%s call for principal %q refused by the %s: %w", c.Kind, c.Principal, lim, flow.ErrBudgetExceeded)
 		}
 		held = append(held, reservation{key: key, unit: lim.unit, amount: amount})
 	}

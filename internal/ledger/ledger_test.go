@@ -18,6 +18,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/internal/store/memstore"
 	"github.com/tether-dev/tether/internal/store/sqlitestore"
@@ -102,7 +103,7 @@ func TestLedger_ReserveAndSettleTokens(t *testing.T) {
 		t.Errorf("a second settle changed the counter to %d", got)
 	}
 	// 850 left: 900 is refused, 850 fits.
-	if _, err := l.Reserve(t.Context(), aliceCharge(KindPrimary, 900, 0)); !errors.Is(err, ErrBudgetExceeded) {
+	if _, err := l.Reserve(t.Context(), aliceCharge(KindPrimary, 900, 0)); !errors.Is(err, flow.ErrBudgetExceeded) {
 		t.Fatalf("Reserve over budget: err = %v, want ErrBudgetExceeded", err)
 	}
 	if _, err := l.Reserve(t.Context(), aliceCharge(KindPrimary, 850, 0)); err != nil {
@@ -155,7 +156,7 @@ func TestLedger_RefusalReleasesEarlierReservations(t *testing.T) {
 		{Principal: "alice", Period: "day", MaxTokens: 100},
 	}, nil)
 	_, err := l.Reserve(t.Context(), aliceCharge(KindPrimary, 500, 0))
-	if !errors.Is(err, ErrBudgetExceeded) {
+	if !errors.Is(err, flow.ErrBudgetExceeded) {
 		t.Fatalf("err = %v, want ErrBudgetExceeded", err)
 	}
 	if got := used(t, s, acmeTotalTok); got != 0 {
@@ -186,7 +187,7 @@ func TestLedger_ExhaustedBudgetRefusesZeroEstimate(t *testing.T) {
 	settle(Result{Usage: dialect.Usage{InputTokens: 100}})
 	c := aliceCharge(KindExtraction, 0, 0) // an estimate of nothing
 	c.Model = "unpriced-model"
-	if _, err := l.Reserve(t.Context(), c); !errors.Is(err, ErrBudgetExceeded) {
+	if _, err := l.Reserve(t.Context(), c); !errors.Is(err, flow.ErrBudgetExceeded) {
 		t.Errorf("zero-estimate call on an exhausted budget: err = %v, want ErrBudgetExceeded", err)
 	}
 }
@@ -249,7 +250,7 @@ func TestLedger_AccountDefaultsToPrincipal(t *testing.T) {
 	l := newTestLedger(t, s, []config.Budget{{Account: "solo", Period: "day", MaxTokens: 10}}, nil)
 	c := aliceCharge(KindPrimary, 50, 0)
 	c.Principal, c.Account = "solo", ""
-	if _, err := l.Reserve(t.Context(), c); !errors.Is(err, ErrBudgetExceeded) {
+	if _, err := l.Reserve(t.Context(), c); !errors.Is(err, flow.ErrBudgetExceeded) {
 		t.Errorf("err = %v: a principal without an account must be bounded by the account budget of its own id", err)
 	}
 }
@@ -292,8 +293,8 @@ func TestLedger_ExtractionBudgetRejectionNotBypassed(t *testing.T) {
 	c := Charge{Principal: "alice", Account: "acme", Session: "s1", ALeg: "a1", Kind: KindExtraction,
 		Route: "aux/gpt-5-mini", Provider: "aux", Model: "gpt-5-mini", EstimatedTokens: 5000, EstimatedOutputTokens: 1000}
 	settle, err := l.Reserve(t.Context(), c)
-	if !errors.Is(err, ErrBudgetExceeded) || settle != nil {
-		t.Fatalf("Reserve = %v, %v; want nil settle and ErrBudgetExceeded", settle != nil, err)
+	if !errors.Is(err, flow.ErrBudgetExceeded) || settle != nil {
+		t.Fatalf("Reserve = %v, %v; want nil settle and flow.ErrBudgetExceeded", settle != nil, err)
 	}
 	if err := l.Close(t.Context()); err != nil {
 		t.Fatal(err)
@@ -544,7 +545,7 @@ func TestLedger_ConcurrentReservations(t *testing.T) {
 						<-start
 						settle, err := l.Reserve(context.Background(), tc.charge)
 						switch {
-						case errors.Is(err, ErrBudgetExceeded):
+						case errors.Is(err, flow.ErrBudgetExceeded):
 							refused.Add(1)
 						case err != nil:
 							t.Errorf("Reserve: %v", err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
-	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/session"
 )
 
@@ -23,7 +23,7 @@ const augmentInstruction = "\n\n<system-reminder>\nThe block below is the contin
 // encrypted items are never touched); the in-band prompts (Codex local,
 // Claude Code) get it appended to the final user message that carries the
 // compaction instruction.
-func augment(x *server.Exchange, cls compaction.Result, block string) ([]byte, error) {
+func augment(x *flow.Exchange, cls compaction.Result, block string) ([]byte, error) {
 	text := augmentInstruction + block
 	v := x.View
 	switch {
@@ -47,7 +47,7 @@ func anchorFor(cls compaction.Result) string {
 // summaryHook merges exactly one current block into the compaction summary
 // the client receives, and records the summary for epoch recognition.
 type summaryHook struct {
-	server.NopResponseHook
+	flow.NopResponseHook
 	e        *Engine
 	ref      session.Ref
 	block    string
@@ -56,7 +56,7 @@ type summaryHook struct {
 	recorded bool
 }
 
-func (h *summaryHook) EditBody(x *server.Exchange, body []byte) []byte {
+func (h *summaryHook) EditBody(x *flow.Exchange, body []byte) []byte {
 	if dialect.ResponseHasOpaqueCompaction(x.Dialect, body) {
 		return body
 	}
@@ -71,7 +71,7 @@ func (h *summaryHook) EditBody(x *server.Exchange, body []byte) []byte {
 	return out
 }
 
-func (h *summaryHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialect.Event {
+func (h *summaryHook) StreamEvent(x *flow.Exchange, ev dialect.Event) []dialect.Event {
 	out := h.merger.Process(ev)
 	if dialect.IsTerminal(x.Dialect, ev) {
 		h.record(h.merger.Text())
@@ -79,7 +79,7 @@ func (h *summaryHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialec
 	return out
 }
 
-func (h *summaryHook) Finish(x *server.Exchange, o server.Outcome) {
+func (h *summaryHook) Finish(x *flow.Exchange, o flow.Outcome) {
 	if o.Status == 200 && o.Err == nil && o.Stream {
 		h.record(h.merger.Text()) // a stream that ended without its terminal event
 	}
@@ -112,19 +112,19 @@ func (e *Engine) recordSummary(ref session.Ref, text string) {
 // next turn with that text, the turn is attributed to the branch's next
 // epoch even when the agent sends no client id (Pi).
 type sideHook struct {
-	server.NopResponseHook
+	flow.NopResponseHook
 	e        *Engine
 	ref      session.Ref
 	text     strings.Builder
 	recorded bool
 }
 
-func (h *sideHook) EditBody(x *server.Exchange, body []byte) []byte {
+func (h *sideHook) EditBody(x *flow.Exchange, body []byte) []byte {
 	h.record(dialect.ResponseText(x.Dialect, body))
 	return body
 }
 
-func (h *sideHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialect.Event {
+func (h *sideHook) StreamEvent(x *flow.Exchange, ev dialect.Event) []dialect.Event {
 	h.text.WriteString(dialect.EventText(x.Dialect, ev))
 	if dialect.IsTerminal(x.Dialect, ev) {
 		h.record(h.text.String())
@@ -132,7 +132,7 @@ func (h *sideHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialect.E
 	return []dialect.Event{ev}
 }
 
-func (h *sideHook) Finish(x *server.Exchange, o server.Outcome) {
+func (h *sideHook) Finish(x *flow.Exchange, o flow.Outcome) {
 	if o.Status == 200 && o.Err == nil && o.Stream {
 		h.record(h.text.String())
 	}
@@ -152,13 +152,13 @@ func (h *sideHook) record(text string) {
 // client's next turn may arrive the moment the answer ends, and it must find
 // this turn's lineage.
 type commitHook struct {
-	server.NopResponseHook
+	flow.NopResponseHook
 	e    *Engine
 	ref  session.Ref
 	done chan struct{}
 }
 
-func (h *commitHook) Opened(x *server.Exchange, status int) {
+func (h *commitHook) Opened(x *flow.Exchange, status int) {
 	if status != 200 {
 		return
 	}
@@ -184,16 +184,16 @@ func (h *commitHook) wait() {
 	}
 }
 
-func (h *commitHook) EditBody(_ *server.Exchange, body []byte) []byte {
+func (h *commitHook) EditBody(_ *flow.Exchange, body []byte) []byte {
 	h.wait()
 	return body
 }
 
-func (h *commitHook) StreamEvent(x *server.Exchange, ev dialect.Event) []dialect.Event {
+func (h *commitHook) StreamEvent(x *flow.Exchange, ev dialect.Event) []dialect.Event {
 	if dialect.IsTerminal(x.Dialect, ev) {
 		h.wait()
 	}
 	return []dialect.Event{ev}
 }
 
-func (h *commitHook) Finish(*server.Exchange, server.Outcome) { h.wait() }
+func (h *commitHook) Finish(*flow.Exchange, flow.Outcome) { h.wait() }

@@ -17,11 +17,10 @@ import (
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/detect"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/extract"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/harvest"
-	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/session"
 	"github.com/tether-dev/tether/internal/store/backend"
 )
@@ -70,7 +69,7 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// Engine is the preservation hook (server.Hook).
+// Engine is the preservation hook (flow.Hook).
 type Engine struct {
 	opt     Options
 	log     *slog.Logger
@@ -105,7 +104,7 @@ func (s *scanMarks) set(aLeg string, v scanMark) {
 	s.m[aLeg] = v
 }
 
-var _ server.Hook = (*Engine)(nil)
+var _ flow.Hook = (*Engine)(nil)
 
 // New returns an Engine.
 func New(opt Options) *Engine {
@@ -124,9 +123,9 @@ func New(opt Options) *Engine {
 // session.Ref.Ordinal does for whole requests.
 func Ordinal(epoch, i int) int64 { return int64(epoch)<<20 | int64(i) }
 
-// Before implements server.Hook.
-func (e *Engine) Before(ctx context.Context, x *server.Exchange) error {
-	cls := detect.Verdict(x)
+// Before implements flow.Hook.
+func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
+	cls := x.Verdict
 	if x.Internal || cls.Title || cls.Partial || x.View == nil {
 		return nil
 	}
@@ -168,7 +167,7 @@ func (e *Engine) Before(ctx context.Context, x *server.Exchange) error {
 // turn is the preservation work of one exchange.
 type turn struct {
 	e   *Engine
-	x   *server.Exchange
+	x   *flow.Exchange
 	ref session.Ref
 	pol Policy
 	cls compaction.Result

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/upstream"
 )
@@ -56,7 +57,8 @@ type proxy struct {
 
 type proxyOpts struct {
 	cfg   *config.Config
-	hooks []server.Hook
+	detector flow.Detector
+	hooks    []flow.Hook
 	ready func(context.Context) error
 }
 
@@ -71,6 +73,7 @@ func startProxy(t *testing.T, o proxyOpts) *proxy {
 		Secret:   []byte("test-secret-test-secret"),
 		Registry: reg,
 		Client:   b,
+		Detector: o.detector,
 		Hooks:    o.hooks,
 		Ready:    o.ready,
 	})

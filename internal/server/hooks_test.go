@@ -11,30 +11,31 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/fakemodel"
-	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/flow"
 )
 
-type hookFunc func(ctx context.Context, x *server.Exchange) error
+type hookFunc func(ctx context.Context, x *flow.Exchange) error
 
-func (f hookFunc) Before(ctx context.Context, x *server.Exchange) error { return f(ctx, x) }
+func (f hookFunc) Before(ctx context.Context, x *flow.Exchange) error { return f(ctx, x) }
 
 // spoil rewrites the body the way a buggy hook would before failing.
-func spoil(x *server.Exchange) {
+func spoil(x *flow.Exchange) {
 	x.Body = append(bytes.Clone(x.Body[:len(x.Body)-1]), []byte(`,"spoiled":true}`)...)
 }
 
 var (
-	panicking = hookFunc(func(_ context.Context, x *server.Exchange) error {
+	panicking = hookFunc(func(_ context.Context, x *flow.Exchange) error {
 		spoil(x)
 		panic("hook bug")
 	})
-	failing = hookFunc(func(_ context.Context, x *server.Exchange) error {
+	failing = hookFunc(func(_ context.Context, x *flow.Exchange) error {
 		spoil(x)
 		return errors.New("hook failed")
 	})
-	marking = hookFunc(func(_ context.Context, x *server.Exchange) error {
+	marking = hookFunc(func(_ context.Context, x *flow.Exchange) error {
 		spoil(x)
 		return nil
 	})
@@ -42,7 +43,7 @@ var (
 
 func TestFailingHooksAreFailOpen(t *testing.T) {
 	fake := startFake(t, fakemodel.Static("ok"))
-	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []server.Hook{panicking, failing}})
+	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []flow.Hook{panicking, failing}})
 
 	if line := p.metric(t, "tether_hook_failures_total"); line != "tether_hook_failures_total 0" {
 		t.Errorf("before any request: %q, want tether_hook_failures_total 0", line)
@@ -64,11 +65,47 @@ func TestFailingHooksAreFailOpen(t *testing.T) {
 	}
 }
 
+type detectorFunc func(ctx context.Context, x *flow.Exchange) compaction.Result
+
+func (f detectorFunc) Detect(ctx context.Context, x *flow.Exchange) compaction.Result { return f(ctx, x) }
+
+func TestHooksSeeTheDetectorsVerdict(t *testing.T) {
+	// The verdict is recorded by the server before any hook runs, whatever
+	// the hook list: a hook cannot be ordered before detection.
+	fake := startFake(t, fakemodel.Static("ok"))
+	verdict := compaction.Result{Compaction: true, Agent: "codex"}
+	var seen []compaction.Result
+	record := hookFunc(func(_ context.Context, x *flow.Exchange) error {
+		seen = append(seen, x.Verdict)
+		return nil
+	})
+	panicking := detectorFunc(func(context.Context, *flow.Exchange) compaction.Result { panic("detector") })
+	for _, tc := range []struct {
+		name string
+		det  flow.Detector
+		want compaction.Result
+	}{
+		{"detector", detectorFunc(func(context.Context, *flow.Exchange) compaction.Result { return verdict }), verdict},
+		{"panicking detector", panicking, compaction.Result{}},
+	} {
+		seen = nil
+		p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), detector: tc.det, hooks: []flow.Hook{record, record}})
+		rt := routes[0]
+		resp, _ := p.do(t, http.MethodPost, rt.path, rt.header, []byte(rt.body("fake-a")))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", tc.name, resp.StatusCode)
+		}
+		if len(seen) != 2 || seen[0] != tc.want || seen[1] != tc.want {
+			t.Errorf("%s: hooks saw %+v, want %+v twice", tc.name, seen, tc.want)
+		}
+	}
+}
+
 func TestSucceedingHookChangesBody(t *testing.T) {
 	// The counterpart of the fail-open test: a hook that returns nil does
 	// get its body upstream, so the byte-identity above is not vacuous.
 	fake := startFake(t, fakemodel.Static("ok"))
-	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []server.Hook{marking, failing}})
+	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []flow.Hook{marking, failing}})
 	rt := routes[0]
 	resp, _ := p.do(t, http.MethodPost, rt.path, rt.header, []byte(rt.body("fake-a")))
 	if resp.StatusCode != http.StatusOK {
@@ -85,20 +122,20 @@ func TestSucceedingHookChangesBody(t *testing.T) {
 // brokenResponseHook panics in every callback.
 type brokenResponseHook struct{}
 
-func (brokenResponseHook) Opened(*server.Exchange, int)             { panic("opened") }
-func (brokenResponseHook) EditBody(*server.Exchange, []byte) []byte { panic("edit") }
-func (brokenResponseHook) Finish(*server.Exchange, server.Outcome)  { panic("finish") }
-func (brokenResponseHook) StreamEvent(*server.Exchange, dialect.Event) []dialect.Event {
+func (brokenResponseHook) Opened(*flow.Exchange, int)             { panic("opened") }
+func (brokenResponseHook) EditBody(*flow.Exchange, []byte) []byte { panic("edit") }
+func (brokenResponseHook) Finish(*flow.Exchange, flow.Outcome)    { panic("finish") }
+func (brokenResponseHook) StreamEvent(*flow.Exchange, dialect.Event) []dialect.Event {
 	panic("event")
 }
 
 func TestPanickingResponseHookPassesAnswerUnchanged(t *testing.T) {
 	fake := startFake(t, fakemodel.Script(scripted))
-	attach := hookFunc(func(_ context.Context, x *server.Exchange) error {
+	attach := hookFunc(func(_ context.Context, x *flow.Exchange) error {
 		x.AddResponseHook(brokenResponseHook{})
 		return nil
 	})
-	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []server.Hook{attach}})
+	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []flow.Hook{attach}})
 
 	resp, err := p.openai("sk-caller").Chat.Completions.New(t.Context(), chatParams())
 	if err != nil || resp.Choices[0].Message.Content != scripted.Text {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/flow"
 )
 
 // errEventTooLong ends a relay whose upstream sends an SSE event larger than
@@ -61,7 +62,7 @@ func (s *Server) putRelay(b *relayBuffers) {
 // burst of events that arrived together costs one flush, not one per event.
 // A broken upstream stream ends the client stream with the dialect's error
 // event.
-func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *http.Response, x *Exchange, res *forwardResult) {
+func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *http.Response, x *flow.Exchange, res *forwardResult) {
 	copyResponseHeader(w.Header(), resp.Header)
 	w.Header().Del("Content-Length")
 	w.WriteHeader(resp.StatusCode)
@@ -72,7 +73,7 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *h
 	b := s.getRelay(src)
 	defer s.putRelay(b)
 	usage := dialect.NewUsageTracker(x.Dialect)
-	hooked := len(x.responseHooks) > 0
+	hooked := x.HasResponseHooks()
 	for {
 		raw, complete, err := b.next()
 		if src.err != nil {
@@ -105,7 +106,7 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *h
 			evs := []dialect.Event{ev}
 			if hooked {
 				ev.Data = bytes.Clone(ev.Data) // hooks may keep it; raw is reused
-				evs = x.streamEvent(ev)
+				evs = x.StreamEvent(ev)
 			}
 			if !complete || !unchanged(evs, ev) {
 				b.out.Reset()

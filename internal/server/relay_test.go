@@ -14,7 +14,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/fakemodel"
-	"github.com/tether-dev/tether/internal/server"
+	"github.com/tether-dev/tether/internal/flow"
 )
 
 // rawUpstream is an SSE answer with the shapes real providers send: CRLF
@@ -44,11 +44,11 @@ func TestStreamRelayedByteForByte(t *testing.T) {
 // editingHook upper-cases "upper" events, drops "drop" events, splits
 // "split" events and reports the outcome.
 type editingHook struct {
-	server.NopResponseHook
-	outcome chan server.Outcome
+	flow.NopResponseHook
+	outcome chan flow.Outcome
 }
 
-func (editingHook) StreamEvent(_ *server.Exchange, ev dialect.Event) []dialect.Event {
+func (editingHook) StreamEvent(_ *flow.Exchange, ev dialect.Event) []dialect.Event {
 	switch ev.Name {
 	case "upper":
 		return []dialect.Event{{Name: ev.Name, Data: bytes.ToUpper(ev.Data)}}
@@ -60,16 +60,16 @@ func (editingHook) StreamEvent(_ *server.Exchange, ev dialect.Event) []dialect.E
 	return []dialect.Event{ev}
 }
 
-func (h editingHook) Finish(_ *server.Exchange, o server.Outcome) { h.outcome <- o }
+func (h editingHook) Finish(_ *flow.Exchange, o flow.Outcome) { h.outcome <- o }
 
 func TestStreamRelayWithEditingHook(t *testing.T) {
 	fake := startFake(t, fakemodel.Script(fakemodel.Reply{RawBody: rawUpstream}))
-	hook := editingHook{outcome: make(chan server.Outcome, 1)}
-	attach := hookFunc(func(_ context.Context, x *server.Exchange) error {
+	hook := editingHook{outcome: make(chan flow.Outcome, 1)}
+	attach := hookFunc(func(_ context.Context, x *flow.Exchange) error {
 		x.AddResponseHook(hook)
 		return nil
 	})
-	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []server.Hook{attach}})
+	p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: []flow.Hook{attach}})
 	_, data := p.do(t, http.MethodPost, "/v1/chat/completions", routes[0].header, []byte(streamBody))
 
 	// Events the hook left alone keep their exact bytes; the others are

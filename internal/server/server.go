@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,8 +23,10 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/upstream"
 )
 
@@ -36,8 +37,9 @@ type Options struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served on /metrics
 	Client   *upstream.Client
-	Hooks    []Hook   // run in order before the B-leg
-	Admitter Admitter // nil: admit everything
+	Detector flow.Detector // runs first on every request; its verdict is Exchange.Verdict
+	Hooks    []flow.Hook   // run in order before the B-leg, after the Detector
+	Admitter flow.Admitter // nil: admit everything
 	// Ready reports readiness (store reachable, …); nil: always ready.
 	Ready func(ctx context.Context) error
 	// Extra routes (usage API, admin) mounted on the same mux.
@@ -192,21 +194,9 @@ func (s *Server) upstreamError(w http.ResponseWriter, d dialect.Name, err error)
 	writeError(w, d, http.StatusBadGateway, "the upstream provider could not be reached")
 }
 
-// InternalPrincipal names the caller of internal requests (verified
-// extractor calls); the ledger never bills it.
-const InternalPrincipal = "tether-internal"
-
-// AuxMarker is the value of upstream.HeaderAux that proves a request comes
-// from this process's own extractor: an HMAC over the depth.
-func AuxMarker(secret []byte, depth int) string {
-	m := hmac.New(sha256.New, secret)
-	fmt.Fprintf(m, "tether-aux|%d", depth)
-	return hex.EncodeToString(m.Sum(nil)[:16])
-}
-
 func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		x := &Exchange{ID: newID(), Start: time.Now(), Dialect: d, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header, Kind: "primary"}
+		x := &flow.Exchange{ID: newID(), Start: time.Now(), Dialect: d, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header, Kind: "primary"}
 		status, bytesIn, bytesOut := 0, 0, int64(0)
 		defer func() {
 			s.metrics.observe(d, status, time.Since(x.Start))
@@ -226,7 +216,7 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		// request; depth above 1 is refused.
 		if mk := r.Header.Get(upstream.HeaderAux); mk != "" {
 			depth, _ := strconv.Atoi(r.Header.Get(upstream.HeaderAuxDepth))
-			if depth < 1 || !hmac.Equal([]byte(mk), []byte(AuxMarker(s.opt.Secret, depth))) {
+			if depth < 1 || !hmac.Equal([]byte(mk), []byte(flow.AuxMarker(s.opt.Secret, depth))) {
 				fail(http.StatusForbidden, "invalid internal request marker")
 				return
 			}
@@ -241,7 +231,7 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		// is proven by its marker, not by a proxy key: it carries the
 		// provider's key, and its usage is already recorded by the
 		// extractor against the originating principal.
-		p := auth.Principal{ID: InternalPrincipal, Account: InternalPrincipal}
+		p := auth.Principal{ID: flow.InternalPrincipal, Account: flow.InternalPrincipal}
 		if !x.Internal {
 			var err error
 			if p, err = s.auth.Authenticate(r.Header); err != nil {
@@ -284,20 +274,23 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			}
 		}
 
+		if s.opt.Detector != nil {
+			s.detect(r.Context(), x)
+		}
 		for _, h := range s.opt.Hooks {
 			s.runHook(r.Context(), h, x)
 		}
 
-		settle := func(Outcome) {}
+		settle := func(flow.Outcome) {}
 		if s.opt.Admitter != nil {
 			st, err := s.opt.Admitter.Admit(r.Context(), x)
 			if err != nil {
-				if errors.Is(err, ErrBudgetExceeded) {
+				if errors.Is(err, flow.ErrBudgetExceeded) {
 					fail(http.StatusTooManyRequests, "budget exceeded for this principal or account; see GET /v1/usage")
 				} else {
 					fail(http.StatusServiceUnavailable, "usage admission is unavailable")
 				}
-				x.finish(Outcome{Err: err})
+				x.Finish(flow.Outcome{Err: err})
 				return
 			}
 			settle = st
@@ -310,7 +303,7 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		}
 		bytesOut = out.bytesOut
 		settle(out.Outcome)
-		x.finish(out.Outcome)
+		x.Finish(out.Outcome)
 	}
 }
 
@@ -321,7 +314,20 @@ func routeLabel(t upstream.Target) string {
 	return t.Route()
 }
 
-func (s *Server) runHook(ctx context.Context, h Hook, x *Exchange) {
+// detect records the Detector's verdict on x; a panic leaves the zero
+// verdict and the request continues.
+func (s *Server) detect(ctx context.Context, x *flow.Exchange) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			x.Verdict = compaction.Result{}
+			s.metrics.hookFailures.Inc()
+			s.log.Error("detector panicked; request continues unclassified", slog.String("id", x.ID))
+		}
+	}()
+	x.Verdict = s.opt.Detector.Detect(ctx, x)
+}
+
+func (s *Server) runHook(ctx context.Context, h flow.Hook, x *flow.Exchange) {
 	orig := x.Body
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -338,13 +344,13 @@ func (s *Server) runHook(ctx context.Context, h Hook, x *Exchange) {
 }
 
 type forwardResult struct {
-	Outcome
+	flow.Outcome
 	errStatus int
 	bytesOut  int64
 }
 
 // forward opens the B-leg and relays the answer.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *Exchange) forwardResult {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchange) forwardResult {
 	var res forwardResult
 	ctx, cancel := context.WithTimeout(r.Context(), x.Target.Provider.Timeout)
 	defer cancel()
@@ -372,7 +378,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *Exchange) fo
 	defer resp.Body.Close()
 	res.Status = resp.StatusCode
 	res.TTFB = time.Since(x.Start)
-	x.opened(resp.StatusCode)
+	x.Opened(resp.StatusCode)
 
 	ct := resp.Header.Get("Content-Type")
 	if resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream") {
@@ -397,7 +403,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *Exchange) fo
 	}
 	if resp.StatusCode == http.StatusOK {
 		res.Usage = dialect.ParseUsage(x.Dialect, data)
-		data = x.editBody(data)
+		data = x.EditBody(data)
 	}
 	copyResponseHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
@@ -419,65 +425,6 @@ func copyResponseHeader(dst, src http.Header) {
 			continue
 		}
 		dst[k] = vv
-	}
-}
-
-// Response hook plumbing with panic isolation: a failing hook leaves the
-// body or event unchanged.
-
-func (x *Exchange) opened(status int) {
-	for i := len(x.responseHooks) - 1; i >= 0; i-- {
-		h := x.responseHooks[i]
-		func() {
-			defer func() { _ = recover() }()
-			h.Opened(x, status)
-		}()
-	}
-}
-
-func (x *Exchange) editBody(body []byte) []byte {
-	for i := len(x.responseHooks) - 1; i >= 0; i-- {
-		h := x.responseHooks[i]
-		func() {
-			orig := body
-			defer func() {
-				if recover() != nil {
-					body = orig
-				}
-			}()
-			body = h.EditBody(x, body)
-		}()
-	}
-	return body
-}
-
-func (x *Exchange) streamEvent(ev dialect.Event) []dialect.Event {
-	evs := []dialect.Event{ev}
-	for i := len(x.responseHooks) - 1; i >= 0; i-- {
-		h := x.responseHooks[i]
-		var next []dialect.Event
-		for _, e := range evs {
-			func() {
-				defer func() {
-					if recover() != nil {
-						next = append(next, e)
-					}
-				}()
-				next = append(next, h.StreamEvent(x, e)...)
-			}()
-		}
-		evs = next
-	}
-	return evs
-}
-
-func (x *Exchange) finish(o Outcome) {
-	for i := len(x.responseHooks) - 1; i >= 0; i-- {
-		h := x.responseHooks[i]
-		func() {
-			defer func() { _ = recover() }()
-			h.Finish(x, o)
-		}()
 	}
 }
 

@@ -1,12 +1,25 @@
-package server
+// Package flow holds the types a proxied request carries through Tether:
+// the Exchange the hooks see, the Hook and ResponseHook interfaces, the
+// Detector whose verdict every hook reads, the Admitter that checks budgets,
+// and the marker that proves a request comes from Tether's own extractor.
+//
+// The HTTP front (internal/server) drives an Exchange through these
+// interfaces; detection, preservation, the ledger and the extractor
+// implement or use them without importing the HTTP front.
+package flow
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/upstream"
 )
@@ -30,30 +43,26 @@ type Exchange struct {
 	// the preservation path is off for it.
 	Internal bool
 
+	// Verdict is the Detector's classification of the request. The server
+	// records it before any Hook runs; it is the zero Result when no
+	// Detector is configured or detection failed.
+	Verdict compaction.Result
+
 	// Set by hooks, for logs and the ledger: ids only.
 	Session, ALeg string
 	Agent         string
 	Compaction    bool
 
 	responseHooks []ResponseHook
-	values        map[any]any
 }
-
-// SetValue attaches a value for later hooks (e.g. the detection verdict);
-// keys are unexported types of the package that owns the value.
-func (x *Exchange) SetValue(key, value any) {
-	if x.values == nil {
-		x.values = map[any]any{}
-	}
-	x.values[key] = value
-}
-
-// Value returns a value attached with SetValue.
-func (x *Exchange) Value(key any) any { return x.values[key] }
 
 // AddResponseHook attaches h; response hooks run in reverse order of
 // attachment (the last Before to run sees the response first).
 func (x *Exchange) AddResponseHook(h ResponseHook) { x.responseHooks = append(x.responseHooks, h) }
+
+// HasResponseHooks reports whether any response hook is attached (the relay
+// copies stream events for hooks only when one is).
+func (x *Exchange) HasResponseHooks() bool { return len(x.responseHooks) > 0 }
 
 // Outcome is how a B-leg ended.
 type Outcome struct {
@@ -66,6 +75,13 @@ type Outcome struct {
 	// Text is the assistant text the client received (when a response hook
 	// asked for it by returning true from WantsText).
 	Text string
+}
+
+// Detector classifies a request before any Hook runs. The server records the
+// returned verdict as Exchange.Verdict, so a hook that needs it cannot run
+// before it. A panic leaves the zero verdict.
+type Detector interface {
+	Detect(ctx context.Context, x *Exchange) compaction.Result
 }
 
 // Hook runs before the upstream call. It may replace x.Body and attach
@@ -94,7 +110,8 @@ type Admitter interface {
 	Admit(ctx context.Context, x *Exchange) (settle func(Outcome), err error)
 }
 
-// ErrBudgetExceeded is returned by an Admitter that refuses a request.
+// ErrBudgetExceeded is returned (wrapped) when a budget refuses a call: by an
+// Admitter for a primary B-leg and by the ledger for an extraction.
 var ErrBudgetExceeded = errors.New("budget exceeded")
 
 // NopResponseHook implements ResponseHook with no effect; embed it.
@@ -106,3 +123,15 @@ func (NopResponseHook) StreamEvent(_ *Exchange, ev dialect.Event) []dialect.Even
 	return []dialect.Event{ev}
 }
 func (NopResponseHook) Finish(*Exchange, Outcome) {}
+
+// InternalPrincipal names the caller of internal requests (verified
+// extractor calls); the ledger never bills it.
+const InternalPrincipal = "tether-internal"
+
+// AuxMarker is the value of upstream.HeaderAux that proves a request comes
+// from this process's own extractor: an HMAC over the depth.
+func AuxMarker(secret []byte, depth int) string {
+	m := hmac.New(sha256.New, secret)
+	fmt.Fprintf(m, "tether-aux|%d", depth)
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
