@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -14,34 +13,27 @@ import (
 
 // MarkersCaller is the built-in extractor (route config.MarkersRoute): no
 // model call, no cost. It reads only the user's own turns of the prepared
-// input and turns explicitly marked statements into operations:
+// input and records what they plainly decided, in everyday English:
 //
-//	Decision: use PostgreSQL, not MongoDB.      → add_decision
-//	Let's go with SQLite.                       → add_decision ("Use SQLite")
-//	Constraint: never change the public API.    → add_constraint
-//	Never/Always/Avoid … (a sentence of its own) → add_constraint
-//	Rejected: GORM — we write SQL by hand.      → reject_alternative (reason after "—" or "because")
-//	Don't use Kafka. We ruled out gRPC.         → reject_alternative
-//	Actually, use Redis instead of Memcached.   → supersede_decision of the active decision naming Memcached
+//	Decision: bcrypt for passwords. No MD5, no SHA-1.   → decision; MD5, SHA-1 rejected
+//	We will use NATS instead of RabbitMQ.               → decision; RabbitMQ rejected (or superseded)
+//	Switching the queue to NATS, since we need JetStream. → supersedes the active queue decision
+//	scratch that, Postgres it is; final                 → supersedes the active database decision
+//	House rules: tests before merge; no global state.   → two constraints
+//	Rejected: GraphQL. Reason: two clients are enough.  → rejected, with its reason
+//	Rejected: no GraphQL, keep REST                     → GraphQL rejected; decision "Keep REST"
+//	Plan accepted: 1) schema 2) handlers                → accepted plan
+//	Never/Always/Avoid/Don't … (a rule of its own)      → constraint
 //
-// Prose without such markers is left to a model extractor. The output goes
-// through the same validation and merge as a model's.
+// It never records questions, brainstorms, hypotheticals, "don't decide
+// yet", negated or quoted text, code, pasted output, assistant text or tool
+// output: a wrong "active decision" shown as authoritative is worse than a
+// missing one. A user turn that plainly replaces an active decision (same
+// subject, different choice; or "scratch that", "actually", "change of
+// decision") supersedes it; one that only drops it ("forget Elasticsearch")
+// withdraws it. The output goes through the same validation and merge as a
+// model's. The corpus under bench/continuity measures it.
 type MarkersCaller struct{}
-
-var (
-	markerTurn      = regexp.MustCompile(`^\[m(\d+) user\] ?(.*)$`)
-	markerSentence  = regexp.MustCompile(`(?:[.!?;]+\s+|\n+)`)
-	markerDecision  = regexp.MustCompile(`(?i)^(?:decision|decided|we decided(?: to)?|final decision)\s*[:\-–—]?\s+(.+)$`)
-	markerGoWith    = regexp.MustCompile(`(?i)^(?:let's|we'll|we will|we're going to|we are going to)\s+(?:go with|stick with|settle on)\s+(.+)$`)
-	markerAgainst   = regexp.MustCompile(`(?i)^(?:we decided against|decided against|we ruled out|ruled out|we rejected)\s+(.+)$`)
-	markerAvoid     = regexp.MustCompile(`(?i)^avoid\s+\S.+$`)
-	markerConstr    = regexp.MustCompile(`(?i)^(?:constraint|requirement|rule|hard rule)\s*[:\-–—]\s*(.+)$`)
-	markerAlways    = regexp.MustCompile(`(?i)^(?:never|always|must never|must always)\s+\S.+$`)
-	markerRejected  = regexp.MustCompile(`(?i)^(?:rejected|reject|not|no)\s*[:\-–—]\s*(.+)$`)
-	markerDontUse   = regexp.MustCompile(`(?i)^(?:do not|don't|we won't|we will not|never) (?:use|adopt|pick|choose)\s+(.+)$`)
-	markerInsteadOf = regexp.MustCompile(`(?i)^(?:actually,?\s+|no,?\s+|instead,?\s+|change of plan:?\s+|correction:?\s+)?(?:let's\s+|we'll\s+|we will\s+)?(?:use|switch to|go with|move to)\s+(.+?)\s+instead of\s+(.+?)(?:\s+for\s+(.+?))?$`)
-	markerReason    = regexp.MustCompile(`\s+(?:—|–|--|because|since)\s+`)
-)
 
 // Extract implements Caller.
 func (MarkersCaller) Extract(ctx context.Context, in Input, prompt string) ([]byte, dialect.Usage, error) {
@@ -49,80 +41,140 @@ func (MarkersCaller) Extract(ctx context.Context, in Input, prompt string) ([]by
 		return nil, dialect.Usage{}, err
 	}
 	ops := markerOps(in)
+	if ops == nil {
+		ops = []map[string]any{}
+	}
 	raw, err := json.Marshal(map[string]any{"ops": ops})
 	return raw, dialect.Usage{}, err
+}
+
+// item is one statement read from a user turn, before it is resolved
+// against the active decisions.
+type item struct {
+	kind   string // decision | reject | constraint | plan
+	text   string
+	why    string
+	old    string // decision: the option it replaces ("instead of Y")
+	change bool   // decision: the user marked it as a change ("actually", "scratch that")
+	steps  []string
+}
+
+// active is a decision in force: one of the capsule's, or one added
+// earlier in the same batch (op >= 0, id "").
+type active struct {
+	id, text string
+	op       int // index in ops of the add_decision, for in-batch decisions
+	turn     int // the turn that added it, for in-batch decisions
 }
 
 // markerOps reads the active decisions of in.Prev and the user's turns of
 // the prepared transcript.
 func markerOps(in Input) []map[string]any {
-	type decision struct{ id, text string }
-	var active []decision
+	var act []active
 	if in.Prev != nil {
 		for _, d := range in.Prev.Decisions {
 			if d.Status == capsule.StatusActive {
-				active = append(active, decision{d.ID, strings.ToLower(d.Statement)})
+				act = append(act, active{id: d.ID, text: d.Statement, op: -1})
 			}
 		}
 	}
 	var ops []map[string]any
-	// withReason adds an op whose text may carry a reason ("X — because Y").
-	withReason := func(op, field, text, reasonField string, turn int) {
-		item, why := splitReason(text)
-		o := map[string]any{"op": op, field: item, "turn": turn}
-		if why != "" {
-			o[reasonField] = why
-		}
-		ops = append(ops, o)
-	}
 	for _, t := range userTurns(in) {
-		for _, s := range markerSentence.Split(t.text, -1) {
-			s = strings.Trim(strings.TrimSpace(s), "\"'“”`*_ ")
-			s = strings.TrimRight(strings.TrimLeft(s, "-•> "), ".!?;: ")
-			if s == "" {
-				continue
-			}
-			if m := markerInsteadOf.FindStringSubmatch(s); m != nil {
-				stmt := "Use " + m[1] + " instead of " + m[2]
-				if m[3] != "" {
-					stmt = "Use " + m[1] + " for " + m[3] + " (instead of " + m[2] + ")"
-				}
-				old := strings.ToLower(m[2])
-				if i := slices.IndexFunc(active, func(d decision) bool { return strings.Contains(d.text, old) }); i >= 0 {
-					ops = append(ops, map[string]any{"op": "supersede_decision", "id": active[i].id, "statement": stmt, "turn": t.n})
-					active = slices.Delete(active, i, i+1)
-					continue
-				}
-				// Decided and corrected within this batch: the earlier
-				// statement never becomes active; it is kept as rejected.
-				for i := len(ops) - 1; i >= 0; i-- {
-					if st, _ := ops[i]["statement"].(string); ops[i]["op"] == "add_decision" && strings.Contains(strings.ToLower(st), old) {
-						ops[i] = map[string]any{"op": "reject_alternative", "text": st, "reason": "replaced by: " + stmt, "turn": ops[i]["turn"]}
-						break
-					}
-				}
-				ops = append(ops, map[string]any{"op": "add_decision", "statement": stmt, "turn": t.n})
-				continue
-			}
-			switch {
-			case markerDecision.MatchString(s):
-				withReason("add_decision", "statement", markerDecision.FindStringSubmatch(s)[1], "rationale", t.n)
-			case markerGoWith.MatchString(s):
-				withReason("add_decision", "statement", "Use "+markerGoWith.FindStringSubmatch(s)[1], "rationale", t.n)
-			case markerAgainst.MatchString(s):
-				withReason("reject_alternative", "text", markerAgainst.FindStringSubmatch(s)[1], "reason", t.n)
-			case markerConstr.MatchString(s):
-				ops = append(ops, map[string]any{"op": "add_constraint", "text": markerConstr.FindStringSubmatch(s)[1], "turn": t.n})
-			case markerRejected.MatchString(s):
-				withReason("reject_alternative", "text", markerRejected.FindStringSubmatch(s)[1], "reason", t.n)
-			case markerDontUse.MatchString(s):
-				withReason("reject_alternative", "text", markerDontUse.FindStringSubmatch(s)[1], "reason", t.n)
-			case markerAlways.MatchString(s), markerAvoid.MatchString(s):
-				ops = append(ops, map[string]any{"op": "add_constraint", "text": s, "turn": t.n})
-			}
-		}
+		items := readTurn(t.text)
+		ops, act = resolve(ops, act, items, t.n)
 	}
 	return ops
+}
+
+// resolve turns one turn's items into ops against the active decisions:
+// decisions first (a replacement retires what it replaces), then the rest.
+func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[string]any, []active) {
+	retired := map[int]bool{} // indexes into act retired by this turn
+	// withdraw retires act[i]; an in-batch decision never becomes active
+	// and is kept as rejected instead.
+	withdraw := func(i int, replacement string) {
+		retired[i] = true
+		if a := act[i]; a.op >= 0 {
+			st, _ := ops[a.op]["statement"].(string)
+			o := map[string]any{"op": "reject_alternative", "text": st, "turn": ops[a.op]["turn"]}
+			if replacement != "" {
+				o["reason"] = "replaced by: " + replacement
+			}
+			ops[a.op] = o
+		}
+	}
+	decided := 0
+	for _, it := range items {
+		if it.kind == "decision" {
+			decided++
+		}
+	}
+	for _, it := range items {
+		if it.kind != "decision" {
+			continue
+		}
+		i := -1
+		if it.old != "" {
+			i = findChoice(act, retired, it.old)
+		}
+		if i < 0 {
+			i = sameSubject(act, retired, it.text)
+		}
+		if i < 0 && it.change && decided == 1 {
+			i = latest(act, retired)
+		}
+		op := map[string]any{"op": "add_decision", "statement": it.text, "turn": turn}
+		if it.why != "" {
+			op["rationale"] = it.why
+		}
+		if i >= 0 {
+			withdraw(i, it.text)
+			if act[i].op < 0 {
+				op["op"], op["id"] = "supersede_decision", act[i].id
+			}
+		}
+		ops = append(ops, op)
+		if op["op"] == "add_decision" {
+			act = append(act, active{text: it.text, op: len(ops) - 1, turn: turn})
+		}
+		if i < 0 && it.old != "" && isOption(it.old) {
+			ops = append(ops, map[string]any{"op": "reject_alternative", "text": it.old, "turn": turn})
+		}
+	}
+	for _, it := range items {
+		switch it.kind {
+		case "reject":
+			if i := findChoice(act, nil, it.text); i >= 0 && (act[i].op < 0 || act[i].turn != turn) {
+				if !retired[i] {
+					withdraw(i, "")
+					if act[i].op < 0 {
+						ops = append(ops, map[string]any{"op": "reject_decision", "id": act[i].id, "turn": turn})
+					}
+				}
+				continue
+			}
+			op := map[string]any{"op": "reject_alternative", "text": it.text, "turn": turn}
+			if it.why != "" {
+				op["reason"] = it.why
+			}
+			ops = append(ops, op)
+		case "constraint":
+			ops = append(ops, map[string]any{"op": "add_constraint", "text": it.text, "turn": turn})
+		case "plan":
+			steps := make([]map[string]any, len(it.steps))
+			for i, s := range it.steps {
+				steps[i] = map[string]any{"text": s, "status": "pending"}
+			}
+			ops = append(ops, map[string]any{"op": "set_plan", "steps": steps, "status": "accepted", "source": "conversation", "turn": turn})
+		}
+	}
+	kept := act[:0:0]
+	for i, a := range act {
+		if !retired[i] {
+			kept = append(kept, a)
+		}
+	}
+	return ops, kept
 }
 
 // userTurn is one user message of the prepared transcript: its local
@@ -131,6 +183,8 @@ type userTurn struct {
 	n    int
 	text string
 }
+
+var markerTurn = regexp.MustCompile(`^\[m(\d+) user\] ?(.*)$`)
 
 // userTurns reads the user's messages out of the prepared transcript:
 // "[mN user] …" lines and their indented continuation lines.
@@ -149,17 +203,8 @@ func userTurns(in Input) []userTurn {
 		case strings.HasPrefix(l, "[m"):
 			cur = -1 // another speaker's message
 		case cur >= 0 && strings.HasPrefix(l, "  "):
-			turns[cur].text += "\n" + strings.TrimSpace(l)
+			turns[cur].text += "\n" + l[2:]
 		}
 	}
 	return turns
-}
-
-// splitReason splits "GORM — we write SQL by hand" into the item and its
-// reason.
-func splitReason(s string) (item, reason string) {
-	if loc := markerReason.FindStringIndex(s); loc != nil {
-		return strings.TrimRight(s[:loc[0]], ",;: "), strings.TrimSpace(s[loc[1]:])
-	}
-	return strings.TrimRight(s, ",;: "), ""
 }

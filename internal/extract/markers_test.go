@@ -125,3 +125,58 @@ func TestMarkersCorrectionOfACorrection(t *testing.T) {
 		t.Errorf("both earlier choices should be listed as superseded:\n%s", capsule.Render(c))
 	}
 }
+
+// The forms the extraction-quality issue lists, through validation, merge
+// and rendering: what the model is told afterwards.
+func TestMarkersIssueForms(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0,
+		dialect.Message{Role: "user", Text: "Decision: use RabbitMQ for the job queue. Decision: SQLite for the database."},
+		dialect.Message{Role: "user", Text: "Decision: bcrypt for passwords. No MD5, no SHA-1."},
+		dialect.Message{Role: "user", Text: "House rules: tests before merge; no global state; keep the CLI flags stable."},
+		dialect.Message{Role: "user", Text: "Rejected: GraphQL. Reason: two clients don't justify a schema layer."},
+		dialect.Message{Role: "user", Text: "Rejected: no SOAP, keep REST"},
+	)
+	wantSections(t, c,
+		[]string{"RabbitMQ", "SQLite", "bcrypt for passwords", "tests before merge", "no global state", "keep the CLI flags stable", "Keep REST"},
+		[]string{"MD5", "SHA-1", "GraphQL (reason: two clients don't justify a schema layer)", "SOAP"})
+	if act, _ := sections(t, c); strings.Contains(act, "SOAP") {
+		t.Errorf("the rejected option is shown among the active items:\n%s", act)
+	}
+	// Later turns replace decisions in plain words; the old ones must not
+	// stay under ACTIVE DECISIONS.
+	c = markers(t, c, 10,
+		dialect.Message{Role: "user", Text: "Switching the queue to NATS instead of RabbitMQ, since we need JetStream."},
+		dialect.Message{Role: "assistant", Text: "OK."},
+		dialect.Message{Role: "user", Text: "scratch that, Postgres it is; final"},
+	)
+	act, rej := sections(t, c)
+	for _, old := range []string{"RabbitMQ for the job queue", "SQLite for the database"} {
+		if strings.Contains(act, old) {
+			t.Errorf("%q is still shown as active:\n%s", old, capsule.Render(c))
+		}
+		if !strings.Contains(rej, old) {
+			t.Errorf("%q is not listed as superseded:\n%s", old, capsule.Render(c))
+		}
+	}
+	if !strings.Contains(act, "NATS") || !strings.Contains(act, "we need JetStream") || !strings.Contains(act, "Postgres") {
+		t.Errorf("the replacements are not active:\n%s", capsule.Render(c))
+	}
+}
+
+// A turn that only drops an active decision withdraws it; nothing it does
+// not decide is recorded.
+func TestMarkersWithdrawAndTraps(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Decision: use Elasticsearch for search."})
+	c = markers(t, c, 2,
+		dialect.Message{Role: "user", Text: "Forget Elasticsearch."},
+		dialect.Message{Role: "user", Text: "Should we use Meilisearch? Don't decide yet."},
+		dialect.Message{Role: "user", Text: "My colleague wrote \"Decision: use Solr\" in the doc."},
+		dialect.Message{Role: "user", Text: "```\n// Decision: use Typesense\n```\nwhat is this?"},
+	)
+	if len(c.ActiveDecisions()) != 0 {
+		t.Errorf("active decisions after the withdrawal and the traps:\n%s", capsule.Render(c))
+	}
+	if r := capsule.Render(c); strings.Contains(r, "Meilisearch") || strings.Contains(r, "Solr") || strings.Contains(r, "Typesense") {
+		t.Errorf("a question, quote or code was recorded:\n%s", r)
+	}
+}

@@ -1,0 +1,753 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// This file reads one user turn into items (decisions, rejections,
+// constraints, plans) for the built-in extractor. Every pattern is matched
+// on lower-cased text; the recorded text keeps the user's own words.
+
+var (
+	// turnHold: the user says nothing is settled yet; the whole turn is skipped.
+	turnHold = regexp.MustCompile(`\b(?:(?:don'?t|do not|not)\s+(?:decide|pick|choose|commit)\b[^.!?\n]*\byet|(?:haven'?t|have not|not|nothing(?: is)?|no)\s+(?:been\s+)?decided|no decision yet|undecided|decision pending|pending decision|brainstorm|thinking out loud|hypothetically|let'?s not decide|decide (?:later|tomorrow|next)|before we (?:pick|choose|decide|commit)|until we (?:have|know|see)|need to decide|torn between|\btodo\b|let me think)`)
+	// hedge: a sentence that only considers, asks or reports.
+	hedge = regexp.MustCompile(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
+	// reported: someone else's words, meta requests about text, history.
+	reported        = regexp.MustCompile(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket|the error|the linter|the customer|the old|used to|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print|respond with|paste|pasted|output|example)\b`)
+	negatedDecision = regexp.MustCompile(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
+	questionLead    = regexp.MustCompile(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
+
+	// pasteIntro: a line introducing pasted material; the lines after it, up
+	// to a blank line, are not the user speaking.
+	pasteIntro = regexp.MustCompile(`(?:printed|output|log|logs|says|said|wrote|reads|config|paste|error|here'?s|here is|shows)\b[^:]*:\s*$`)
+	// outputLine: a line that looks like terminal or log output.
+	outputLine = regexp.MustCompile(`^\s*(?:\$ |> |level=|\d{4}-\d\d-\d\d|\[?(?:info|warn|warning|error|debug|trace)\b|--- fail|fail:|panic:|at \S+\(|file ")`)
+	fenced     = regexp.MustCompile("(?s)```.*?(?:```|$)|~~~.*?(?:~~~|$)")
+	inlineCode = regexp.MustCompile("`[^`\n]*`")
+	quoted     = regexp.MustCompile(`"[^"\n]*"|“[^”\n]*”|„[^“\n]*“`)
+
+	listItem  = regexp.MustCompile(`^\s*(?:\d{1,2}[.)]|\(?[a-z\d]\)|[-*•+])\s+(.+?)\s*$`)
+	enumInner = regexp.MustCompile(`(?:^|\s)(?:\d{1,2}[.)]|\([a-z\d]\)|[a-h]\))\s+`)
+
+	// Labels opening a statement, followed by ":" or a dash, or ending a line
+	// that introduces a list.
+	labelRe = regexp.MustCompile(`^((?:our |the |final |design |new |revised |architecture )?decision(?: is| changed)?|decided|i'?ve decided|we'?ve decided|final answer|final call|verdict|` +
+		`change of (?:decision|plan|mind)|correction|scratch that|on second thought|i'?ve changed my mind|changed my mind|` +
+		`(?:(?:house|hard|team|ground|project|coding|our|the) )?(?:rules?|constraints?|requirements?|guidelines?|conventions?|polic(?:y|ies)|invariants?)|non-negotiables?|` +
+		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
+		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
+
+	interjection = regexp.MustCompile(`^(?:(?:actually|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*)`)
+	changeWords  = regexp.MustCompile(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
+	anymore      = regexp.MustCompile(`\b(?:anymore|any more|instead|after all|no longer)\b`)
+	decisive     = regexp.MustCompile(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
+
+	decidedTo     = regexp.MustCompile(`^(?:we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)\s+(?:to|on)\s+(.+)$`)
+	decidedAgst   = regexp.MustCompile(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
+	goWith        = regexp.MustCompile(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going)\s+with\s+(.+)$`)
+	stickWith     = regexp.MustCompile(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
+	revertForm    = regexp.MustCompile(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
+	itIs          = regexp.MustCompile(`^(.{1,40}?)\s+it is$`)
+	willVerb      = regexp.MustCompile(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|ship|deploy|host|support|adopt|run)\s+(.+)$`)
+	fromNowOn     = regexp.MustCompile(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
+	trailingNowOn = regexp.MustCompile(`[, ]+(?:from now on|going forward|then|please|now|for now)$`)
+	useImper      = regexp.MustCompile(`^use\s+(.+)$`)
+	switchTo      = regexp.MustCompile(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)?(?:from\s+(.+?)\s+)?to\s+(.+)$`)
+	replaceWith   = regexp.MustCompile(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
+	weAreOn       = regexp.MustCompile(`^we'?re (?:on|now on)\s+(.+)$`)
+	insteadBare   = regexp.MustCompile(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
+
+	dropForm   = regexp.MustCompile(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping)\s+(.+)$`)
+	dontUse    = regexp.MustCompile(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing)\s+(.+)$`)
+	noForm     = regexp.MustCompile(`^no\s+(?:to\s+)?(.+)$`)
+	notForm    = regexp.MustCompile(`^not\s+(.+)$`)
+	isOut      = regexp.MustCompile(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out)$`)
+	wontCut    = regexp.MustCompile(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
+	noChitChat = regexp.MustCompile(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
+
+	alwaysNever = regexp.MustCompile(`^(?:never|always|must never|must always)\s+(\S.+)$`)
+	notRules    = regexp.MustCompile(`^(?:always|never)\s+(?:mind|happy|glad|nice|good|fun|mind that)\b`)
+	avoidForm   = regexp.MustCompile(`^(?:avoid|prefer|only use|we prefer|we avoid)\s+\S.+$`)
+	dontRule    = regexp.MustCompile(`^(?:do not|don'?t|please don'?t|please do not)\s+(\w+)\b.+$`)
+	dontSkip    = regexp.MustCompile(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
+	mustForm    = regexp.MustCompile(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
+	oneOff      = regexp.MustCompile(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
+
+	// Reason separators inside a statement.
+	reasonSep     = regexp.MustCompile(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need)\s+)`)
+	temporalSince = regexp.MustCompile(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
+	reasonParen   = regexp.MustCompile(`^(.+?)\s*\(([^()]{3,})\)$`)
+	// followReason: a sentence of its own that gives the reason for the
+	// statement before it.
+	followReason = regexp.MustCompile(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
+	reasonish    = regexp.MustCompile(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins)\b`)
+	folded       = regexp.MustCompile(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not)\s+|,\s+no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
+	foldedOut    = regexp.MustCompile(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
+	cutOld       = regexp.MustCompile(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b`)
+	ideaOf       = regexp.MustCompile(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
+)
+
+// readTurn reads a user turn into items, in order.
+func readTurn(text string) []item {
+	if turnHold.MatchString(strings.ToLower(text)) {
+		return nil
+	}
+	r := reader{}
+	r.lines(userLines(text))
+	return r.items
+}
+
+// userLines removes what is not the user speaking — code, quoted lines,
+// quoted spans, pasted output — and returns the remaining lines.
+func userLines(text string) []string {
+	text = fenced.ReplaceAllString(text, "\n")
+	text = inlineCode.ReplaceAllStringFunc(text, func(s string) string {
+		if strings.ContainsAny(s[1:len(s)-1], " :=(){};") {
+			return " "
+		}
+		return s[1 : len(s)-1]
+	})
+	text = quoted.ReplaceAllString(text, " ")
+	var out []string
+	pasted := false
+	for _, l := range strings.Split(text, "\n") {
+		low := strings.ToLower(strings.TrimSpace(l))
+		switch {
+		case low == "":
+			pasted = false
+			out = append(out, "")
+		case pasted || outputLine.MatchString(low):
+			pasted = pasted || strings.HasPrefix(low, "$ ")
+		case pasteIntro.MatchString(low) && !labelRe.MatchString(low):
+			pasted = true
+		default:
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+type reader struct {
+	// changed: an earlier sentence of the turn dropped an option ("Mongo is
+	// out."), so a bare choice after it is its replacement.
+	changed bool
+	items   []item
+	last    []int // the items of the previous sentence, for a following reason
+}
+
+func (r *reader) add(it item) {
+	it.text = tidy(it.text)
+	if it.kind != "plan" && (it.text == "" || len(it.text) > 300) {
+		return
+	}
+	r.items = append(r.items, it)
+	r.last = append(r.last, len(r.items)-1)
+}
+
+// lines reads the turn line by line; a label line ending in ":" opens a
+// list whose items follow on their own lines.
+func (r *reader) lines(ls []string) {
+	var list string // label kind of an open list
+	var steps []string
+	closeList := func() {
+		if list == "plan" && len(steps) > 0 {
+			r.add(item{kind: "plan", steps: steps})
+		}
+		list, steps = "", nil
+	}
+	for _, l := range ls {
+		if list != "" {
+			if m := listItem.FindStringSubmatch(l); m != nil {
+				body := strings.TrimRight(m[1], ".;")
+				if list == "plan" {
+					steps = append(steps, body)
+				} else {
+					r.last = nil
+					r.listItem(list, body)
+				}
+				continue
+			}
+			closeList()
+		}
+		if l == "" {
+			continue
+		}
+		low := strings.ToLower(l)
+		if m := labelRe.FindStringSubmatch(low); m != nil && strings.TrimSpace(m[2]) == "" && strings.HasSuffix(strings.TrimSpace(l), ":") {
+			if k := labelKind(m[1]); k == "constraint" || k == "reject" || k == "plan" {
+				list = k
+				continue
+			}
+		}
+		r.line(l)
+	}
+	closeList()
+}
+
+// listItem records one item of a labelled list.
+func (r *reader) listItem(kind, body string) {
+	switch kind {
+	case "constraint":
+		r.add(item{kind: "constraint", text: body})
+	case "reject":
+		r.rejectList(body)
+	}
+}
+
+// line reads one line: an enumerated label ("Rules: 1) … 2) …") or
+// sentences.
+func (r *reader) line(l string) {
+	low := strings.ToLower(l)
+	if m := labelRe.FindStringSubmatchIndex(low); m != nil {
+		k := labelKind(low[m[2]:m[3]])
+		body := l[m[4]:m[5]]
+		if (k == "constraint" || k == "plan") && len(enumInner.FindAllStringIndex(body, -1)) >= 2 {
+			parts := splitEnum(body)
+			rest := ""
+			// The last item ends at the first sentence end; the rest is read
+			// as sentences.
+			if n := len(parts); n > 0 {
+				if loc := sentenceEnd.FindStringIndex(parts[n-1]); loc != nil {
+					rest = parts[n-1][loc[1]:]
+					parts[n-1] = parts[n-1][:loc[0]]
+				}
+			}
+			r.last = nil
+			if k == "plan" {
+				r.add(item{kind: "plan", steps: parts})
+			} else {
+				for _, p := range parts {
+					r.add(item{kind: "constraint", text: p})
+				}
+			}
+			if rest != "" {
+				r.line(rest)
+			}
+			return
+		}
+	}
+	for _, s := range sentences(l) {
+		r.sentence(s)
+	}
+}
+
+var sentenceEnd = regexp.MustCompile(`[.!?]+(?:\s+|$)`)
+
+// sentences splits a line at sentence ends, keeping a question mark with
+// its sentence; "e.g." and "i.e." do not end one.
+func sentences(l string) []string {
+	var out []string
+	start := 0
+	for _, loc := range sentenceEnd.FindAllStringIndex(l, -1) {
+		end := loc[1]
+		prev := strings.ToLower(l[max(0, loc[0]-4):loc[0]])
+		if strings.HasSuffix(prev, "e.g") || strings.HasSuffix(prev, "i.e") || strings.HasSuffix(prev, " vs") || strings.HasSuffix(prev, "etc") {
+			continue
+		}
+		if s := strings.TrimSpace(l[start:end]); s != "" {
+			out = append(out, s)
+		}
+		start = end
+	}
+	if s := strings.TrimSpace(l[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// splitEnum splits "1) a 2) b" / "(a) x (b) y" into items.
+func splitEnum(body string) []string {
+	var out []string
+	locs := enumInner.FindAllStringIndex(body, -1)
+	for i, loc := range locs {
+		end := len(body)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		if p := strings.TrimRight(strings.TrimSpace(body[loc[1]:end]), ",;"); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func labelKind(label string) string {
+	switch {
+	case strings.Contains(label, "plan") && !strings.HasPrefix(label, "change"):
+		return "plan"
+	case strings.Contains(label, "decision") && !strings.HasPrefix(label, "change"), strings.Contains(label, "decided"),
+		strings.HasPrefix(label, "final answer"), label == "final call", label == "verdict":
+		return "decision"
+	case strings.HasPrefix(label, "change"), label == "correction", label == "scratch that", label == "on second thought", strings.Contains(label, "changed my mind"):
+		return "change"
+	case strings.HasPrefix(label, "rejected"), label == "ruled out", label == "vetoed", label == "not doing":
+		return "reject"
+	}
+	return "constraint"
+}
+
+// sentence reads one sentence.
+func (r *reader) sentence(s string) {
+	prevLast := r.last
+	r.last = nil
+	s = strings.TrimSpace(strings.Trim(s, "\"'“”*_ "))
+	s = strings.TrimLeft(s, "-•> ")
+	if s == "" {
+		return
+	}
+	if strings.HasSuffix(s, "?") {
+		return
+	}
+	low := strings.ToLower(s)
+	// A reason of its own, for the statement before it.
+	if m := followReason.FindStringSubmatch(low); m != nil && len(prevLast) > 0 {
+		r.attach(prevLast, strings.TrimRight(s[len(s)-len(m[1]):], ". "))
+		r.last = prevLast
+		return
+	}
+	if questionLead.MatchString(low) || hedge.MatchString(low) || reported.MatchString(low) || negatedDecision.MatchString(low) {
+		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
+			r.attach(prevLast, strings.TrimRight(s, ". "))
+		}
+		return
+	}
+	n := len(r.items)
+	r.statement(s, r.changed)
+	if len(r.items) == n && len(prevLast) > 0 && reasonish.MatchString(low) {
+		r.attach(prevLast, strings.TrimRight(s, ". "))
+		r.last = prevLast
+	}
+}
+
+// attach gives the items idx a reason they lack.
+func (r *reader) attach(idx []int, why string) {
+	why = tidy(why)
+	for _, i := range idx {
+		if it := &r.items[i]; (it.kind == "decision" || it.kind == "reject") && it.why == "" {
+			it.why = why
+		}
+	}
+}
+
+// statement reads a sentence without its reason-only or question cases.
+// change is true when an earlier part marked it as a change of decision.
+func (r *reader) statement(s string, change bool) {
+	s = strings.TrimSpace(strings.TrimRight(s, ".!;: "))
+	if s == "" {
+		return
+	}
+	low := strings.ToLower(s)
+	// "…; that's final" / "…, final": emphasis, and a sign of a decision.
+	decided := false
+	if loc := decisive.FindStringIndex(low); loc != nil {
+		decided = true
+		s, low = strings.TrimSpace(strings.TrimRight(s[:loc[0]], ",;:—– ")), low[:loc[0]]
+		low = strings.TrimSpace(strings.TrimRight(low, ",;:—– "))
+		if s == "" {
+			return
+		}
+	}
+	// Leading interjections; "actually", "no", "scratch that" mark a change.
+	for {
+		loc := interjection.FindStringIndex(low)
+		if loc == nil || loc[1] == 0 || loc[1] >= len(low) {
+			break
+		}
+		if changeWords.MatchString(low) {
+			change = true
+		}
+		s, low = s[loc[1]:], low[loc[1]:]
+	}
+	if anymore.MatchString(low) {
+		change = true
+	}
+	// Labels.
+	if m := labelRe.FindStringSubmatchIndex(low); m != nil && m[5] > m[4] {
+		label, body := low[m[2]:m[3]], strings.TrimSpace(s[m[4]:m[5]])
+		switch labelKind(label) {
+		case "decision":
+			if strings.Contains(label, "changed") {
+				change = true
+			}
+			r.decisionBody(body, change)
+			return
+		case "change":
+			r.statement(body, true)
+			return
+		case "constraint":
+			for _, p := range splitRules(body) {
+				r.add(item{kind: "constraint", text: p})
+			}
+			return
+		case "reject":
+			r.rejectList(body)
+			return
+		case "plan":
+			return // a plan wants enumerated steps
+		}
+	}
+	// Clauses split at ";".
+	if i := strings.Index(s, ";"); i > 0 {
+		r.statement(s[:i], change)
+		rest := strings.TrimSpace(s[i+1:])
+		n := len(r.items)
+		r.statement(rest, change)
+		if len(r.items) == n && reasonish.MatchString(strings.ToLower(rest)) {
+			r.attach(r.last, rest)
+		}
+		return
+	}
+	if r.decisionForms(s, low, change, decided) || r.rejectForms(s, low) || r.constraintForms(s, low) {
+		return
+	}
+	// A bare choice after a change marker or with "that's final":
+	// "Correction: CI runs on Buildkite", "Apache-2.0 license. That's final".
+	if (change || decided) && hasChoice(s) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) {
+		r.decisionBody(s, change)
+	}
+}
+
+var pronounLead = regexp.MustCompile(`^(?:i|you|we|it|that|this|there|please|let|can|the bug|the test|the file)\b`)
+
+// decisionForms reads the unlabelled ways of stating a decision.
+func (r *reader) decisionForms(s, low string, change, decided bool) bool {
+	sub := func(re *regexp.Regexp, g int) string {
+		m := re.FindStringSubmatchIndex(low)
+		if m == nil || m[2*g] < 0 {
+			return ""
+		}
+		return strings.TrimSpace(s[m[2*g]:m[2*g+1]])
+	}
+	switch {
+	case decidedAgst.MatchString(low):
+		r.rejectList(sub(decidedAgst, 1))
+	case decidedTo.MatchString(low):
+		r.decisionBody(capitalise(strings.TrimPrefix(sub(decidedTo, 1), "to ")), change)
+	case revertForm.MatchString(low):
+		old, back := sub(revertForm, 1), sub(revertForm, 2)
+		if back == "" {
+			r.rejectList(old)
+			break
+		}
+		r.decision(item{kind: "decision", text: "Use " + back + " (instead of " + old + ")", old: old, change: true})
+	case replaceWith.MatchString(low):
+		old, body := sub(replaceWith, 1), sub(replaceWith, 2)
+		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, change: true})
+	case switchTo.MatchString(low) && !strings.HasPrefix(sub(switchTo, 3), "the ") || switchTo.MatchString(low) && sub(switchTo, 1) != "":
+		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
+		to, why := splitReason(to)
+		to, folded := foldOld(to)
+		old = firstNonEmpty(old, folded)
+		text := "Use " + to
+		if subject != "" {
+			text += " for " + subject
+		}
+		if old != "" {
+			text += " (instead of " + old + ")"
+		}
+		r.decision(item{kind: "decision", text: text, old: old, why: why, change: true})
+	case goWith.MatchString(low):
+		r.decisionBody("Use "+sub(goWith, 1), change)
+	case stickWith.MatchString(low):
+		if obj := sub(stickWith, 1); !pronounLead.MatchString(strings.ToLower(obj)) && !strings.HasPrefix(strings.ToLower(obj), "me") {
+			r.decisionBody("Use "+obj, change)
+		}
+	case itIs.MatchString(low):
+		r.decisionBody("Use "+sub(itIs, 1), change)
+	case willVerb.MatchString(low):
+		verb := sub(willVerb, 1)
+		if verb == "using" {
+			verb = "use"
+		}
+		r.decisionBody(capitalise(verb)+" "+sub(willVerb, 2), change)
+	case fromNowOn.MatchString(low):
+		body := sub(fromNowOn, 1)
+		if !strings.HasPrefix(strings.ToLower(body), "use ") {
+			return false
+		}
+		r.decisionBody(capitalise(body), change)
+	case weAreOn.MatchString(low) && (change || strings.Contains(low, " now")):
+		r.decisionBody("Use "+sub(weAreOn, 1), true)
+	case useImper.MatchString(low):
+		body := sub(useImper, 1)
+		lb := strings.ToLower(body)
+		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||
+			strings.Contains(lb, ", not ") || strings.Contains(lb, "from now on") || strings.Contains(lb, "for this repo") ||
+			strings.Contains(lb, " for all ") || strings.Contains(lb, "everywhere")) {
+			return false
+		}
+		r.decisionBody(s, change)
+	case insteadBare.MatchString(low) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
+		r.decisionBody("Use "+s, change)
+	case decided && hasChoice(s) && !pronounLead.MatchString(low):
+		r.decisionBody(s, change)
+	default:
+		return false
+	}
+	return true
+}
+
+// decisionBody records a decision statement, with the reason and folded
+// alternatives it carries ("X, not Y", "X instead of Y", "X; Y is out").
+func (r *reader) decisionBody(body string, change bool) {
+	body = strings.TrimSpace(body)
+	low := strings.ToLower(body)
+	if m := trailingNowOn.FindStringIndex(low); m != nil {
+		body = body[:m[0]]
+	}
+	if i := strings.Index(strings.ToLower(body), " instead"); i > 0 && strings.HasSuffix(strings.ToLower(body), " instead") {
+		body, change = body[:i], true
+	}
+	if strings.HasPrefix(strings.ToLower(body), "we ") {
+		body = capitalise(body[3:])
+	}
+	body, why := splitReason(body)
+	if m := foldedOut.FindStringSubmatch(body); m != nil {
+		r.decision(item{kind: "decision", text: m[1], why: why, change: change})
+		r.add(item{kind: "reject", text: m[2]})
+		return
+	}
+	_, old := foldOld(body)
+	if old != "" && strings.Contains(strings.ToLower(body), ", no ") {
+		r.decision(item{kind: "decision", text: body, why: why, change: change})
+		r.add(item{kind: "reject", text: old})
+		return
+	}
+	r.decision(item{kind: "decision", text: body, old: old, why: why, change: change})
+}
+
+func (r *reader) decision(it item) {
+	if !hasContent(it.text) {
+		return
+	}
+	r.add(it)
+}
+
+// foldOld returns the statement without its folded alternative and the
+// alternative ("PostgreSQL, not MongoDB" → MongoDB).
+func foldOld(s string) (string, string) {
+	m := folded.FindStringSubmatch(s)
+	if m == nil {
+		return s, ""
+	}
+	old := strings.TrimSpace(m[2])
+	if loc := cutOld.FindStringIndex(old); loc != nil && loc[0] > 0 {
+		old = old[:loc[0]]
+	}
+	old = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(old), "using "))
+	if old == "" || len(strings.Fields(old)) > 5 {
+		return s, ""
+	}
+	return m[1], old
+}
+
+// rejectForms reads the unlabelled ways of rejecting an option.
+func (r *reader) rejectForms(s, low string) bool {
+	grab := func(re *regexp.Regexp) string {
+		m := re.FindStringSubmatchIndex(low)
+		return strings.TrimSpace(s[m[2]:m[3]])
+	}
+	switch {
+	case dontUse.MatchString(low):
+		body := grab(dontUse)
+		if strings.HasPrefix(low, "never ") && !strings.Contains(strings.ToLower(body), " ") {
+			return false // "never use X" as a lasting rule is read below
+		}
+		if strings.HasPrefix(low, "never ") {
+			return false
+		}
+		r.rejectList(body)
+	case dropForm.MatchString(low):
+		r.rejectList(grab(dropForm))
+		r.changed = true
+	case isOut.MatchString(low):
+		r.rejectList(grab(isOut))
+		r.changed = true
+	case wontCut.MatchString(low):
+		r.rejectList(grab(wontCut))
+		r.changed = true
+	case noForm.MatchString(low):
+		body := grab(noForm)
+		if noChitChat.MatchString(strings.ToLower(body)) {
+			return true
+		}
+		parts := regexp.MustCompile(`(?i),\s*(?:and\s+)?no\s+`).Split(body, -1)
+		if len(parts) == 1 && len(strings.Fields(strings.TrimSuffix(firstReason(body), " for now"))) >= 3 {
+			r.add(item{kind: "constraint", text: s}) // "No secrets in logs"
+			return true
+		}
+		for i, p := range parts {
+			it, why := splitReason(p)
+			it = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(it), " please"), " for now")
+			if i == len(parts)-1 {
+				r.add(item{kind: "reject", text: it, why: why})
+			} else {
+				r.add(item{kind: "reject", text: it})
+			}
+		}
+	case notForm.MatchString(low):
+		body := grab(notForm)
+		if !isChoiceWord(firstWord(body), false) {
+			return false
+		}
+		r.rejectList(body)
+	default:
+		return false
+	}
+	return true
+}
+
+// rejectList records "A, B (reason)" / "no A, keep B" / "A — reason".
+func (r *reader) rejectList(body string) {
+	body, why := splitReason(body)
+	if m := reasonParen.FindStringSubmatch(body); m != nil && why == "" {
+		body, why = m[1], m[2]
+	}
+	parts := regexp.MustCompile(`\s*[,;]\s*|\s+or\s+`).Split(body, -1)
+	var names []string
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		lp := strings.ToLower(p)
+		switch {
+		case p == "":
+		case i > 0 && (goWith.MatchString(lp) || willVerb.MatchString(lp) || switchTo.MatchString(lp)):
+			r.statement(p, true)
+		case i > 0 && reasonLead.MatchString(lp):
+			why = strings.Join(parts[i:], ", ")
+			goto done
+		case keepForm.MatchString(lp):
+			r.decision(item{kind: "decision", text: capitalise(p)})
+		case i > 0 && commentary.MatchString(lp):
+			// "fetch is fine": a remark, not an option
+		default:
+			p = strings.TrimSpace(trimAny(p, "no ", "not ", "using ", "use "))
+			p = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(p, " after all"), " anymore"))
+			p = p[len(ideaOf.FindString(strings.ToLower(p))):]
+			names = append(names, p)
+		}
+	}
+done:
+	for _, n := range names {
+		r.add(item{kind: "reject", text: n, why: why})
+	}
+}
+
+var (
+	reasonLead = regexp.MustCompile(`^(?:too|it'?s|its|it is|not|way|overkill|because|since|as|they|we)\b`)
+	commentary = regexp.MustCompile(`\s(?:is|are|was|were|works|does|do)\b`)
+	keepForm   = regexp.MustCompile(`^(?:keep|use|stay with|stick with|go with|we keep|we use)\s+\S`)
+)
+
+// constraintForms reads lasting rules stated on their own.
+func (r *reader) constraintForms(s, low string) bool {
+	switch {
+	case notRules.MatchString(low):
+		return false
+	case alwaysNever.MatchString(low), avoidForm.MatchString(low):
+	case dontRule.MatchString(low):
+		m := dontRule.FindStringSubmatch(low)
+		if dontSkip.MatchString(m[1]) || oneOff.MatchString(low) {
+			return false
+		}
+	case mustForm.MatchString(low) && !oneOff.MatchString(low):
+	default:
+		return false
+	}
+	r.add(item{kind: "constraint", text: s})
+	return true
+}
+
+// splitRules splits a rule list at ";", enumerations or ", and".
+func splitRules(body string) []string {
+	var parts []string
+	switch {
+	case strings.Contains(body, ";"):
+		parts = strings.Split(body, ";")
+	case len(enumInner.FindAllStringIndex(body, -1)) >= 2:
+		parts = splitEnum(body)
+	case strings.Count(body, ",") >= 2 || strings.Contains(body, ", and "):
+		parts = regexp.MustCompile(`,\s*(?:and\s+)?`).Split(body, -1)
+	default:
+		parts = []string{body}
+	}
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "and ")); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// splitReason splits "GORM — we write SQL by hand" into the item and its
+// reason.
+func splitReason(s string) (string, string) {
+	low := strings.ToLower(s)
+	for _, loc := range reasonSep.FindAllStringIndex(low, -1) {
+		if loc[0] == 0 {
+			continue
+		}
+		if strings.TrimSpace(low[loc[0]:loc[1]]) == "since" && temporalSince.MatchString(low[loc[1]:]) {
+			continue
+		}
+		item := strings.TrimRight(s[:loc[0]], ",;: ")
+		why := strings.TrimSpace(s[loc[1]:])
+		sep := strings.ToLower(s[loc[0]:loc[1]])
+		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") {
+			why = strings.TrimSpace(strings.TrimLeft(sep, ", ")) + " " + why
+		}
+		return item, strings.TrimRight(why, ". ")
+	}
+	return strings.TrimRight(s, ",;: "), ""
+}
+
+func firstReason(s string) string { i, _ := splitReason(s); return i }
+
+func firstWord(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return strings.Trim(f[0], ",.;:")
+	}
+	return ""
+}
+
+func trimAny(s string, prefixes ...string) string {
+	for _, p := range prefixes {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
+			return s[len(p):]
+		}
+	}
+	return s
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func capitalise(s string) string {
+	for i, r := range s {
+		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
+	}
+	return s
+}
+
+// tidy trims punctuation and markup around a recorded text.
+func tidy(s string) string {
+	return strings.TrimSpace(strings.Trim(strings.TrimSpace(s), "\"'“”`*_,;:.—– "))
+}
+
+// hasContent reports whether a statement says more than a verb.
+func hasContent(s string) bool {
+	n := 0
+	for _, w := range words(s) {
+		if !stopWords[w] {
+			n++
+		}
+	}
+	return n > 0
+}

@@ -1,0 +1,293 @@
+package extract
+
+import (
+	"strings"
+	"unicode"
+)
+
+// This file decides whether a new decision replaces an active one: same
+// subject, different choice.
+
+// categories groups well-known options that answer the same question; two
+// decisions naming options of one category (and no different subjects)
+// are about the same thing.
+var categories = map[string][]string{
+	"database":      {"postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "mongo", "dynamodb", "cockroachdb", "duckdb", "cassandra", "oracle", "mssql", "firestore", "supabase"},
+	"queue":         {"rabbitmq", "nats", "kafka", "sqs", "pulsar", "activemq", "zeromq", "nsq", "jetstream"},
+	"cache":         {"redis", "memcached", "valkey", "varnish"},
+	"hash":          {"bcrypt", "argon2", "argon2id", "scrypt", "md5", "sha-1", "sha1", "sha-256", "pbkdf2"},
+	"api":           {"rest", "graphql", "grpc", "soap", "trpc", "json-rpc"},
+	"orm":           {"gorm", "sqlx", "sqlc", "ent", "prisma", "typeorm", "sequelize", "hibernate", "sqlalchemy", "diesel"},
+	"web":           {"gin", "echo", "chi", "fiber", "express", "fastify", "koa", "django", "flask", "fastapi", "rails", "nestjs", "mux"},
+	"frontend":      {"react", "vue", "svelte", "angular", "solid", "htmx", "preact"},
+	"state":         {"redux", "zustand", "mobx", "recoil", "pinia", "vuex", "jotai"},
+	"test":          {"jest", "vitest", "mocha", "pytest", "unittest", "testify", "ginkgo", "ava"},
+	"e2e":           {"playwright", "cypress", "selenium", "puppeteer"},
+	"logging":       {"zap", "zerolog", "logrus", "slog", "log4j", "winston", "pino"},
+	"packages":      {"npm", "yarn", "pnpm", "bun", "poetry", "pip", "uv", "pipenv"},
+	"build":         {"make", "bazel", "cmake", "gradle", "maven", "buck", "just"},
+	"bundler":       {"webpack", "vite", "esbuild", "rollup", "parcel", "turbopack"},
+	"ci":            {"jenkins", "circleci", "travis", "buildkite", "drone", "teamcity"},
+	"orchestration": {"kubernetes", "k8s", "nomad", "swarm", "ecs"},
+	"hosting":       {"heroku", "render", "fly.io", "vercel", "netlify", "railway"},
+	"iac":           {"terraform", "pulumi", "cloudformation", "cdk", "ansible"},
+	"auth":          {"jwt", "oauth", "oauth2", "saml", "paseto", "keycloak", "auth0", "sessions"},
+	"styling":       {"tailwind", "bootstrap", "sass", "styled-components", "css"},
+	"search":        {"elasticsearch", "opensearch", "meilisearch", "typesense", "algolia", "solr"},
+	"metrics":       {"prometheus", "datadog", "grafana", "opentelemetry"},
+	"wire":          {"protobuf", "json", "msgpack", "avro", "thrift", "cbor"},
+	"jobs":          {"celery", "rq", "sidekiq", "resque", "dramatiq", "huey"},
+	"payments":      {"stripe", "paddle", "braintree", "adyen"},
+	"proxy":         {"caddy", "nginx", "traefik", "haproxy", "envoy"},
+	"storage":       {"s3", "r2", "gcs", "minio"},
+	"license":       {"mit", "apache-2.0", "apache", "gpl", "bsd", "mpl"},
+	"migrations":    {"alembic", "golang-migrate", "flyway", "liquibase", "goose", "atlas"},
+	"cli":           {"cobra", "urfave", "kingpin", "click", "argparse", "typer", "commander"},
+}
+
+var categoryOf = func() map[string]string {
+	m := map[string]string{}
+	for c, names := range categories {
+		for _, n := range names {
+			m[n] = c
+		}
+	}
+	return m
+}()
+
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the to of in on at by for from with without into over via per and or but as is are be been
+		we our us i you it its this that these those they them my your use using used uses go going goes went let lets let's will
+		would should shall can could just also only now then please instead rather than not no never always keep keeping stick
+		switch switching move moving migrate migrating bump store ship deploy host support adopt run runs decision decided final
+		new all one two some any more most so too very plain same other another plan it's we're we'll`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// words lower-cases s into words; "fly.io", "sha-1", "apache-2.0" stay whole.
+func words(s string) []string {
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '/' || r == '+' || r == '\'')
+	})
+	out := f[:0]
+	for _, w := range f {
+		if w = strings.Trim(w, ".-/'"); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func stem(w string) string {
+	for _, suf := range []string{"ing", "es", "s"} {
+		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
+			return strings.TrimSuffix(w, suf)
+		}
+	}
+	return w
+}
+
+// isChoiceWord: a named option — a known option, a word with a digit, or
+// a capitalised word that does not open the text.
+func isChoiceWord(raw string, first bool) bool {
+	w := strings.ToLower(strings.Trim(raw, ".,;:()'\""))
+	if w == "" || stopWords[w] {
+		return false
+	}
+	if categoryOf[w] != "" {
+		return true
+	}
+	if strings.ContainsAny(w, "0123456789") {
+		return true
+	}
+	r := []rune(strings.Trim(raw, ".,;:()'\""))
+	return !first && len(r) > 1 && unicode.IsUpper(r[0]) && raw != "I"
+}
+
+// choices returns the named options in s (lower-case), leaving out the
+// alternatives it names only to set aside ("instead of Y", "not Y").
+func choices(s string) []string {
+	s, _ = foldOld(s)
+	if i := strings.Index(strings.ToLower(s), "(instead of"); i > 0 {
+		s = s[:i]
+	}
+	var out []string
+	for i, raw := range strings.Fields(s) {
+		if isChoiceWord(raw, i == 0) {
+			out = append(out, strings.ToLower(strings.Trim(raw, ".,;:()'\"")))
+		}
+	}
+	return out
+}
+
+// hasChoice reports whether s names an option.
+func hasChoice(s string) bool {
+	for i, raw := range strings.Fields(s) {
+		if isChoiceWord(raw, i == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// isOption reports whether a folded alternative is worth recording as
+// rejected: it names an option, or a place ("not in the database").
+func isOption(s string) bool {
+	l := strings.ToLower(s)
+	for _, raw := range strings.Fields(s) {
+		w := strings.ToLower(strings.Trim(raw, ".,;:()'\""))
+		if categoryOf[w] != "" || isChoiceWord(raw, false) && !strings.ContainsAny(raw[:1], "abcdefghijklmnopqrstuvwxyz") {
+			return true
+		}
+	}
+	return strings.HasPrefix(l, "in ") || strings.HasPrefix(l, "on ")
+}
+
+// findChoice returns the newest active decision (not retired) whose
+// choice names term, or -1.
+func findChoice(act []active, retired map[int]bool, term string) int {
+	tw := words(term)
+	if len(tw) == 0 {
+		return -1
+	}
+	for i := len(act) - 1; i >= 0; i-- {
+		if retired[i] {
+			continue
+		}
+		text := " " + strings.Join(words(strings.SplitN(act[i].text, "(instead of", 2)[0]), " ") + " "
+		if t, _ := foldOld(act[i].text); t != act[i].text {
+			text = " " + strings.Join(words(t), " ") + " "
+		}
+		if strings.Contains(text, " "+strings.Join(tw, " ")+" ") {
+			return i
+		}
+		// A short name of a known option: "Mongo" for MongoDB, "Postgres"
+		// for PostgreSQL.
+		if len(tw) == 1 && categoryOf[tw[0]] != "" {
+			for _, w := range strings.Fields(text) {
+				if w != tw[0] && categoryOf[w] == categoryOf[tw[0]] && (strings.HasPrefix(w, tw[0]) || strings.HasPrefix(tw[0], w)) {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// subjectWords are the content words of s that are not named options.
+func subjectWords(s string) map[string]bool {
+	m := map[string]bool{}
+	s, _ = foldOld(s)
+	for i, raw := range strings.Fields(s) {
+		if isChoiceWord(raw, i == 0) {
+			continue
+		}
+		for _, w := range words(raw) {
+			if !stopWords[w] && len(w) > 1 {
+				m[stem(w)] = true
+			}
+		}
+	}
+	return m
+}
+
+// additive: the new decision adds to, not replaces, what was decided.
+func additive(s string) bool {
+	for _, w := range words(s) {
+		switch w {
+		case "also", "additionally", "too", "another", "well":
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(s), "in addition")
+}
+
+// sameSubject returns the active decision (not retired) that text
+// replaces: it names a different option for the same subject — a shared
+// subject word, or options of one category where neither names a
+// different subject. -1 when there is none.
+func sameSubject(act []active, retired map[int]bool, text string) int {
+	if additive(text) {
+		return -1
+	}
+	newChoices := choices(text)
+	if len(newChoices) == 0 {
+		return -1
+	}
+	newSubj := subjectWords(text)
+	lowText := strings.ToLower(text)
+	best, bestScore := -1, 0
+	for i := len(act) - 1; i >= 0; i-- {
+		if retired[i] {
+			continue
+		}
+		old := act[i].text
+		oldChoices := choices(old)
+		if len(oldChoices) == 0 {
+			continue
+		}
+		// Restating or extending the old choice is not a replacement.
+		kept := true
+		for _, c := range oldChoices {
+			if !strings.Contains(lowText, c) {
+				kept = false
+			}
+		}
+		if kept {
+			continue
+		}
+		oldSubj := subjectWords(old)
+		shared := 0
+		for w := range newSubj {
+			if oldSubj[w] {
+				shared++
+			}
+		}
+		score := 2 * shared
+		if shared == 0 && sameCategory(newChoices, oldChoices) && (len(newSubj) == 0 || len(oldSubj) == 0 || onlyQualifiers(newSubj) || onlyQualifiers(oldSubj)) {
+			score = 1
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best
+}
+
+// onlyQualifiers: subject words that name no subject of their own.
+func onlyQualifiers(m map[string]bool) bool {
+	for w := range m {
+		switch w {
+		case "database", "db", "storage", "queue", "cache", "api", "framework", "server", "frontend", "backend", "state", "test", "unit",
+			"build", "bundl", "ci", "host", "hosting", "infrastructure", "styl", "search", "metric", "format", "wire", "job", "background",
+			"payment", "proxy", "reverse", "license", "migration", "cli", "it", "that", "is", "modul", "we're", "need", "concurrent", "writer":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func sameCategory(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if cx, cy := categoryOf[x], categoryOf[y]; cx != "" && cx == cy {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// latest returns the newest active decision not retired, or -1.
+func latest(act []active, retired map[int]bool) int {
+	for i := len(act) - 1; i >= 0; i-- {
+		if !retired[i] {
+			return i
+		}
+	}
+	return -1
+}
