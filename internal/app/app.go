@@ -123,7 +123,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	})
 
 	// One worker pool per extractor route in use (the global one and any
-	// per-principal override), all sharing one set of collectors.
+	// per-principal override), all sharing one set of collectors labelled
+	// by route. Model extraction is owed in the store's outbox until done.
 	routes := map[string]bool{}
 	if r := cfg.Continuity.Extractor.Route; config.ExtractorOn(r) {
 		routes[r] = true
@@ -133,17 +134,18 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 			routes[p.Continuity.ExtractorRoute] = true
 		}
 	}
-	poolReg := prometheus.Registerer(reg)
 	for route := range routes {
 		provName, model, _ := config.ExtractorRoute(route)
 		prov, _ := cfg.Provider(provName)
 		ex := cfg.Continuity.Extractor
 		var caller, fallback extract.Caller = nil, extract.MarkersCaller{}
 		var admission extract.Admission = a.Ledger
+		inline := false
 		switch {
 		case route == config.MarkersRoute:
-			// In process, no upstream call: nothing to reserve or bill.
-			caller, fallback, admission, prov.Name = extract.MarkersCaller{}, nil, nil, provName
+			// In process, no upstream call: nothing to reserve or bill, and
+			// microseconds of work, done in the request path.
+			caller, fallback, admission, prov.Name, inline = extract.MarkersCaller{}, nil, nil, provName, true
 		case prov.Dialect == config.FamilyAnthropic:
 			caller = extract.NewAnthropicCaller(prov, model, ex.MaxOutputTokens, nil, secret)
 		default:
@@ -153,9 +155,9 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 			Workers: ex.Workers, MaxPending: ex.MaxPendingJobs, Timeout: ex.Timeout, MaxInputTokens: ex.MaxInputTokens,
 			Caller: caller, Fallback: fallback, Route: route, Provider: prov.Name, Model: model, Family: prov.Dialect, Apply: a.Engine.ApplyOps, Load: a.Engine.LoadForJob,
 			MaxOutputTokens: ex.MaxOutputTokens,
-			Admission:       admission, Registerer: poolReg, Logger: logger, Now: opt.Now,
+			Admission:       admission, Registerer: reg, Logger: logger, Now: opt.Now,
+			Inline: inline, Outbox: st,
 		})
-		poolReg = nil // collectors are registered once
 		a.pools = append(a.pools, pool)
 		pol.extractors[route] = pool
 	}

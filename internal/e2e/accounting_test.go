@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,20 +202,11 @@ func accountingMetrics(t *testing.T, e *env) string {
 	return string(body)
 }
 
-// accountingMetric reads one sample (name with labels, as exposed) from
-// /metrics; an absent sample reads as 0.
+// accountingMetric sums the samples of series (see sumSamples) on /metrics;
+// an absent sample reads as 0.
 func accountingMetric(t *testing.T, e *env, series string) float64 {
 	t.Helper()
-	for _, l := range strings.Split(accountingMetrics(t, e), "\n") {
-		if v, ok := strings.CutPrefix(l, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("metric %s: %v", series, err)
-			}
-			return f
-		}
-	}
-	return 0
+	return sumSamples(t, accountingMetrics(t, e), series)
 }
 
 // accountingTokens is the sum of a report line's token counts.

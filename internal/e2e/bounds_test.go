@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -161,9 +162,16 @@ compaction_continuity:
 		if got := decisionsMetric(t, e, "tether_extract_queue_capacity"); got != 1 {
 			t.Errorf("queue capacity on /metrics is %v, want 1", got)
 		}
-		dropped := decisionsMetric(t, e, `tether_extract_jobs_total{outcome="dropped_full"}`)
-		if want := float64(sessions - 2); dropped != want {
-			t.Errorf("%v jobs dropped with the queue full, want %v (1 running, 1 queued)", dropped, want)
+		// The rest wait, owed in the store's outbox, not dropped (#13).
+		deferred := decisionsMetric(t, e, `tether_extract_jobs_total{outcome="deferred"}`)
+		if want := float64(sessions - 2); deferred != want {
+			t.Errorf("%v jobs deferred with the queue full, want %v (1 running, 1 queued)", deferred, want)
+		}
+		if dropped := decisionsMetric(t, e, `tether_extract_jobs_total{outcome="dropped_full"}`); dropped != 0 {
+			t.Errorf("%v jobs dropped with the queue full, want 0", dropped)
+		}
+		if owed, _, err := e.store.OutboxStats(context.Background()); err != nil || owed != sessions {
+			t.Errorf("%d jobs owed in the outbox (%v), want %d (every session's until it is done)", owed, err, sessions)
 		}
 		if got := decisionsMetric(t, e, "tether_extract_inflight"); got != 1 {
 			t.Errorf("%v extractions running on 1 worker", got)

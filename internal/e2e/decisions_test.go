@@ -368,14 +368,41 @@ func decisionsMetric(t *testing.T, e *env, series string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(l, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("metric %s: %v", series, err)
-			}
-			return f
+	return sumSamples(t, string(body), series)
+}
+
+// sumSamples sums the samples of /metrics text that match series: a metric
+// name with, optionally, some of its labels (`name{k="v"}`); labels not
+// named match any value (so per-route series add up).
+func sumSamples(t *testing.T, text, series string) float64 {
+	t.Helper()
+	name, want, _ := strings.Cut(series, "{")
+	want = strings.TrimSuffix(want, "}")
+	var sum float64
+	for _, l := range strings.Split(text, "\n") {
+		sample, v, ok := strings.Cut(l, " ")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
 		}
+		n, labels, _ := strings.Cut(sample, "{")
+		if n != name {
+			continue
+		}
+		have := "," + strings.TrimSuffix(labels, "}") + ","
+		match := true
+		for _, kv := range strings.Split(want, ",") {
+			if kv != "" && !strings.Contains(have, ","+kv+",") {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("metric %s: %v", series, err)
+		}
+		sum += f
 	}
-	return 0
+	return sum
 }

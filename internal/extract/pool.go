@@ -19,6 +19,7 @@ import (
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
+	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/prompts"
 )
 
@@ -66,8 +67,25 @@ type PoolOptions struct {
 	// MaxOutputTokens is the output cap the Caller was built with; it is
 	// reserved with the admission. Default 2000.
 	MaxOutputTokens int
-	// JobTTL drops queued jobs older than this; default 10 × Timeout.
+	// JobTTL drops queued jobs older than this from memory; default
+	// 10 × Timeout. With an Outbox the dropped job stays owed there.
 	JobTTL time.Duration
+
+	// Outbox, when set, keeps every job owed in the store until it is done
+	// (see owed.go): a full queue defers instead of dropping, failures are
+	// retried with backoff, and a restart picks the work up again.
+	Outbox backend.Outbox
+	// PollInterval is how often the outbox is checked for due work;
+	// default 1s.
+	PollInterval time.Duration
+	// RetryBase and RetryMax bound the backoff of a failed job (defaults
+	// 2s and 5m); MaxAttempts gives it up (default 8).
+	RetryBase, RetryMax time.Duration
+	MaxAttempts         int
+	// Inline runs the Caller in Enqueue's goroutine instead of on a worker:
+	// for a deterministic extractor (MarkersCaller) that costs microseconds,
+	// so its result is applied before the request goes on.
+	Inline bool
 
 	Caller Caller
 	// Fallback, when set, extracts instead when Caller fails or returns an
@@ -99,6 +117,10 @@ func (o PoolOptions) withDefaults() PoolOptions {
 	o.MaxInputTokens = cmp.Or(o.MaxInputTokens, 12000)
 	o.MaxOutputTokens = cmp.Or(o.MaxOutputTokens, 2000)
 	o.JobTTL = cmp.Or(o.JobTTL, 10*o.Timeout)
+	o.PollInterval = cmp.Or(o.PollInterval, time.Second)
+	o.RetryBase = cmp.Or(o.RetryBase, 2*time.Second)
+	o.RetryMax = cmp.Or(o.RetryMax, 5*time.Minute)
+	o.MaxAttempts = cmp.Or(o.MaxAttempts, 8)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -139,6 +161,10 @@ type Pool struct {
 	closing  bool
 	dead     bool // StopAndCancel: queued jobs dropped, running ones cancelled
 
+	owner     string        // outbox lease owner
+	kick      chan struct{} // wakes the drainer
+	drainStop chan struct{}
+
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 	killOnce sync.Once
@@ -157,6 +183,7 @@ type task struct {
 	enqueued time.Time
 	done     chan struct{}
 	cancel   context.CancelFunc // set while running
+	owed     []owedRef          // outbox entries this task stands for
 }
 
 func (t *task) first() int {
@@ -169,13 +196,18 @@ func (t *task) first() int {
 // NewPool starts opt.Workers workers.
 func NewPool(opt PoolOptions) *Pool {
 	opt = opt.withDefaults()
-	p := &Pool{opt: opt, m: newMetrics(opt.Registerer), prompt: prompts.Extract(), legs: map[string]*leg{}}
+	p := &Pool{opt: opt, m: newMetrics(opt.Registerer, opt.Route), prompt: prompts.Extract(), legs: map[string]*leg{},
+		owner: newOwner(), kick: make(chan struct{}, 1), drainStop: make(chan struct{})}
 	p.cond = sync.NewCond(&p.mu)
 	p.base, p.cancel = context.WithCancel(context.Background())
 	p.m.capacity.Set(float64(opt.MaxPending))
 	p.wg.Add(opt.Workers)
 	for range opt.Workers {
 		go p.worker()
+	}
+	if opt.Outbox != nil && !opt.Inline {
+		p.wg.Add(1)
+		go p.drain()
 	}
 	return p
 }
@@ -194,15 +226,70 @@ func (p *Pool) ObserveGate(s Signal) {
 
 // Enqueue queues job without blocking. A job for an A-leg that already has
 // one queued is merged into it (messages appended, ordinal the maximum, the
-// newer capsule kept). With MaxPending jobs queued it returns ErrQueueFull;
-// after Stop, ErrStopped.
+// newer capsule kept). With an Outbox the job is first written there, so it
+// stays owed until done: when MaxPending jobs are queued it is deferred
+// (claimed later) rather than dropped. It returns ErrQueueFull only when the
+// job could neither be queued nor written (the caller offers it again), and
+// ErrStopped after Stop. An Inline pool runs the job before returning.
 func (p *Pool) Enqueue(job Job) error {
 	if job.ALeg == "" {
 		return fmt.Errorf("enqueue extraction: empty A-leg")
 	}
+	if p.opt.Inline {
+		p.mu.Lock()
+		closing := p.closing
+		p.mu.Unlock()
+		if closing {
+			return ErrStopped
+		}
+		return p.runInline(job)
+	}
+	if p.opt.Outbox == nil {
+		return p.enqueue(job, owedRef{}, false)
+	}
+	p.mu.Lock()
+	closing := p.closing
+	full := p.queued >= p.opt.MaxPending && (p.legs[job.ALeg] == nil || p.legs[job.ALeg].queued == nil)
+	p.mu.Unlock()
+	if closing {
+		return ErrStopped
+	}
+	ref, err := p.persist(job, full)
+	switch {
+	case err != nil && full:
+		p.m.jobs.WithLabelValues(OutcomeDroppedFull).Inc()
+		p.opt.Logger.Warn("extraction queue full and outbox unavailable; the delta will be offered again",
+			slog.String("a_leg", job.ALeg), slog.String("route", p.opt.Route))
+		return ErrQueueFull
+	case err != nil:
+		p.opt.Logger.Warn("outbox unavailable; extraction queued in memory only", slog.String("a_leg", job.ALeg), slog.String("route", p.opt.Route))
+		return p.enqueue(job, owedRef{}, false)
+	case full:
+		p.m.jobs.WithLabelValues(OutcomeDeferred).Inc()
+		p.opt.Logger.Info("extraction deferred: queue full (backpressure); owed in the outbox",
+			slog.String("a_leg", job.ALeg), slog.String("route", p.opt.Route))
+		return nil
+	}
+	if err := p.enqueue(job, ref, false); errors.Is(err, ErrQueueFull) {
+		// The queue filled meanwhile: the entry becomes due after its hold.
+		p.m.jobs.WithLabelValues(OutcomeDeferred).Inc()
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// enqueue puts job (standing for outbox entry ref, if any) in the memory
+// queue; force ignores MaxPending (claimed outbox work).
+func (p *Pool) enqueue(job Job, ref owedRef, force bool) error {
 	ords := make([]int, len(job.Messages))
 	for i := range ords {
 		ords[i] = job.FirstTurn + i
+	}
+	var owed []owedRef
+	if ref.id != 0 {
+		owed = []owedRef{ref}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -216,10 +303,11 @@ func (p *Pool) Enqueue(job Job) error {
 	}
 	if q := l.queued; q != nil {
 		merge(q, job, ords)
+		q.owed = append(q.owed, owed...)
 		p.m.jobs.WithLabelValues(OutcomeCoalesced).Inc()
 		return nil
 	}
-	if p.queued >= p.opt.MaxPending {
+	if p.queued >= p.opt.MaxPending && !force {
 		if l.running == nil {
 			delete(p.legs, job.ALeg)
 		}
@@ -227,7 +315,7 @@ func (p *Pool) Enqueue(job Job) error {
 		return ErrQueueFull
 	}
 	job.Messages = slices.Clone(job.Messages)
-	l.queued = &task{job: job, ords: ords, enqueued: p.opt.Now(), done: make(chan struct{})}
+	l.queued = &task{job: job, ords: ords, enqueued: p.opt.Now(), done: make(chan struct{}), owed: owed}
 	p.queued++
 	p.m.depth.Set(float64(p.queued))
 	p.m.jobs.WithLabelValues(OutcomeQueued).Inc()
@@ -342,6 +430,7 @@ func (p *Pool) Stop(ctx context.Context) error {
 		p.closing = true
 		p.cond.Broadcast()
 		p.mu.Unlock()
+		close(p.drainStop)
 	})
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
@@ -363,6 +452,7 @@ func (p *Pool) StopAndCancel(ctx context.Context) error {
 		p.mu.Lock()
 		p.closing = true
 		p.mu.Unlock()
+		close(p.drainStop)
 	})
 	p.kill()
 	done := make(chan struct{})
@@ -407,12 +497,17 @@ func (p *Pool) worker() {
 			p.queued--
 			p.m.depth.Set(float64(p.queued))
 			if p.opt.Now().Sub(t.enqueued) > p.opt.JobTTL {
+				// Still owed in the outbox, if any: due again after its hold.
 				p.m.jobs.WithLabelValues(OutcomeDropped).Inc()
 			} else {
 				ctx, cancel := context.WithTimeout(p.base, p.opt.Timeout)
 				t.cancel = cancel
 				p.mu.Unlock()
-				p.run(ctx, t)
+				switch v := p.run(ctx, t); {
+				case v == verdictKeep:
+				case p.opt.Outbox != nil:
+					p.settleOwed(t, v == verdictRetry)
+				}
 				cancel()
 				p.mu.Lock()
 			}
@@ -429,6 +524,10 @@ func (p *Pool) worker() {
 func (p *Pool) finish(a string, l *leg, t *task) {
 	l.running = nil
 	close(t.done)
+	select { // room for owed work
+	case p.kick <- struct{}{}:
+	default:
+	}
 	if l.queued != nil {
 		p.runnable = append(p.runnable, a)
 	} else {
@@ -437,9 +536,18 @@ func (p *Pool) finish(a string, l *leg, t *task) {
 	p.cond.Broadcast()
 }
 
+// verdict is what becomes of a job's outbox entries.
+type verdict int
+
+const (
+	verdictDone  verdict = iota // applied, provably empty, stale or refused by budget: complete
+	verdictRetry                // failed: release with backoff
+	verdictKeep                 // interrupted by shutdown: left owed as it is
+)
+
 // run executes one job. It never panics on a bad answer and changes the
 // capsule only through Apply with a fully validated result.
-func (p *Pool) run(ctx context.Context, t *task) {
+func (p *Pool) run(ctx context.Context, t *task) verdict {
 	job := t.job
 	log := p.opt.Logger.With(slog.String("a_leg", job.ALeg), slog.String("parent_request", job.ParentRequestID),
 		slog.Int64("ordinal", job.Ordinal), slog.String("route", p.opt.Route))
@@ -457,7 +565,7 @@ func (p *Pool) run(ctx context.Context, t *task) {
 	p.m.inputToks.Observe(float64(in.Tokens))
 	if len(in.Delta.UserTurns) == 0 {
 		p.m.jobs.WithLabelValues(OutcomeSkippedEmpty).Inc()
-		return
+		return verdictDone
 	}
 
 	settle := func(ledger.Result) {}
@@ -473,11 +581,11 @@ func (p *Pool) run(ctx context.Context, t *task) {
 			if errors.Is(err, flow.ErrBudgetExceeded) {
 				p.m.jobs.WithLabelValues(OutcomeSkippedBudget).Inc()
 				log.Info("extraction skipped: budget")
-			} else {
-				p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
-				log.Warn("extraction admission failed")
+				return verdictDone
 			}
-			return
+			p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
+			log.Warn("extraction admission failed")
+			return verdictRetry
 		}
 		settle = s
 	}
@@ -500,18 +608,25 @@ func (p *Pool) run(ctx context.Context, t *task) {
 		p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
 		log.Warn("extraction call failed", slog.String("outcome", outcome), slog.Int("status", status),
 			slog.Int64("duration_ms", dur.Milliseconds()))
-		if p.base.Err() == nil { // not at shutdown; a timed-out call falls back too
-			p.fallback(job, in, log)
+		if p.base.Err() != nil { // shutdown: the work stays owed
+			return verdictKeep
 		}
-		return
+		// A timed-out call falls back too; what the fallback applied
+		// completes the job, else the model is asked again later.
+		if p.fallback(job, in, log) {
+			return verdictDone
+		}
+		return verdictRetry
 	}
 
 	ops, err := Validate(raw, in)
 	if err != nil {
 		p.m.jobs.WithLabelValues(OutcomeInvalid).Inc()
 		log.Warn("extraction result discarded", slog.Int("bytes", len(raw)))
-		p.fallback(job, in, log)
-		return
+		if p.fallback(job, in, log) {
+			return verdictDone
+		}
+		return verdictRetry
 	}
 	actx, acancel := context.WithTimeout(p.base, p.opt.Timeout)
 	defer acancel()
@@ -522,32 +637,37 @@ func (p *Pool) run(ctx context.Context, t *task) {
 	case err != nil:
 		p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
 		log.Warn("extraction result not applied")
+		return verdictRetry
 	default:
 		p.m.jobs.WithLabelValues(OutcomeCompleted).Inc()
 		log.Info("extraction applied", slog.Int("ops", len(ops)), slog.Int("input_tokens", in.Tokens),
 			slog.Int64("duration_ms", dur.Milliseconds()), slog.String("prompt_version", prompts.ExtractVersion))
 	}
+	return verdictDone
 }
 
-// fallback extracts with opt.Fallback after the model extractor failed.
-func (p *Pool) fallback(job Job, in Input, log *slog.Logger) {
+// fallback extracts with opt.Fallback after the model extractor failed; it
+// reports whether it applied anything.
+func (p *Pool) fallback(job Job, in Input, log *slog.Logger) bool {
 	if p.opt.Fallback == nil {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(p.base, p.opt.Timeout)
 	defer cancel()
 	raw, _, err := p.opt.Fallback.Extract(ctx, in, p.prompt)
 	if err != nil {
-		return
+		return false
 	}
 	ops, err := Validate(raw, in)
 	if err != nil || len(ops) == 0 {
-		return
+		return false
 	}
-	if err := p.opt.Apply(ctx, job, ops, in.Delta); err == nil {
-		p.m.jobs.WithLabelValues(OutcomeFallback).Inc()
-		log.Info("fallback extraction applied", slog.Int("ops", len(ops)))
+	if err := p.opt.Apply(ctx, job, ops, in.Delta); err != nil {
+		return false
 	}
+	p.m.jobs.WithLabelValues(OutcomeFallback).Inc()
+	log.Info("fallback extraction applied", slog.Int("ops", len(ops)))
+	return true
 }
 
 // call runs the Caller, turning a panic in it into an error.

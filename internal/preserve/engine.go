@@ -366,10 +366,11 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 		return
 	}
 	delta := msgs[from:]
-	t.e.scanned.set(t.ref.ALeg, scanMark{epoch: t.ref.Epoch, n: len(msgs)})
+	mark := scanMark{epoch: t.ref.Epoch, n: len(msgs)}
 	sig := extract.Gate(cur, delta)
 	ex.ObserveGate(sig)
 	if !sig.Eligible {
+		t.e.scanned.set(t.ref.ALeg, mark) // provably nothing to extract
 		return
 	}
 	job := extract.Job{
@@ -378,8 +379,14 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 		FirstTurn: int(Ordinal(t.ref.Epoch, from)), Prev: cur,
 	}
 	if err := ex.Enqueue(job); err != nil {
+		// Not queued, not owed: the mark stays, so the next turn offers
+		// this delta again.
 		t.e.m.failures.WithLabelValues("enqueue").Inc()
+		t.e.log.Warn("extraction not queued; offered again next turn", slog.String("id", t.x.ID), slog.String("a_leg", t.ref.ALeg))
+		return
 	}
+	// Applied (inline), queued, or owed in the store's outbox.
+	t.e.scanned.set(t.ref.ALeg, mark)
 }
 
 type scanMark struct{ epoch, n int }
