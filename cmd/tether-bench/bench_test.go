@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -63,5 +64,20 @@ func TestShortRun(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "| 0 | 0 |") {
 		t.Errorf("a cell completed no request:\n%s", out.String())
+	}
+}
+
+func TestContinuitySubcommand(t *testing.T) {
+	var out, errb strings.Builder
+	if err := runContinuity(context.Background(), nil, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	for _, want := range []string{"builtin/markers, corpus", "builtin/markers, heldout", "| decision |", "| supersede |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := runContinuity(context.Background(), []string{"-config", "/nonexistent.yaml"}, &out, &errb); err == nil {
+		t.Error("a missing configuration was accepted")
 	}
 }

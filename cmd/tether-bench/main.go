@@ -7,6 +7,10 @@
 // Usage:
 //
 //	go run ./cmd/tether-bench [-duration 3s] [-concurrency 1,64] [-stream both]
+//	go run ./cmd/tether-bench continuity [-config tether.yaml] [-details]
+//
+// The continuity subcommand scores extractors over the public continuity
+// corpus (bench/continuity) instead.
 //
 // Everything runs in this one process on 127.0.0.1; request loops are
 // bounded by time and by count.
@@ -28,7 +32,12 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	runner := run
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "continuity" {
+		runner, args = runContinuity, args[1:]
+	}
+	if err := runner(ctx, args, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "tether-bench:", err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
