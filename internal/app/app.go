@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,7 @@ type App struct {
 
 	handler   *server.Server
 	pools     []*extract.Pool
+	shared    []*preserve.SharedExtractor
 	ownsStore bool
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -160,6 +162,16 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		})
 		a.pools = append(a.pools, pool)
 		pol.extractors[route] = pool
+		if shared(cfg, st) {
+			// Replicas: a barrier also joins jobs running on the others.
+			var sreg prometheus.Registerer
+			if len(a.shared) == 0 {
+				sreg = reg
+			}
+			sx := preserve.NewSharedExtractor(pool, st, preserve.SharedOptions{Owner: hex.EncodeToString(randomSecret()[:8]), Registerer: sreg})
+			a.shared = append(a.shared, sx)
+			pol.extractors[route] = sx
+		}
 	}
 	_ = prompts.ExtractVersion
 
@@ -235,6 +247,11 @@ func (a *App) Close(ctx context.Context) error {
 			if err := p.Stop(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("stop extractor: %w", err))
 				_ = p.StopAndCancel(context.Background())
+			}
+		}
+		for _, sx := range a.shared {
+			if err := sx.Drain(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("clear extraction markers: %w", err))
 			}
 		}
 		if err := a.Ledger.Close(ctx); err != nil {

@@ -1,0 +1,112 @@
+package replicas
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-dev/tether/internal/demo"
+	"github.com/tether-dev/tether/internal/fakemodel"
+)
+
+// barrierYAML: the scripted model as extractor, so extraction is a real,
+// slow upstream call on whichever replica queued it.
+const barrierYAML = `
+store: "%[2]s"
+secret: ` + secret + `
+providers:
+  - {name: model, dialect: anthropic, base_url: "%[1]s"}
+  - {name: extractor, dialect: openai, base_url: "%[1]s/v1"}
+routes:
+  - {match: "*", provider: model}
+compaction_continuity:
+  enabled: true
+  barrier_timeout: 5s
+  extractor:
+    route: extractor/` + demo.ExtractorModel + `
+    workers: 2
+`
+
+// TestBarrierAcrossReplicas: a decision stated on one replica is extracted
+// there by a slow model call (1.5 s); the compaction request, sent at once
+// and landing on the next replica, waits (bounded) until that job is done
+// and its revision is in the store, and carries the decision to the
+// summariser; the first turn after the compaction lands on a third replica.
+func TestBarrierAcrossReplicas(t *testing.T) {
+	base := pgURL(t)
+	storeURL := freshSchema(t, base)
+	model := demo.Model()
+	var mu sync.Mutex
+	calls := 0
+	fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
+		rep := model(r)
+		if r.Model() == demo.ExtractorModel {
+			// The first extraction (the decision's turn) is slow; the
+			// compaction replica's own pass over the history is quick.
+			mu.Lock()
+			calls++
+			rep.Delay = 100 * time.Millisecond
+			if calls == 1 {
+				rep.Delay = 1500 * time.Millisecond
+			}
+			mu.Unlock()
+		}
+		return rep
+	})
+	t.Cleanup(fake.Close)
+	yaml := sprintf(barrierYAML, fake.URL, storeURL)
+	reps := []*replica{startReplica(t, yaml), startReplica(t, yaml), startReplica(t, yaml)}
+	fr := startFront(t, reps)
+	ag := &demo.Agent{BaseURL: fr.url, APIKey: "replicas-barrier-key-0123456789", SessionID: "barrier-session", Model: "claude-sonnet-4-5",
+		HTTP: &http.Client{Timeout: 30 * time.Second}}
+	ctx := context.Background()
+	if _, err := ag.Say(ctx, "We are building an inventory service, please help."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ag.Say(ctx, "Decision: use PostgreSQL for storage, not MongoDB, because we need transactions."); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := ag.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(start)
+	var compaction string
+	for _, r := range fake.Requests() {
+		if r.Model() != demo.ExtractorModel && fakemodel.Classify(&r) == fakemodel.KindCompaction {
+			compaction = string(r.Body)
+		}
+	}
+	if !strings.Contains(compaction, "<continuity-capsule") || !strings.Contains(compaction, "PostgreSQL") {
+		t.Fatalf("the compaction request (on another replica than the extraction) lacks the decision; it waited %s", waited)
+	}
+	if !strings.Contains(ag.Shown, "PostgreSQL") {
+		t.Errorf("the summary the agent keeps lacks the decision: %q", ag.Shown)
+	}
+	joined := 0.0
+	for _, r := range reps {
+		mfs, err := r.app.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "tether_barrier_remote_waits_total" {
+				for _, m := range mf.GetMetric() {
+					if m.GetLabel()[0].GetValue() == "joined" {
+						joined += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+	}
+	if joined < 1 || waited < 1200*time.Millisecond {
+		t.Errorf("no barrier joined an extraction running on another replica (waited %s)", waited)
+	}
+	if _, err := ag.Say(ctx, "What's next?"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("requests per replica %v; the compaction waited %s; remote joins %v", fr.hits, waited, joined)
+}
