@@ -56,10 +56,10 @@ type proxy struct {
 }
 
 type proxyOpts struct {
-	cfg   *config.Config
+	cfg      *config.Config
 	detector flow.Detector
 	hooks    []flow.Hook
-	ready func(context.Context) error
+	ready    func(context.Context) error
 }
 
 // startProxy serves server.New over real HTTP on loopback. Everything it

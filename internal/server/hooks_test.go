@@ -67,7 +67,9 @@ func TestFailingHooksAreFailOpen(t *testing.T) {
 
 type detectorFunc func(ctx context.Context, x *flow.Exchange) compaction.Result
 
-func (f detectorFunc) Detect(ctx context.Context, x *flow.Exchange) compaction.Result { return f(ctx, x) }
+func (f detectorFunc) Detect(ctx context.Context, x *flow.Exchange) compaction.Result {
+	return f(ctx, x)
+}
 
 func TestHooksSeeTheDetectorsVerdict(t *testing.T) {
 	// The verdict is recorded by the server before any hook runs, whatever
