@@ -65,7 +65,7 @@ func Bound(c *Capsule, maxTokens int) (*Capsule, int) {
 	}
 	dropped := 0
 	for _, stage := range stages {
-		for EstimateTokens(render(out, placeholderDigest)) > maxTokens {
+		for EstimateTokens(renderRef(out, placeholderDigest, "")) > maxTokens {
 			changed, counted := stage(out)
 			if !changed {
 				break

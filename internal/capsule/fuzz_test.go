@@ -160,11 +160,23 @@ func FuzzStrip(f *testing.F) {
 		if n < 0 || len(out) > len(s) {
 			t.Fatalf("Strip grew the text or returned %d", n)
 		}
-		if indexOpen(out, 0) >= 0 || indexFold(out, closeTag, 0) >= 0 {
+		if indexOpen(out, 0, true) >= 0 || indexFold(out, closeTag, 0) >= 0 {
 			t.Fatalf("Strip left a tag in %q", out)
 		}
 		if again, m := Strip(out); again != out || m != 0 {
 			t.Fatalf("Strip is not idempotent")
+		}
+		// Streamed in pieces, the same text comes out.
+		for _, size := range []int{1, 7, 64} {
+			var st Stripper
+			var got strings.Builder
+			for i := 0; i < len(s); i += size {
+				got.WriteString(st.Feed(s[i:min(i+size, len(s))]))
+			}
+			got.WriteString(st.Finish())
+			if got.String() != out || st.Removed() != n {
+				t.Fatalf("streamed in pieces of %d: %q, %d; Strip: %q, %d", size, got.String(), st.Removed(), out, n)
+			}
 		}
 		if _, _, ok := Find(out); ok {
 			t.Fatalf("Find found a block after Strip")

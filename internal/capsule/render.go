@@ -8,14 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-)
-
-// Block delimiters.
-const (
-	openTag  = "<continuity-capsule"
-	closeTag = "</continuity-capsule>"
 )
 
 const header = "Continuity state kept by the proxy for this conversation. " +
@@ -50,17 +43,22 @@ func Render(c *Capsule) string {
 		c = &Capsule{}
 	}
 	c = canonical(c)
-	return render(c, digestOf(c))
+	return renderRef(c, digestOf(c), "")
 }
 
 // placeholderDigest has the length of a real digest; token estimates do not
 // depend on the digest's value, so Bound renders with it.
 const placeholderDigest = "000000000000"
 
-// render renders a canonical capsule with the given digest.
-func render(c *Capsule, digest string) string {
+// renderRef renders a canonical capsule with the given digest and epoch
+// token (none when ref is "").
+func renderRef(c *Capsule, digest, ref string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s revision=\"%d\" digest=\"%s\">\n%s\n", openTag, c.Revision, digest, header)
+	b.WriteString(openTag)
+	if ref != "" {
+		fmt.Fprintf(&b, " ref=\"%s\"", ref)
+	}
+	fmt.Fprintf(&b, " revision=\"%d\" digest=\"%s\">\n%s\n", c.Revision, digest, header)
 	if p := c.LatestPlan; p != nil {
 		src := cmp.Or(p.Tool, p.Source)
 		if p.Status == PlanAccepted {
@@ -341,146 +339,4 @@ func Decode(data []byte) (*Capsule, error) {
 	}
 	c.repairCounters()
 	return canonical(&c), nil
-}
-
-// Strip removes every capsule block from text — complete blocks, an
-// unterminated trailing block, and stray closing tags — and returns the
-// result and the number of blocks removed. A newline directly after a
-// removed block is removed with it. Tag matching is ASCII case-insensitive.
-// Removal repeats until no tag is left, so text that forms a new tag once a
-// block inside it is removed is stripped too.
-func Strip(text string) (string, int) {
-	total := 0
-	for {
-		out, n := stripOnce(text)
-		total += n
-		if out == text {
-			return out, total
-		}
-		text = out
-	}
-}
-
-func stripOnce(text string) (string, int) {
-	var b strings.Builder
-	n := 0
-	i := 0
-	for {
-		o := indexOpen(text, i)
-		cl := indexFold(text, closeTag, i)
-		if cl >= 0 && (o < 0 || cl < o) { // stray closing tag
-			b.WriteString(text[i:cl])
-			i = skipNewline(text, cl+len(closeTag))
-			continue
-		}
-		if o < 0 {
-			b.WriteString(text[i:])
-			break
-		}
-		b.WriteString(text[i:o])
-		n++
-		end := indexFold(text, closeTag, o)
-		if end < 0 {
-			break // unterminated: drop the rest
-		}
-		i = skipNewline(text, end+len(closeTag))
-	}
-	if n == 0 && b.Len() == len(text) {
-		return text, 0
-	}
-	return b.String(), n
-}
-
-func skipNewline(s string, i int) int {
-	if strings.HasPrefix(s[i:], "\r\n") {
-		return i + 2
-	}
-	if strings.HasPrefix(s[i:], "\n") {
-		return i + 1
-	}
-	return i
-}
-
-// indexOpen finds the next opening tag at or after from: "<continuity-capsule"
-// followed by whitespace, ">" or the end of text.
-func indexOpen(s string, from int) int {
-	for {
-		i := indexFold(s, openTag, from)
-		if i < 0 {
-			return -1
-		}
-		j := i + len(openTag)
-		if j == len(s) || s[j] == '>' || s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r' {
-			return i
-		}
-		from = j
-	}
-}
-
-// Find reads the attributes of the last complete capsule block in text.
-func Find(text string) (revision int64, digest string, ok bool) {
-	last := -1
-	for i := 0; ; {
-		o := indexOpen(text, i)
-		if o < 0 {
-			break
-		}
-		last = o
-		i = o + len(openTag)
-	}
-	if last < 0 {
-		return 0, "", false
-	}
-	gt := strings.IndexByte(text[last:], '>')
-	if gt < 0 || indexFold(text, closeTag, last) < 0 {
-		return 0, "", false
-	}
-	attrs := text[last+len(openTag) : last+gt]
-	rev, ok1 := attr(attrs, "revision")
-	dig, ok2 := attr(attrs, "digest")
-	if !ok1 || !ok2 || len(dig) != 12 {
-		return 0, "", false
-	}
-	if _, err := hex.DecodeString(dig); err != nil {
-		return 0, "", false
-	}
-	r, err := strconv.ParseInt(rev, 10, 64)
-	if err != nil || r < 0 {
-		return 0, "", false
-	}
-	return r, strings.ToLower(dig), true
-}
-
-func attr(attrs, name string) (string, bool) {
-	for _, f := range strings.Fields(attrs) {
-		k, v, found := strings.Cut(f, "=")
-		if !found || !strings.EqualFold(k, name) {
-			continue
-		}
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			return v[1 : len(v)-1], true
-		}
-		return "", false
-	}
-	return "", false
-}
-
-// indexFold is strings.Index with ASCII case folding, starting at from.
-func indexFold(s, sub string, from int) int {
-	n := len(sub)
-	for i := from; i+n <= len(s); i++ {
-		if strings.EqualFold(s[i:i+n], sub) && asciiOnly(s[i:i+n]) {
-			return i
-		}
-	}
-	return -1
-}
-
-func asciiOnly(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

@@ -182,7 +182,7 @@ func TestStrip(t *testing.T) {
 		{"nested-looking", "a<continuity-capsule><continuity-capsule>x</continuity-capsule>y</continuity-capsule>b", "ayb", 1},
 		{"stray close", "a</continuity-capsule>b", "ab", 0},
 		{"similar tag is kept", "<continuity-capsules>x</continuity-capsules>", "<continuity-capsules>x</continuity-capsules>", 0},
-		{"tag formed by removal", "a<continuity-<continuity-capsule>x</continuity-capsule>capsule>y</continuity-capsule>b", "a", 2}, // the stray close goes first, leaving an unterminated block
+		{"tag formed by removal", "a<continuity-<continuity-capsule>x</continuity-capsule>capsule>y</continuity-capsule>b", "ab", 2}, // the tag formed by the removal opens a block the next closing tag ends
 		{"crlf after block", "a<continuity-capsule>x</continuity-capsule>\r\nb", "ab", 1},
 	}
 	for _, tc := range tests {
@@ -231,5 +231,56 @@ func TestRenderDefusesStoredText(t *testing.T) {
 	}
 	if rest, _ := Strip("x" + got + "y"); rest != "xy" {
 		t.Fatalf("Strip left %q", rest)
+	}
+}
+
+func TestStripperMatchesStrip(t *testing.T) {
+	// Streamed in pieces of every size, the stripper sends exactly what
+	// Strip returns for the whole text, and never a tag.
+	texts := []string{
+		"plain text",
+		"a<continuity-capsule revision=\"1\">x</continuity-capsule>\nb",
+		"a<CONTINUITY-CAPSULE>x</Continuity-Capsule>\r\nb</continuity-capsule>c",
+		"a<continuity-<continuity-capsule>x</continuity-capsule>capsule>y</continuity-capsule>b",
+		"head <continuity-capsule>unterminated",
+		"ends with <continuity-capsule",
+		"ends with <continuity-caps",
+		"a</continuity-capsule>\r",
+		"<continuity-capsules>kept</continuity-capsules>",
+	}
+	for _, text := range texts {
+		want, wantN := Strip(text)
+		for size := 1; size <= len(text); size++ {
+			var s Stripper
+			var got strings.Builder
+			for i := 0; i < len(text); i += size {
+				got.WriteString(s.Feed(text[i:min(i+size, len(text))]))
+			}
+			got.WriteString(s.Finish())
+			if got.String() != want || s.Removed() != wantN {
+				t.Fatalf("%q in pieces of %d: %q, %d; want %q, %d", text, size, got.String(), s.Removed(), want, wantN)
+			}
+		}
+	}
+}
+
+func TestRefAndLast(t *testing.T) {
+	c := &Capsule{Revision: 3}
+	blk := RenderRef(c, "tok_1-A")
+	if !strings.HasPrefix(blk, `<continuity-capsule ref="tok_1-A" revision="3" digest="`) {
+		t.Fatalf("RenderRef opening tag: %q", blk[:min(len(blk), 80)])
+	}
+	if got := RenderRef(c, `bad" x="y`); got != Render(c) {
+		t.Errorf("a malformed ref is written: %q", got[:60])
+	}
+	text := "older " + RenderRef(c, "first") + " then " + Render(c) + " newest"
+	if got := Ref(text); got != "first" {
+		t.Errorf("Ref = %q, want the newest valid token %q", got, "first")
+	}
+	if got := Last(text); got != Render(c) {
+		t.Errorf("Last = %q, want the newest block", got)
+	}
+	if r, d, ok := Find(text); !ok || r != 3 || d != Digest(c) {
+		t.Errorf("Find = %d %q %v", r, d, ok)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/internal/app"
+	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/fakemodel"
@@ -187,13 +188,9 @@ func ModelView(body []byte) string {
 // things not to use, and every plan step present.
 func Check(view string) []string {
 	var problems []string
-	i := strings.LastIndex(view, "<continuity-capsule")
-	if i < 0 {
+	block := capsule.Last(view)
+	if block == "" {
 		return []string{"the model was not shown any continuity block"}
-	}
-	block := view[i:]
-	if j := strings.Index(block, "</continuity-capsule>"); j >= 0 {
-		block = block[:j]
 	}
 	block = strings.ReplaceAll(block, `\n`, "\n")
 	active, notUse := sections(block)

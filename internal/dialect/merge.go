@@ -5,42 +5,22 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/capsule"
 )
 
-const (
-	capsuleOpen  = "<continuity-capsule"
-	capsuleClose = "</continuity-capsule>"
-)
-
-// MergeText returns text with every <continuity-capsule …>…</continuity-capsule>
-// region removed (an unclosed one is removed to the end) and block added
-// once: as "\n"+block+"\n" right before the first anchor of the stripped
-// text when anchor is set and found, else as "\n\n"+block at the end.
+// MergeText returns text with every capsule block removed (capsule.Strip)
+// and block added once: as "\n"+block+"\n" right before the first anchor of
+// the stripped text when anchor is set and found, else as "\n\n"+block at
+// the end.
 func MergeText(text, block, anchor string) string {
-	s := stripCapsules(text)
+	s, _ := capsule.Strip(text)
 	if anchor != "" {
 		if i := strings.Index(s, anchor); i >= 0 {
 			return s[:i] + "\n" + block + "\n" + s[i:]
 		}
 	}
 	return s + "\n\n" + block
-}
-
-func stripCapsules(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, capsuleOpen)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		j := strings.Index(s[i+len(capsuleOpen):], capsuleClose)
-		if j < 0 {
-			return b.String()
-		}
-		s = s[i+len(capsuleOpen)+j+len(capsuleClose):]
-	}
 }
 
 // partialSuffix returns the length of the longest proper suffix of s that is
@@ -62,8 +42,7 @@ type textMerge struct {
 	block, anchor string
 
 	// stage 1: strip old capsules
-	strip  string
-	inside bool
+	strip capsule.Stripper
 	// stage 2: insert before the anchor
 	hold     string
 	inserted bool
@@ -72,19 +51,14 @@ type textMerge struct {
 }
 
 func (t *textMerge) feed(s string) string {
-	r := t.insert(t.stripFeed(s))
+	r := t.insert(t.strip.Feed(s))
 	t.out.WriteString(r)
 	return r
 }
 
 // finish flushes held text and, if not yet placed, appends the block.
 func (t *textMerge) finish() string {
-	var r string
-	if !t.inside {
-		r = t.strip
-	}
-	t.strip, t.inside = "", false
-	r = t.insert(r) + t.hold
+	r := t.insert(t.strip.Finish()) + t.hold
 	t.hold = ""
 	if !t.inserted {
 		r += "\n\n" + t.block
@@ -92,33 +66,6 @@ func (t *textMerge) finish() string {
 	}
 	t.out.WriteString(r)
 	return r
-}
-
-func (t *textMerge) stripFeed(s string) string {
-	buf := t.strip + s
-	var b strings.Builder
-	for {
-		if t.inside {
-			j := strings.Index(buf, capsuleClose)
-			if j < 0 {
-				t.strip = buf[len(buf)-partialSuffix(buf, capsuleClose):]
-				return b.String()
-			}
-			buf = buf[j+len(capsuleClose):]
-			t.inside = false
-			continue
-		}
-		i := strings.Index(buf, capsuleOpen)
-		if i < 0 {
-			k := partialSuffix(buf, capsuleOpen)
-			b.WriteString(buf[:len(buf)-k])
-			t.strip = buf[len(buf)-k:]
-			return b.String()
-		}
-		b.WriteString(buf[:i])
-		buf = buf[i+len(capsuleOpen):]
-		t.inside = true
-	}
 }
 
 func (t *textMerge) insert(s string) string {

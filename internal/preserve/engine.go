@@ -470,7 +470,7 @@ func (t *turn) needsReinjection(cur *capsule.Capsule, msgs []dialect.Message) bo
 func (t *turn) stripCarried(keepLast bool) {
 	// An opening tag is "continuity-capsule " (its attributes follow), a
 	// closing one is not; counting them is the whole cost on most turns.
-	open := blockMarker + " "
+	open := capsule.Marker + " "
 	drop := bytes.Count(t.x.Body, []byte(open))
 	if keepLast {
 		drop--
@@ -479,7 +479,7 @@ func (t *turn) stripCarried(keepLast bool) {
 		return
 	}
 	seen := 0
-	out, err := dialect.RewriteStrings(t.x.Body, blockMarker, func(s string) string {
+	out, err := dialect.RewriteStrings(t.x.Body, capsule.Marker, func(s string) string {
 		n := strings.Count(s, open)
 		defer func() { seen += n }()
 		if seen+n <= drop {
@@ -487,7 +487,7 @@ func (t *turn) stripCarried(keepLast bool) {
 			return r
 		}
 		// The string holding the block that stays: drop its earlier ones.
-		k := strings.LastIndex(s, "<"+open)
+		k := capsule.IndexLast(s)
 		if k < 0 {
 			return s
 		}
@@ -502,26 +502,18 @@ func (t *turn) stripCarried(keepLast bool) {
 	t.e.m.stripped.Add(float64(drop))
 }
 
-const blockMarker = "continuity-capsule"
-
 // carriedBlock returns the text of the newest capsule block in the history.
 func carriedBlock(msgs []dialect.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		txt := msgs[i].Text
 		for _, r := range msgs[i].ToolResults {
-			if strings.Contains(r.Text, "<continuity-capsule") {
+			if capsule.Contains(r.Text) {
 				txt += "\n" + r.Text
 			}
 		}
-		j := strings.LastIndex(txt, "<continuity-capsule")
-		if j < 0 {
-			continue
+		if blk := capsule.Last(txt); blk != "" {
+			return blk
 		}
-		blk := txt[j:]
-		if k := strings.Index(blk, "</continuity-capsule>"); k >= 0 {
-			blk = blk[:k+len("</continuity-capsule>")]
-		}
-		return blk
 	}
 	return ""
 }
@@ -529,9 +521,7 @@ func carriedBlock(msgs []dialect.Message) string {
 // block renders the capsule with the epoch token that lets the lineage layer
 // recognise the summary on the next turn.
 func (t *turn) block(c *capsule.Capsule) string {
-	b := capsule.Render(c)
-	tok := t.e.opt.Resolver.EpochToken(t.ref)
-	return strings.Replace(b, "<continuity-capsule ", `<continuity-capsule ref="`+tok+`" `, 1)
+	return capsule.RenderRef(c, t.e.opt.Resolver.EpochToken(t.ref))
 }
 
 const reinjectPreamble = "The following is context kept by the proxy across a context compaction (not a new user request): " +

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"strings"
 
+	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
@@ -166,7 +167,7 @@ const (
 // summaryLines returns the normalised, distinctive lines of text: markup
 // tags at either end and capsule blocks removed, whitespace collapsed.
 func summaryLines(text string, limit int) []string {
-	text = stripCapsules(text)
+	text, _ = capsule.Strip(text)
 	var out []string
 	seen := map[string]bool{}
 	for line := range strings.SplitSeq(text, "\n") {
@@ -216,55 +217,6 @@ func isTagName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c >= '0' && c <= '9' && i > 0) {
-			return false
-		}
-	}
-	return true
-}
-
-const capsuleOpen = "<continuity-capsule"
-
-func stripCapsules(s string) string {
-	for {
-		i := strings.Index(s, capsuleOpen)
-		if i < 0 {
-			return s
-		}
-		j := strings.Index(s[i:], "</continuity-capsule>")
-		if j < 0 {
-			return s[:i]
-		}
-		s = s[:i] + s[i+j+len("</continuity-capsule>"):]
-	}
-}
-
-// lastToken returns the ref attribute of the last capsule block in text.
-func lastToken(text string) string {
-	tok := ""
-	for {
-		i := strings.Index(text, capsuleOpen)
-		if i < 0 {
-			return tok
-		}
-		text = text[i+len(capsuleOpen):]
-		end := strings.IndexByte(text, '>')
-		if end < 0 {
-			end = len(text)
-		}
-		attrs := text[:end]
-		if j := strings.Index(attrs, ` ref="`); j >= 0 {
-			v := attrs[j+len(` ref="`):]
-			if k := strings.IndexByte(v, '"'); k > 0 && k <= 64 && isTokenChars(v[:k]) {
-				tok = v[:k]
-			}
-		}
-	}
-}
-
-func isTokenChars(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
 			return false
 		}
 	}

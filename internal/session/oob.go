@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
@@ -26,7 +27,7 @@ func (r *Resolver) resolveOutOfBand(ctx context.Context, ref Ref, msgs []dialect
 		}
 	}
 	text := sb.String()
-	tok := lastToken(text)
+	tok := capsule.Ref(text)
 	var query []string
 	if tok != "" {
 		query = append(query, kindALeg+":"+tok)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
@@ -370,7 +371,7 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 // conversation has neither and costs no extra store lookup.
 func quotesConversation(msgs []dialect.Message) bool {
 	for i := range msgs {
-		if msgs[i].Role == "user" && (strings.Contains(msgs[i].Text, "<conversation>") || strings.Contains(msgs[i].Text, "<continuity-capsule")) {
+		if msgs[i].Role == "user" && (strings.Contains(msgs[i].Text, "<conversation>") || capsule.Contains(msgs[i].Text)) {
 			return true
 		}
 	}
@@ -403,7 +404,7 @@ func tokenIn(msgs []dialect.Message, hist []entry) (string, int) {
 		if !e.texted {
 			continue
 		}
-		if t := lastToken(msgs[rawPos(msgs, e.raw)].Text); t != "" {
+		if t := capsule.Ref(msgs[rawPos(msgs, e.raw)].Text); t != "" {
 			tok, pos = t, i
 		}
 	}
