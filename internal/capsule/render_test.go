@@ -251,17 +251,22 @@ func TestStripperMatchesStrip(t *testing.T) {
 	for _, text := range texts {
 		want, wantN := Strip(text)
 		for size := 1; size <= len(text); size++ {
-			var s Stripper
-			var got strings.Builder
-			for i := 0; i < len(text); i += size {
-				got.WriteString(s.Feed(text[i:min(i+size, len(text))]))
-			}
-			got.WriteString(s.Finish())
-			if got.String() != want || s.Removed() != wantN {
-				t.Fatalf("%q in pieces of %d: %q, %d; want %q, %d", text, size, got.String(), s.Removed(), want, wantN)
+			if got, n := stripInPieces(text, size); got != want || n != wantN {
+				t.Fatalf("%q in pieces of %d: %q, %d; want %q, %d", text, size, got, n, want, wantN)
 			}
 		}
 	}
+}
+
+// stripInPieces streams text through a Stripper in pieces of size bytes.
+func stripInPieces(text string, size int) (string, int) {
+	var s Stripper
+	var got strings.Builder
+	for i := 0; i < len(text); i += size {
+		got.WriteString(s.Feed(text[i:min(i+size, len(text))]))
+	}
+	got.WriteString(s.Finish())
+	return got.String(), s.Removed()
 }
 
 func TestRefAndLast(t *testing.T) {
