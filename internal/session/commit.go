@@ -27,7 +27,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	p := ref.Principal
 	n := len(hist)
 	headKey := r.key(kindHead, p, string(hist[n-1].chain[:]))
-	if err := r.put(ctx, p, headKey, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, N: n, T: len(msgs)}); err != nil {
+	if err := r.put(ctx, p, headKey, record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: len(msgs)}); err != nil {
 		return wrap("commit", err)
 	}
 	prevKey := ""
@@ -50,14 +50,14 @@ func (r *Resolver) moveHead(ctx context.Context, ref Ref, headKey, prevKey strin
 	unlock := r.heads.lock(ak)
 	defer unlock()
 	cur, ok := r.cached(ref.Principal, ak)
-	if ok && cur.H != "" && Ordinal(cur.E, cur.T) > Ordinal(ref.Epoch, turn) {
+	if ok && cur.Head != "" && Ordinal(cur.Epoch, cur.Turn) > Ordinal(ref.Epoch, turn) {
 		return nil
 	}
 	parent := ref.ParentALeg
 	if ok && parent == "" {
-		parent = cur.P
+		parent = cur.Parent
 	}
-	return r.put(ctx, ref.Principal, ak, record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, N: n, T: turn, H: headKey, B: prevKey, P: parent, K: ref.Hint})
+	return r.put(ctx, ref.Principal, ak, record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn, Head: headKey, HeadParent: prevKey, Parent: parent, ClientHint: ref.Hint})
 }
 
 func (r *Resolver) commitHint(ctx context.Context, ref Ref) error {
@@ -67,13 +67,13 @@ func (r *Resolver) commitHint(ctx context.Context, ref Ref) error {
 	hk := kindHint + ":" + ref.Hint
 	unlock := r.heads.lock(hk)
 	defer unlock()
-	want := record{S: ref.Session, A: ref.ALeg, W: ref.window}
+	want := record{Session: ref.Session, ALeg: ref.ALeg, Window: ref.window}
 	if cur, ok := r.cached(ref.Principal, hk); ok {
-		if cur.S == want.S && cur.A == want.A && cur.W >= want.W {
+		if cur.Session == want.Session && cur.ALeg == want.ALeg && cur.Window >= want.Window {
 			return nil
 		}
-		if cur.A == want.A {
-			want.W = max(want.W, cur.W)
+		if cur.ALeg == want.ALeg {
+			want.Window = max(want.Window, cur.Window)
 		}
 	}
 	return r.put(ctx, ref.Principal, hk, want)
@@ -101,13 +101,13 @@ func (r *Resolver) fingerprint(ctx context.Context, ref Ref, hist []entry) error
 	}
 	for _, k := range keys {
 		rec := got[k]
-		if slices.Contains(rec.L, ref.ALeg) {
+		if slices.Contains(rec.Legs, ref.ALeg) {
 			continue
 		}
-		rec.L = append(rec.L, ref.ALeg)
-		if len(rec.L) > maxLegsPerFinger {
-			rec.L = rec.L[len(rec.L)-maxLegsPerFinger:]
-			rec.X = true
+		rec.Legs = append(rec.Legs, ref.ALeg)
+		if len(rec.Legs) > maxLegsPerFinger {
+			rec.Legs = rec.Legs[len(rec.Legs)-maxLegsPerFinger:]
+			rec.Crowded = true
 		}
 		if err := r.put(ctx, ref.Principal, k, rec); err != nil {
 			return err
@@ -139,7 +139,7 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 		lines = slices.DeleteFunc(lines, func(l string) bool { return !keep[l] })
 	}
 	for _, line := range lines {
-		if err := r.put(ctx, ref.Principal, r.key(kindSumm, ref.Principal, line), record{A: ref.ALeg, S: ref.Session, E: ref.Epoch}); err != nil {
+		if err := r.put(ctx, ref.Principal, r.key(kindSumm, ref.Principal, line), record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch}); err != nil {
 			return wrap("record summary", err)
 		}
 	}
@@ -152,11 +152,11 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 	}
 	H, ok := l.head(ref.ALeg)
 	if !ok {
-		H = record{A: ref.ALeg, S: ref.Session, E: ref.Epoch, T: ref.Turn, P: ref.ParentALeg}
+		H = record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Turn: ref.Turn, Parent: ref.ParentALeg}
 	}
 	// Mark the head as compacted: the next turn that carries this summary
 	// starts a new epoch even if its opening repeats an earlier epoch's.
-	H.C = true
+	H.Compacted = true
 	return wrap("record summary", r.put(ctx, ref.Principal, ak, H))
 }
 

@@ -55,12 +55,12 @@ func (r *Resolver) resolveOutOfBand(ctx context.Context, ref Ref, msgs []dialect
 
 	leg := ""
 	if rec, ok := got[kindALeg+":"+tok]; tok != "" && ok {
-		leg = rec.A
+		leg = rec.ALeg
 		// A branch forked from the token's (OpenCode --fork copies the
 		// summary, token and all) is named by the client's own session id.
 		if hintKey != "" {
-			if h, ok := l.rec(hintKey); ok && h.A != "" && h.A != leg && h.S == rec.S {
-				leg = h.A
+			if h, ok := l.rec(hintKey); ok && h.ALeg != "" && h.ALeg != leg && h.Session == rec.Session {
+				leg = h.ALeg
 			}
 		}
 	}
@@ -76,13 +76,13 @@ func (r *Resolver) resolveOutOfBand(ctx context.Context, ref Ref, msgs []dialect
 			cand = next
 		}
 		for _, k := range fingers {
-			if rec, ok := got[k]; ok && !rec.X && len(rec.L) > 0 {
-				constrain(rec.L...)
+			if rec, ok := got[k]; ok && !rec.Crowded && len(rec.Legs) > 0 {
+				constrain(rec.Legs...)
 			}
 		}
 		for _, k := range lines {
-			if rec, ok := got[k]; ok && rec.A != "" {
-				constrain(rec.A)
+			if rec, ok := got[k]; ok && rec.ALeg != "" {
+				constrain(rec.ALeg)
 			}
 		}
 		switch {
@@ -91,8 +91,8 @@ func (r *Resolver) resolveOutOfBand(ctx context.Context, ref Ref, msgs []dialect
 				leg = a
 			}
 		case len(cand) > 1 && hintKey != "":
-			if h, ok := l.rec(hintKey); ok && cand[h.A] {
-				leg = h.A // the client's own session names one of the candidates
+			if h, ok := l.rec(hintKey); ok && cand[h.ALeg] {
+				leg = h.ALeg // the client's own session names one of the candidates
 			}
 		}
 	}
@@ -101,8 +101,8 @@ func (r *Resolver) resolveOutOfBand(ctx context.Context, ref Ref, msgs []dialect
 			return Ref{}, err
 		}
 		if H, ok := l.head(leg); ok {
-			ref.Session, ref.ALeg, ref.Epoch, ref.Turn, ref.Event = H.S, leg, H.E, H.T, EventOutOfBand
-			ref.base = H.N
+			ref.Session, ref.ALeg, ref.Epoch, ref.Turn, ref.Event = H.Session, leg, H.Epoch, H.Turn, EventOutOfBand
+			ref.base = H.Norm
 			return ref, nil
 		}
 	}

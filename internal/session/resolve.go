@@ -10,22 +10,32 @@ import (
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
-// record is the value of every lineage key. Fields are short on purpose:
-// records are small and hold ids, digests and counts only.
+// record is the value of every lineage key. The JSON names are short on
+// purpose (records are small and stored by the million); each kind of key
+// uses some of the fields: a head record (kindHead) the position fields, an
+// A-leg head (kindALeg) also the head fields, a client hint (kindHint) the
+// session, A-leg and window, a fingerprint (kindFinger) the A-leg list, a
+// summary line (kindSumm) the A-leg, session and epoch. They hold ids,
+// digests and counts only.
 type record struct {
-	A string   `json:"a,omitempty"` // A-leg
-	S string   `json:"s,omitempty"` // session
-	E int      `json:"e,omitempty"` // epoch
-	N int      `json:"n,omitempty"` // normalised messages in the history
-	T int      `json:"t,omitempty"` // raw messages in the history (Ref.Turn)
-	H string   `json:"h,omitempty"` // A-leg head: key of the head request record
-	B string   `json:"b,omitempty"` // A-leg head: key of the head's history without its last message
-	P string   `json:"p,omitempty"` // A-leg head: parent A-leg
-	W int      `json:"w,omitempty"` // hint: Codex window number + 1
-	L []string `json:"l,omitempty"` // fingerprint: A-legs whose user turn this is
-	X bool     `json:"x,omitempty"` // fingerprint: shared by too many A-legs to discriminate
-	C bool     `json:"c,omitempty"` // A-leg head: a compaction summary was relayed after the head's last commit
-	K string   `json:"k,omitempty"` // A-leg head: the client hint of the request that moved it
+	ALeg    string `json:"a,omitempty"`
+	Session string `json:"s,omitempty"`
+	Epoch   int    `json:"e,omitempty"`
+	Norm    int    `json:"n,omitempty"` // normalised messages in the history
+	Turn    int    `json:"t,omitempty"` // raw messages in the history (Ref.Turn)
+
+	// A-leg head only.
+	Head       string `json:"h,omitempty"` // key of the head request's record
+	HeadParent string `json:"b,omitempty"` // key of the head's history without its last message
+	Parent     string `json:"p,omitempty"` // parent A-leg
+	Compacted  bool   `json:"c,omitempty"` // a compaction summary was relayed after the head's last commit
+	ClientHint string `json:"k,omitempty"` // the client hint of the request that moved the head
+
+	Window int `json:"w,omitempty"` // client hint: Codex window number + 1
+
+	// Fingerprint only.
+	Legs    []string `json:"l,omitempty"` // A-legs whose user turn this is
+	Crowded bool     `json:"x,omitempty"` // shared by too many A-legs to discriminate
 }
 
 func (r *Resolver) cached(principal, key string) (record, bool) {
@@ -156,7 +166,7 @@ func (l *lookup) head(aLeg string) (record, bool) {
 		return record{}, false
 	}
 	rec, ok := l.got[l.r.alegKey(l.principal, aLeg)]
-	return rec, ok && rec.A == aLeg
+	return rec, ok && rec.ALeg == aLeg
 }
 
 func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Message, h Hints, ch clientHint, hintKey string) (Ref, error) {
@@ -181,9 +191,9 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	hot, hotKey := false, ""
 	if best >= 0 {
 		rec, _ := r.cached(p, headKeys[best])
-		hotKey = r.alegKey(p, rec.A)
+		hotKey = r.alegKey(p, rec.ALeg)
 		query = append(query, hotKey)
-		if hr, ok := r.cached(p, hotKey); ok && hr.H == headKeys[best] {
+		if hr, ok := r.cached(p, hotKey); ok && hr.Head == headKeys[best] {
 			hot = true // extends a known head: no epoch evidence needed
 		}
 	}
@@ -191,8 +201,8 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		query = append(query, hintKey)
 		// The hint's A-leg head is read too (as the store has it now), so
 		// a reset or a hinted epoch needs no second round trip.
-		if hr, ok := r.cached(p, hintKey); ok && hr.A != "" {
-			query = append(query, r.alegKey(p, hr.A))
+		if hr, ok := r.cached(p, hintKey); ok && hr.ALeg != "" {
+			query = append(query, r.alegKey(p, hr.ALeg))
 		}
 	}
 	tok, tokPos := "", -1
@@ -217,7 +227,7 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		return Ref{}, err
 	}
 	l.got = got
-	if hr, ok := got[hotKey]; hot && (!ok || hr.H != headKeys[best]) {
+	if hr, ok := got[hotKey]; hot && (!ok || hr.Head != headKeys[best]) {
 		// The cached head was stale: another replica (or a purge) moved
 		// the A-leg since this process last saw it. Gather the epoch
 		// evidence the hot path skipped, as a cold resolution would.
@@ -238,7 +248,7 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	m, mrec := -1, record{}
 	for i := len(hist) - 1; i >= 0; i-- {
 		rec, ok := l.rec(headKeys[i])
-		if !ok || rec.A == "" || (hintOK && rec.S != hintRec.S) {
+		if !ok || rec.ALeg == "" || (hintOK && rec.Session != hintRec.Session) {
 			continue
 		}
 		m, mrec = i, rec
@@ -248,24 +258,24 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	// Epoch evidence, strongest first.
 	evLeg, evEpoch, evPos := "", -1, math.MaxInt
 	if tok != "" {
-		if rec, ok := l.got[kindALeg+":"+tok]; ok && rec.A != "" {
-			evLeg, evEpoch, evPos = rec.A, rec.E, tokPos
+		if rec, ok := l.got[kindALeg+":"+tok]; ok && rec.ALeg != "" {
+			evLeg, evEpoch, evPos = rec.ALeg, rec.Epoch, tokPos
 		}
 	}
 	if evLeg == "" && len(lines) > 0 {
 		evLeg, evEpoch, evPos = summaryEvidence(l, lines)
 	}
 	hintEvidence := false
-	if evLeg == "" && hintOK && hintRec.A != "" && (h.PostCompaction || (ch.window > 0 && hintRec.W > 0 && ch.window > hintRec.W)) {
-		evLeg, hintEvidence = hintRec.A, true
+	if evLeg == "" && hintOK && hintRec.ALeg != "" && (h.PostCompaction || (ch.window > 0 && hintRec.Window > 0 && ch.window > hintRec.Window)) {
+		evLeg, hintEvidence = hintRec.ALeg, true
 	}
 	var need []string
 	if m >= 0 {
-		need = append(need, mrec.A)
+		need = append(need, mrec.ALeg)
 	}
 	need = append(need, evLeg)
 	if hintOK {
-		need = append(need, hintRec.A)
+		need = append(need, hintRec.ALeg)
 	}
 	if err := l.heads(need...); err != nil {
 		return Ref{}, err
@@ -279,9 +289,9 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	// picks up the branch's history (Claude Code --fork-session, a copied
 	// Codex thread): that is a fork, or the two would share one state.
 	if m >= 0 {
-		H, ok := l.head(mrec.A)
-		if !ok || H.H == headKeys[m] {
-			if ok && ref.Hint != "" && H.K != "" && H.K != ref.Hint && !ref.compaction && !(hintOK && hintRec.A == mrec.A) {
+		H, ok := l.head(mrec.ALeg)
+		if !ok || H.Head == headKeys[m] {
+			if ok && ref.Hint != "" && H.ClientHint != "" && H.ClientHint != ref.Hint && !ref.compaction && !(hintOK && hintRec.ALeg == mrec.ALeg) {
 				return r.forkRef(ref, mrec, chainN), nil
 			}
 			return continueRef(ref, mrec, H, ok, m), nil
@@ -289,12 +299,12 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	}
 	// 2. First turn of a new epoch.
 	if evLeg != "" {
-		if H, ok := l.head(evLeg); ok && (!hintOK || H.S == hintRec.S) {
+		if H, ok := l.head(evLeg); ok && (!hintOK || H.Session == hintRec.Session) {
 			if hintEvidence {
-				evEpoch = H.E
-				if ch.window > 0 && hintRec.W > 0 && ch.window > hintRec.W {
+				evEpoch = H.Epoch
+				if ch.window > 0 && hintRec.Window > 0 && ch.window > hintRec.Window {
 					evPos = math.MaxInt
-				} else if H.E > 0 {
+				} else if H.Epoch > 0 {
 					evPos = -1 // marker seen before: only new if nothing of this epoch matches
 				}
 			}
@@ -302,16 +312,16 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 			// branch's own client hint, carries the agent's post-compaction
 			// marker, but its summary repeats an older epoch's text word for
 			// word: it opens the next epoch all the same.
-			if H.C && h.PostCompaction && hintOK && hintRec.A == evLeg && evEpoch < H.E {
-				evEpoch, evPos = H.E, math.MaxInt
+			if H.Compacted && h.PostCompaction && hintOK && hintRec.ALeg == evLeg && evEpoch < H.Epoch {
+				evEpoch, evPos = H.Epoch, math.MaxInt
 			}
 			// A match inside the current epoch means no new epoch began —
 			// unless a compaction summary was relayed since the head: then
 			// a history that repeats this epoch's opening (the same summary
 			// and the same first words) is the next epoch, not a fork.
-			within := m >= 0 && mrec.A == evLeg && mrec.E == H.E && m >= evPos && !H.C
-			if evEpoch >= H.E && !within {
-				ref.Session, ref.ALeg, ref.Epoch, ref.Event = H.S, evLeg, max(H.E, evEpoch)+1, EventEpoch
+			within := m >= 0 && mrec.ALeg == evLeg && mrec.Epoch == H.Epoch && m >= evPos && !H.Compacted
+			if evEpoch >= H.Epoch && !within {
+				ref.Session, ref.ALeg, ref.Epoch, ref.Event = H.Session, evLeg, max(H.Epoch, evEpoch)+1, EventEpoch
 				return ref, nil
 			}
 		}
@@ -319,16 +329,16 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	// An in-band compaction edits the last message of the live history: it
 	// belongs to the branch whose head it repeats up to that message.
 	if ref.compaction && len(hist) >= 2 {
-		for _, a := range []string{mrec.A, hintRec.A} {
-			if H, ok := l.head(a); ok && H.B == headKeys[len(hist)-2] && (!hintOK || H.S == hintRec.S) {
-				ref.Session, ref.ALeg, ref.Epoch, ref.Event, ref.base = H.S, a, H.E, EventContinue, len(hist)-1
+		for _, a := range []string{mrec.ALeg, hintRec.ALeg} {
+			if H, ok := l.head(a); ok && H.HeadParent == headKeys[len(hist)-2] && (!hintOK || H.Session == hintRec.Session) {
+				ref.Session, ref.ALeg, ref.Epoch, ref.Event, ref.base = H.Session, a, H.Epoch, EventContinue, len(hist)-1
 				return ref, nil
 			}
 		}
 	}
 	// 3. Divergence from a known branch.
 	if m >= 0 {
-		H, _ := l.head(mrec.A)
+		H, _ := l.head(mrec.ALeg)
 		if ref.compaction {
 			return continueRef(ref, mrec, H, true, m), nil
 		}
@@ -344,15 +354,15 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		if err != nil {
 			return Ref{}, err
 		}
-		if oob.Event == EventOutOfBand && (!hintOK || oob.ALeg == hintRec.A) {
+		if oob.Event == EventOutOfBand && (!hintOK || oob.ALeg == hintRec.ALeg) {
 			oob.Side = true
 			return oob, nil
 		}
 	}
 	// Reset under a known hint, else a new session.
-	if hintOK && hintRec.S != "" {
-		ref.Session, ref.Event = hintRec.S, EventReset
-		ref.ALeg = "a_" + r.mac("reset", ref.Principal, hintRec.S, chainN)
+	if hintOK && hintRec.Session != "" {
+		ref.Session, ref.Event = hintRec.Session, EventReset
+		ref.ALeg = "a_" + r.mac("reset", ref.Principal, hintRec.Session, chainN)
 		return ref, nil
 	}
 	if ch.value != "" {
@@ -381,16 +391,16 @@ func quotesConversation(msgs []dialect.Message) bool {
 // forkRef starts a branch of mrec's A-leg at mrec, named by the history's
 // last chain digest.
 func (r *Resolver) forkRef(ref Ref, mrec record, chainN string) Ref {
-	ref.Session, ref.Epoch, ref.Event = mrec.S, mrec.E, EventFork
-	ref.ParentALeg, ref.ForkOrdinal = mrec.A, Ordinal(mrec.E, mrec.T)
-	ref.ALeg = "a_" + r.mac("fork", ref.Principal, mrec.A, chainN)
+	ref.Session, ref.Epoch, ref.Event = mrec.Session, mrec.Epoch, EventFork
+	ref.ParentALeg, ref.ForkOrdinal = mrec.ALeg, Ordinal(mrec.Epoch, mrec.Turn)
+	ref.ALeg = "a_" + r.mac("fork", ref.Principal, mrec.ALeg, chainN)
 	return ref
 }
 
 func continueRef(ref Ref, mrec, H record, headOK bool, m int) Ref {
-	ref.Session, ref.ALeg, ref.Epoch, ref.Event = mrec.S, mrec.A, mrec.E, EventContinue
-	if headOK && ref.compaction && H.E > ref.Epoch {
-		ref.Epoch = H.E // compaction of an older point: count it in the current epoch
+	ref.Session, ref.ALeg, ref.Epoch, ref.Event = mrec.Session, mrec.ALeg, mrec.Epoch, EventContinue
+	if headOK && ref.compaction && H.Epoch > ref.Epoch {
+		ref.Epoch = H.Epoch // compaction of an older point: count it in the current epoch
 	}
 	ref.base = m + 1
 	return ref
@@ -460,12 +470,12 @@ func summaryEvidence(l *lookup, lines []lineKey) (string, int, int) {
 	pos := map[string]int{}
 	for _, lk := range lines {
 		rec, ok := l.got[lk.key]
-		if !ok || rec.A == "" {
+		if !ok || rec.ALeg == "" {
 			continue
 		}
-		count[rec.A]++
-		epoch[rec.A] = max(epoch[rec.A], rec.E)
-		pos[rec.A] = max(pos[rec.A], lk.pos)
+		count[rec.ALeg]++
+		epoch[rec.ALeg] = max(epoch[rec.ALeg], rec.Epoch)
+		pos[rec.ALeg] = max(pos[rec.ALeg], lk.pos)
 	}
 	best, n, tie := "", 0, false
 	for a, c := range count {
