@@ -99,6 +99,9 @@ type Store interface {
 	// PutLineage upserts a small opaque record in the principal's namespace.
 	// A zero expires never expires.
 	PutLineage(ctx context.Context, principal, key string, value []byte, expires time.Time) error
+	// PutLineages upserts several records of one principal in one
+	// transaction (one round trip where the backend allows): all or none.
+	PutLineages(ctx context.Context, principal string, puts []LineagePut) error
 	// GetLineage returns the values of the keys that exist and have not
 	// expired, in one round trip.
 	GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error)
@@ -192,6 +195,26 @@ func CheckReserve(key string, amount int64) error {
 	}
 	if amount < 0 {
 		return fmt.Errorf("reserve: negative amount %d: %w", amount, ErrInvalid)
+	}
+	return nil
+}
+
+// LineagePut is one record of PutLineages. A zero Expires never expires.
+type LineagePut struct {
+	Key     string
+	Value   []byte
+	Expires time.Time
+}
+
+// CheckLineagePuts validates a PutLineages call.
+func CheckLineagePuts(principal string, puts []LineagePut) error {
+	if principal == "" {
+		return fmt.Errorf("put lineage: empty principal: %w", ErrInvalid)
+	}
+	for _, p := range puts {
+		if p.Key == "" {
+			return fmt.Errorf("put lineage: empty key: %w", ErrInvalid)
+		}
 	}
 	return nil
 }

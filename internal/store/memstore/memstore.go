@@ -184,6 +184,19 @@ func (s *Store) PutLineage(ctx context.Context, principal, key string, value []b
 	return nil
 }
 
+// PutLineages implements backend.Store.
+func (s *Store) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	if err := backend.CheckLineagePuts(principal, puts); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range puts {
+		s.lineage[lineageKey{principal, p.Key}] = lineageValue{bytes.Clone(p.Value), backend.NormalizeTime(p.Expires)}
+	}
+	return nil
+}
+
 // GetLineage implements backend.Store.
 func (s *Store) GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error) {
 	now := s.now()

@@ -308,6 +308,36 @@ func (s *Store) PutLineage(ctx context.Context, principal, key string, value []b
 	return nil
 }
 
+// PutLineages implements backend.Store: one pipelined batch, which the
+// server runs as one implicit transaction (a single Sync ends it).
+func (s *Store) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	if err := backend.CheckLineagePuts(principal, puts); err != nil {
+		return err
+	}
+	if len(puts) == 0 {
+		return nil
+	}
+	var b pgx.Batch
+	for _, p := range puts {
+		v := p.Value
+		if v == nil {
+			v = []byte{}
+		}
+		var exp *time.Time
+		if !p.Expires.IsZero() {
+			e := backend.NormalizeTime(p.Expires)
+			exp = &e
+		}
+		b.Queue(`INSERT INTO lineage (principal, key, value, expires_at) VALUES ($1, $2, $3, $4)
+		 ON CONFLICT (principal, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+			principal, p.Key, v, exp)
+	}
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("put lineage: %w", err)
+	}
+	return nil
+}
+
 // GetLineage implements backend.Store.
 func (s *Store) GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(keys))

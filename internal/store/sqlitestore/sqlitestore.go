@@ -352,6 +352,35 @@ func (s *Store) PutLineage(ctx context.Context, principal, key string, value []b
 	return nil
 }
 
+// PutLineages implements backend.Store: one write transaction.
+func (s *Store) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	if err := backend.CheckLineagePuts(principal, puts); err != nil {
+		return err
+	}
+	if len(puts) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, p := range puts {
+			v := p.Value
+			if v == nil {
+				v = []byte{}
+			}
+			if _, err := tx.ExecContext(ctx,
+				`INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
+				 ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+				principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("put lineage: %w", err)
+	}
+	return nil
+}
+
 // GetLineage implements backend.Store. The keys travel as one JSON array
 // parameter, so any number of them costs one query.
 func (s *Store) GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error) {

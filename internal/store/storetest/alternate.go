@@ -50,6 +50,10 @@ func (a *alternate) PutLineage(ctx context.Context, principal, key string, value
 	return a.pick().PutLineage(ctx, principal, key, value, expires)
 }
 
+func (a *alternate) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	return a.pick().PutLineages(ctx, principal, puts)
+}
+
 func (a *alternate) GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error) {
 	return a.pick().GetLineage(ctx, principal, keys)
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) backend.Store) {
 		{"PurgePrincipal", testPurgePrincipal},
 		{"Lineage", testLineage},
 		{"LineageExpiry", testLineageExpiry},
+		{"LineageBatch", testLineageBatch},
 		{"LedgerIdempotent", testLedgerIdempotent},
 		{"Usage", testUsage},
 		{"ReserveAtLimit", testReserveAtLimit},
@@ -388,6 +389,42 @@ func testLineage(t *testing.T, s backend.Store) {
 	}
 	if len(got) != 100 || string(got["bulk:297"]) != "vbulk:297" {
 		t.Errorf("GetLineage(300 keys) returned %d values (bulk:297=%q), want 100", len(got), got["bulk:297"])
+	}
+}
+
+// PutLineages writes every record of the batch (upserting, with expiry)
+// or, given an invalid one, none.
+func testLineageBatch(t *testing.T, s backend.Store) {
+	ctx := t.Context()
+	if err := s.PutLineage(ctx, "alice", "k1", []byte("old"), time.Time{}); err != nil {
+		t.Fatalf("PutLineage: %v", err)
+	}
+	now := time.Now()
+	err := s.PutLineages(ctx, "alice", []backend.LineagePut{
+		{Key: "k1", Value: []byte("new")},
+		{Key: "k2", Value: []byte("two"), Expires: now.Add(time.Hour)},
+		{Key: "k3", Value: []byte("gone"), Expires: now.Add(-time.Minute)},
+	})
+	if err != nil {
+		t.Fatalf("PutLineages: %v", err)
+	}
+	got, err := s.GetLineage(ctx, "alice", []string{"k1", "k2", "k3"})
+	if err != nil {
+		t.Fatalf("GetLineage: %v", err)
+	}
+	want := map[string][]byte{"k1": []byte("new"), "k2": []byte("two")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after PutLineages (-want +got):\n%s", diff)
+	}
+	err = s.PutLineages(ctx, "alice", []backend.LineagePut{{Key: "k4", Value: []byte("x")}, {Key: "", Value: []byte("bad")}})
+	if !errors.Is(err, backend.ErrInvalid) {
+		t.Errorf("PutLineages with an empty key: err %v, want ErrInvalid", err)
+	}
+	if got, _ := s.GetLineage(ctx, "alice", []string{"k4"}); len(got) != 0 {
+		t.Errorf("a refused batch wrote %v", got)
+	}
+	if err := s.PutLineages(ctx, "", []backend.LineagePut{{Key: "k"}}); !errors.Is(err, backend.ErrInvalid) {
+		t.Errorf("PutLineages without a principal: err %v, want ErrInvalid", err)
 	}
 }
 
