@@ -3,6 +3,8 @@ package session
 import (
 	"container/list"
 	"hash/maphash"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 )
@@ -22,6 +24,7 @@ type lruItem struct {
 	key     string
 	rec     record
 	expires time.Time
+	written time.Time // when this process stored rec; zero when it was read
 }
 
 func newLRU(size int, ttl time.Duration, now func() time.Time) *lru {
@@ -45,17 +48,40 @@ func (c *lru) get(key string) (record, bool) {
 	return it.rec, true
 }
 
-func (c *lru) put(key string, rec record) {
+// stored reports whether this process itself stored rec under key after
+// since (so the store holds that value, with at least the expiry it was
+// written with).
+func (c *lru) stored(key string, rec record, since time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	exp := c.now().Add(c.ttl)
+	el, ok := c.items[key]
+	if !ok {
+		return false
+	}
+	it := el.Value.(*lruItem)
+	return it.written.After(since) && reflect.DeepEqual(it.rec, rec)
+}
+
+// put caches rec; written says this process has just stored it.
+func (c *lru) put(key string, rec record, written bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	exp := now.Add(c.ttl)
+	var w time.Time
+	if written {
+		w = now
+	}
 	if el, ok := c.items[key]; ok {
 		it := el.Value.(*lruItem)
-		it.rec, it.expires = rec, exp
+		if !written && reflect.DeepEqual(it.rec, rec) {
+			w = it.written // read back what this process stored
+		}
+		it.rec, it.expires, it.written = rec, exp, w
 		c.ll.MoveToFront(el)
 		return
 	}
-	c.items[key] = c.ll.PushFront(&lruItem{key: key, rec: rec, expires: exp})
+	c.items[key] = c.ll.PushFront(&lruItem{key: key, rec: rec, expires: exp, written: w})
 	for c.ll.Len() > c.size {
 		old := c.ll.Back()
 		c.ll.Remove(old)
@@ -120,9 +146,27 @@ type stripes struct {
 	mu   [64]sync.Mutex
 }
 
-func (s *stripes) lock(key string) func() {
+// lock locks the stripes of the non-empty keys, each once, in stripe order.
+func (s *stripes) lock(keys ...string) func() {
 	s.once.Do(func() { s.seed = maphash.MakeSeed() })
-	m := &s.mu[maphash.String(s.seed, key)%uint64(len(s.mu))]
-	m.Lock()
-	return m.Unlock
+	var idx [4]int
+	held := idx[:0]
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		i := int(maphash.String(s.seed, k) % uint64(len(s.mu)))
+		if !slices.Contains(held, i) {
+			held = append(held, i)
+		}
+	}
+	slices.Sort(held)
+	for _, i := range held {
+		s.mu[i].Lock()
+	}
+	return func() {
+		for _, i := range slices.Backward(held) {
+			s.mu[i].Unlock()
+		}
+	}
 }

@@ -10,7 +10,10 @@ import (
 
 // Commit records the lineage of a request the upstream answered: one record
 // for its full-history digest, the A-leg's new head, the client hint's
-// mapping, and fingerprints of the user turns new since the last commit.
+// mapping, and fingerprints of the user turns new since the last commit, in
+// one store write (plus one read when the request adds a user turn worth a
+// fingerprint). A record this process knows to be stored already, with the
+// same value, is not written again: a repeated request writes nothing.
 // Compaction and out-of-band requests move no head and record nothing.
 func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	if err := checkArgs(ref.Principal, v); err != nil {
@@ -19,71 +22,90 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	if ref.ALeg == "" || ref.compaction || ref.Event == EventOutOfBand || ref.Event == EventUnattributed {
 		return nil
 	}
-	msgs := v.Messages()
-	hist := history(msgs)
+	hist, turn := ref.hist, ref.Turn
+	if hist == nil { // a Ref not made by Resolve
+		msgs := v.Messages()
+		hist, turn = history(msgs), len(msgs)
+	}
 	if len(hist) == 0 {
 		return nil
 	}
 	p := ref.Principal
 	n := len(hist)
 	headKey := r.key(kindHead, p, string(hist[n-1].chain[:]))
-	if err := r.put(ctx, p, headKey, record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: len(msgs)}); err != nil {
-		return wrap("commit", err)
-	}
 	prevKey := ""
 	if n >= 2 {
 		prevKey = r.key(kindHead, p, string(hist[n-2].chain[:]))
 	}
-	if err := r.moveHead(ctx, ref, headKey, prevKey, n, len(msgs)); err != nil {
+	fps, err := r.fingerprints(ctx, ref, hist)
+	if err != nil {
 		return wrap("commit", err)
 	}
-	if err := r.commitHint(ctx, ref); err != nil {
-		return wrap("commit", err)
+
+	ak := r.alegKey(p, ref.ALeg)
+	hk := ""
+	if ref.Hint != "" {
+		hk = kindHint + ":" + ref.Hint
 	}
-	return wrap("commit", r.fingerprint(ctx, ref, hist))
+	unlock := r.heads.lock(ak, hk)
+	defer unlock()
+	w := r.batch(p)
+	w.add(headKey, record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn})
+	if head, ok := r.nextHead(ref, ak, headKey, prevKey, n, turn); ok {
+		w.add(ak, head)
+	}
+	if hint, ok := r.nextHint(ref, hk); ok {
+		w.add(hk, hint)
+	}
+	for _, f := range fps {
+		w.add(f.key, f.rec)
+	}
+	return wrap("commit", w.flush(ctx))
 }
 
-// moveHead upserts the A-leg head unless this process already knows a later
-// head of the same A-leg (a slower, older request finishing last).
-func (r *Resolver) moveHead(ctx context.Context, ref Ref, headKey, prevKey string, n, turn int) error {
-	ak := r.alegKey(ref.Principal, ref.ALeg)
-	unlock := r.heads.lock(ak)
-	defer unlock()
+// nextHead is the A-leg head after this request, and whether to write it:
+// not when this process already knows a later head of the same A-leg (a
+// slower, older request finishing last).
+func (r *Resolver) nextHead(ref Ref, ak, headKey, prevKey string, n, turn int) (record, bool) {
 	cur, ok := r.cached(ref.Principal, ak)
 	if ok && cur.Head != "" && Ordinal(cur.Epoch, cur.Turn) > Ordinal(ref.Epoch, turn) {
-		return nil
+		return record{}, false
 	}
 	parent := ref.ParentALeg
 	if ok && parent == "" {
 		parent = cur.Parent
 	}
-	return r.put(ctx, ref.Principal, ak, record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn, Head: headKey, HeadParent: prevKey, Parent: parent, ClientHint: ref.Hint})
+	return record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn, Head: headKey, HeadParent: prevKey, Parent: parent, ClientHint: ref.Hint}, true
 }
 
-func (r *Resolver) commitHint(ctx context.Context, ref Ref) error {
-	if ref.Hint == "" {
-		return nil
+// nextHint is the client hint's mapping after this request, and whether it
+// changed.
+func (r *Resolver) nextHint(ref Ref, hk string) (record, bool) {
+	if hk == "" {
+		return record{}, false
 	}
-	hk := kindHint + ":" + ref.Hint
-	unlock := r.heads.lock(hk)
-	defer unlock()
 	want := record{Session: ref.Session, ALeg: ref.ALeg, Window: ref.window}
 	if cur, ok := r.cached(ref.Principal, hk); ok {
 		if cur.Session == want.Session && cur.ALeg == want.ALeg && cur.Window >= want.Window {
-			return nil
+			return record{}, false
 		}
 		if cur.ALeg == want.ALeg {
 			want.Window = max(want.Window, cur.Window)
 		}
 	}
-	return r.put(ctx, ref.Principal, hk, want)
+	return want, true
 }
 
-// fingerprint records, for the user turns this request added, which A-legs
-// said them, so an out-of-band summarisation request quoting them can be
-// attributed. Short texts are skipped; a text said in more than a few
-// A-legs is marked as not discriminating.
-func (r *Resolver) fingerprint(ctx context.Context, ref Ref, hist []entry) error {
+type keyed struct {
+	key string
+	rec record
+}
+
+// fingerprints returns the records that say, for the user turns this
+// request added, which A-legs said them, so an out-of-band summarisation
+// request quoting them can be attributed. Short texts are skipped; a text
+// said in more than a few A-legs is marked as not discriminating.
+func (r *Resolver) fingerprints(ctx context.Context, ref Ref, hist []entry) ([]keyed, error) {
 	var keys []string
 	for i := len(hist) - 1; i >= ref.base && i >= 0 && len(keys) < fingerprintsMax; i-- {
 		u := hist[i].user
@@ -93,12 +115,13 @@ func (r *Resolver) fingerprint(ctx context.Context, ref Ref, hist []entry) error
 		keys = append(keys, r.key(kindFinger, ref.Principal, u))
 	}
 	if len(keys) == 0 {
-		return nil
+		return nil, nil
 	}
 	got, err := r.fetch(ctx, ref.Principal, keys)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []keyed
 	for _, k := range keys {
 		rec := got[k]
 		if slices.Contains(rec.Legs, ref.ALeg) {
@@ -109,11 +132,9 @@ func (r *Resolver) fingerprint(ctx context.Context, ref Ref, hist []entry) error
 			rec.Legs = rec.Legs[len(rec.Legs)-maxLegsPerFinger:]
 			rec.Crowded = true
 		}
-		if err := r.put(ctx, ref.Principal, k, rec); err != nil {
-			return err
-		}
+		out = append(out, keyed{k, rec})
 	}
-	return nil
+	return out, nil
 }
 
 // RecordSummary records the compaction summary relayed for ref's A-leg:

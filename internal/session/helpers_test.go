@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 // memStore is an in-memory Store that counts round trips.
@@ -54,6 +55,24 @@ func (s *memStore) GetLineage(_ context.Context, principal string, keys []string
 		}
 	}
 	return out, nil
+}
+
+// PutLineages stores a batch in one round trip.
+func (s *memStore) PutLineages(_ context.Context, principal string, puts []backend.LineagePut) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.puts++
+	for _, p := range puts {
+		s.recs[principal+"\x00"+p.Key] = memRec{val: bytes.Clone(p.Value), expires: p.Expires}
+	}
+	return nil
+}
+
+// writes returns the number of write round trips so far.
+func (s *memStore) writes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.puts
 }
 
 // dump returns every stored key and value (for privacy checks).

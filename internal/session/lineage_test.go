@@ -377,6 +377,61 @@ func TestCacheBoundedAndHotPath(t *testing.T) {
 	}
 }
 
+// A turn of an agent's loop (a hinted continuation adding a tool call and
+// its result, then a new user turn) costs one store read to resolve and one
+// write to commit; the same request again writes nothing, and a second
+// resolver over the same store (another replica) resolves it alike.
+func TestTurnStoreRoundTrips(t *testing.T) {
+	st := newMemStore()
+	r := newTestResolver(st)
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "loop-session"}
+	hist := conversation("loop", 10)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	for i, next := range [][]msg{
+		append(hist, a("calling the tool"), msg{"user", "tool said: fine"}),
+		append(hist, a("calling the tool"), msg{"user", "tool said: fine"}, a("done"), u("now write the migration for the users table")),
+	} {
+		v := chatView(t, hdr, next...)
+		gets, puts := st.roundTrips(), st.writes()
+		ref, err := r.Resolve(t.Context(), "alice", v, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.Event != EventContinue || ref.ALeg != first.ALeg {
+			t.Fatalf("turn %d: %s on %s, want a continuation of %s", i, ref.Event, ref.ALeg, first.ALeg)
+		}
+		if err := r.Commit(t.Context(), ref, v); err != nil {
+			t.Fatal(err)
+		}
+		reads := st.roundTrips() - gets
+		wantReads := 1
+		if i == 1 {
+			wantReads = 2 // the new user turn's fingerprint is read before it is extended
+		}
+		if reads != wantReads || st.writes()-puts != 1 {
+			t.Errorf("turn %d: %d reads and %d writes, want %d and 1", i, reads, st.writes()-puts, wantReads)
+		}
+		puts = st.writes()
+		again, err := r.Resolve(t.Context(), "alice", v, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Commit(t.Context(), again, v); err != nil {
+			t.Fatal(err)
+		}
+		if st.writes() != puts {
+			t.Errorf("turn %d repeated: %d writes, want none", i, st.writes()-puts)
+		}
+		other, err := newTestResolver(st).Resolve(t.Context(), "alice", v, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other.ALeg != ref.ALeg || other.Event != EventContinue || other.Ordinal != ref.Ordinal {
+			t.Errorf("turn %d: another replica resolves %s %s@%d, want %s %s@%d", i, other.Event, other.ALeg, other.Ordinal, ref.Event, ref.ALeg, ref.Ordinal)
+		}
+	}
+}
+
 func TestTTLExpiry(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 // record is the value of every lineage key. The JSON names are short on
@@ -43,7 +44,7 @@ func (r *Resolver) cached(principal, key string) (record, bool) {
 }
 
 func (r *Resolver) remember(principal, key string, rec record) {
-	r.cache.put(principal+"\x00"+key, rec)
+	r.cache.put(principal+"\x00"+key, rec, false)
 }
 
 // fetch reads keys from the store in one round trip, decodes and caches the
@@ -84,7 +85,66 @@ func (r *Resolver) put(ctx context.Context, principal, key string, rec record) e
 	if err := r.st.PutLineage(ctx, principal, key, b, r.opt.Now().Add(r.opt.TTL)); err != nil {
 		return err
 	}
-	r.remember(principal, key, rec)
+	r.cache.put(principal+"\x00"+key, rec, true)
+	return nil
+}
+
+// batchPutter is a store that writes several lineage records in one
+// transaction (every backend does; test stores may not).
+type batchPutter interface {
+	PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error
+}
+
+// writes collects the lineage records of one principal to store together.
+type writes struct {
+	r         *Resolver
+	principal string
+	keys      []string
+	recs      []record
+}
+
+func (r *Resolver) batch(principal string) *writes { return &writes{r: r, principal: principal} }
+
+// add queues rec under key unless this process stored the same value there
+// within the last half of the records' lifetime.
+func (w *writes) add(key string, rec record) {
+	r := w.r
+	if r.cache.stored(w.principal+"\x00"+key, rec, r.opt.Now().Add(-r.opt.TTL/2)) {
+		return
+	}
+	w.keys, w.recs = append(w.keys, key), append(w.recs, rec)
+}
+
+// flush stores the queued records in one round trip and caches them.
+func (w *writes) flush(ctx context.Context) error {
+	r := w.r
+	if len(w.keys) == 0 {
+		return nil
+	}
+	bp, ok := r.st.(batchPutter)
+	if !ok || len(w.keys) == 1 {
+		for i, k := range w.keys {
+			if err := r.put(ctx, w.principal, k, w.recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	exp := r.opt.Now().Add(r.opt.TTL)
+	puts := make([]backend.LineagePut, len(w.keys))
+	for i, k := range w.keys {
+		b, err := json.Marshal(w.recs[i])
+		if err != nil {
+			return err
+		}
+		puts[i] = backend.LineagePut{Key: k, Value: b, Expires: exp}
+	}
+	if err := bp.PutLineages(ctx, w.principal, puts); err != nil {
+		return err
+	}
+	for i, k := range w.keys {
+		r.cache.put(w.principal+"\x00"+k, w.recs[i], true)
+	}
 	return nil
 }
 
@@ -111,7 +171,9 @@ func (r *Resolver) Resolve(ctx context.Context, principal string, v *dialect.Vie
 	if h.OutOfBand {
 		res, err = r.resolveOutOfBand(ctx, ref, msgs, hintKey)
 	} else {
-		res, err = r.resolveTurn(ctx, ref, msgs, h, ch, hintKey)
+		hist := history(msgs)
+		res, err = r.resolveTurn(ctx, ref, msgs, hist, h, ch, hintKey)
+		res.hist = hist
 	}
 	if err != nil {
 		return Ref{}, wrap("resolve", err)
@@ -169,9 +231,8 @@ func (l *lookup) head(aLeg string) (record, bool) {
 	return rec, ok && rec.ALeg == aLeg
 }
 
-func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Message, h Hints, ch clientHint, hintKey string) (Ref, error) {
+func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Message, hist []entry, h Hints, ch clientHint, hintKey string) (Ref, error) {
 	p := ref.Principal
-	hist := history(msgs)
 	headKeys := make([]string, len(hist))
 	for i := range hist {
 		headKeys[i] = r.key(kindHead, p, string(hist[i].chain[:]))
