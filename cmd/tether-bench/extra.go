@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tether-dev/tether/internal/app"
@@ -13,14 +15,22 @@ import (
 // extraTargets are the proxy variants measured beside the core: Tether as
 // `tether serve` assembles it, with the production hook set (compaction
 // detection, continuity preservation, usage admission and ledger) on an
-// in-memory store, continuity enabled, no extractor route.
-func extraTargets(ctx context.Context) []builder {
+// the store `tether serve` defaults to (a fresh SQLite file) or the
+// in-memory one, continuity enabled, no extractor route.
+func extraTargets(ctx context.Context, store string) []builder {
 	return []builder{{"app", "Tether (production hooks)", func(upURL string) (http.Handler, func(), error) {
 		cfg, err := passthroughConfig(upURL)
 		if err != nil {
 			return nil, nil, err
 		}
 		cfg.Continuity.Enabled = true
+		dir := ""
+		if store == "sqlite" {
+			if dir, err = os.MkdirTemp("", "tether-bench-"); err != nil {
+				return nil, nil, fmt.Errorf("store directory: %w", err)
+			}
+			cfg.Store = "sqlite://" + filepath.Join(dir, "tether.db")
+		}
 		a, err := app.New(ctx, cfg, app.Options{LogOutput: io.Discard})
 		if err != nil {
 			return nil, nil, fmt.Errorf("assemble app: %w", err)
@@ -29,6 +39,9 @@ func extraTargets(ctx context.Context) []builder {
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_ = a.Close(cctx)
+			if dir != "" {
+				_ = os.RemoveAll(dir)
+			}
 		}
 		return a.Handler(), stop, nil
 	}}}

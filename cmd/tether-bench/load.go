@@ -87,9 +87,10 @@ func one(ctx context.Context, c *http.Client, url string, body []byte, want int,
 // measure drives url with conc concurrent clients for d or max requests,
 // whichever comes first. A failed request is counted, not sampled; more
 // than 1% of failures fails the measurement.
-func measure(ctx context.Context, c *http.Client, url string, stream bool, conc int, d time.Duration, max int) (samples, error) {
-	body := requestBody(stream)
-	want := answerLen(stream)
+// seqs holds each client's next request number for one target (agent
+// workloads: the client's place in its sessions); client i owns seqs[i].
+func measure(ctx context.Context, c *http.Client, url string, w *workload, seqs []int, stream bool, conc int, d time.Duration, max int) (samples, error) {
+	want := answerLen(w, stream)
 	deadline := time.Now().Add(d)
 	var (
 		issued atomic.Int64
@@ -98,14 +99,20 @@ func measure(ctx context.Context, c *http.Client, url string, stream bool, conc 
 		out    samples
 	)
 	start := time.Now()
-	for range conc {
+	for client := range conc {
 		wg.Go(func() {
 			buf := make([]byte, 32<<10)
+			var reqBuf []byte
+			if w.agent() {
+				reqBuf = make([]byte, 0, w.size+w.size/4+64<<10)
+			}
 			local := samples{
 				total: make([]time.Duration, 0, 1024),
 				ttfb:  make([]time.Duration, 0, 1024),
 			}
 			for ctx.Err() == nil && time.Now().Before(deadline) && issued.Add(1) <= int64(max) {
+				body := w.body(reqBuf, client, seqs[client], stream)
+				seqs[client]++
 				ttfb, total, err := one(ctx, c, url, body, want, buf)
 				if err != nil {
 					local.errors++

@@ -58,6 +58,8 @@ type settings struct {
 	rounds      int
 	cpuProfile  string
 	only        map[string]bool // target keys to run; empty: all
+	work        *workload
+	store       string // store of the production-hooks target: sqlite (default) or memory
 }
 
 func parseFlags(args []string, stderr io.Writer) (settings, error) {
@@ -72,6 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	fs.IntVar(&s.rounds, "rounds", 2, "measurement rounds; targets alternate within each, samples are pooled")
 	fs.StringVar(&s.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	only := fs.String("targets", "", "comma-separated subset of direct,bare,tether,app (default all; the checks need bare)")
+	body := fs.String("body", "small", "request bodies: small (one short Chat Completions call), 200k or 2m (Claude Code–shaped agent histories)")
+	fs.StringVar(&s.store, "store", "sqlite", "store of the production-hooks target: sqlite (a fresh file, as tether serve defaults to) or memory")
 	if err := fs.Parse(args); err != nil {
 		return s, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -97,6 +101,14 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 		s.streams = []bool{false}
 	default:
 		return s, fmt.Errorf("%w: -stream wants both, true or false, got %q", errUsage, *stream)
+	}
+	w, err := newWorkload(*body)
+	if err != nil {
+		return s, err
+	}
+	s.work = w
+	if s.store != "sqlite" && s.store != "memory" {
+		return s, fmt.Errorf("%w: -store wants sqlite or memory, got %q", errUsage, s.store)
 	}
 	if s.duration <= 0 || s.rounds < 1 || s.maxRequests < 1 {
 		return s, fmt.Errorf("%w: -duration, -rounds and -max-requests must be positive", errUsage)

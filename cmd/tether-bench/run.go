@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"bare", "bare ReverseProxy", bareProxy},
 		{"tether", "Tether (no hooks)", tetherCore},
 	}
-	builders = append(builders, extraTargets(ctx)...)
+	builders = append(builders, extraTargets(ctx, s.store)...)
 	for _, b := range builders {
 		if !s.wants(b.key) {
 			continue
@@ -85,10 +85,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	clients := map[string]*http.Client{}
+	seqs := map[string][]int{}
 	for _, t := range targets {
 		c := newLoadClient()
 		defer c.CloseIdleConnections()
 		clients[t.name] = c
+		seqs[t.name] = make([]int, slices.Max(s.concurrency))
 	}
 
 	results := map[cell]*samples{}
@@ -101,12 +103,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					slices.Reverse(order)
 				}
 				for _, t := range order {
-					url := t.url + "/v1/chat/completions"
+					url := t.url + s.work.path
 					c := clients[t.name]
-					if _, err := measure(ctx, c, url, stream, conc, s.warmup, s.maxRequests); err != nil {
+					if _, err := measure(ctx, c, url, s.work, seqs[t.name], stream, conc, s.warmup, s.maxRequests); err != nil {
 						return fmt.Errorf("%s warm-up (stream=%v, c=%d): %w", t.name, stream, conc, err)
 					}
-					m, err := measure(ctx, c, url, stream, conc, s.duration, s.maxRequests)
+					m, err := measure(ctx, c, url, s.work, seqs[t.name], stream, conc, s.duration, s.maxRequests)
 					if err != nil {
 						return fmt.Errorf("%s (stream=%v, c=%d): %w", t.name, stream, conc, err)
 					}
@@ -152,7 +154,8 @@ func report(w io.Writer, s settings, names []string, res map[cell]*samples, took
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(w, ", load average at end %s", strings.Join(strings.Fields(string(la))[:3], " "))
 	}
-	fmt.Fprintf(w, ".\nRun: %d round(s) × %s per target and cell (after %s warm-up), %s in all.\n\n", s.rounds, s.duration, s.warmup, took.Round(time.Second))
+	fmt.Fprintf(w, ".\nBodies: %s. Production-hooks store: %s.", s.work.describe(), s.store)
+	fmt.Fprintf(w, "\nRun: %d round(s) × %s per target and cell (after %s warm-up), %s in all.\n\n", s.rounds, s.duration, s.warmup, took.Round(time.Second))
 
 	fmt.Fprintln(w, "| mode | clients | target | req/s | p50 | p99 | TTFB p50 | TTFB p99 | requests | errors |")
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")

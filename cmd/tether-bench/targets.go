@@ -66,12 +66,14 @@ func bareProxy(upURL string) (http.Handler, func(), error) {
 }
 
 // passthroughConfig is Tether's configuration for the run: passthrough, one
-// OpenAI provider at the fake upstream, the default catch-all route.
+// OpenAI and one Anthropic provider at the fake upstream, the default
+// catch-all routes.
 func passthroughConfig(upURL string) (*config.Config, error) {
 	cfg := &config.Config{
 		Store: "memory:",
 		Providers: []config.Provider{
 			{Name: "bench", Dialect: config.FamilyOpenAI, BaseURL: upURL + "/v1"},
+			{Name: "bench-anthropic", Dialect: config.FamilyAnthropic, BaseURL: upURL},
 		},
 	}
 	cfg.WithDefaults(func(string) string { return "" })

@@ -37,21 +37,21 @@ var sseEvents = func() [][]byte {
 	return evs
 }()
 
-// streamLen is the byte length of the whole streamed answer.
-var streamLen = func() int {
+func eventsLen(evs [][]byte) int {
 	n := 0
-	for _, e := range sseEvents {
+	for _, e := range evs {
 		n += len(e)
 	}
 	return n
-}()
+}
 
 var streamFlag = []byte(`"stream":true`)
 
 // upstreamHandler answers POST /v1/chat/completions.
 func upstreamHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		anthropic := r.URL.Path == "/v1/messages"
+		if r.Method != http.MethodPost || (r.URL.Path != "/v1/chat/completions" && !anthropic) {
 			http.Error(w, fmt.Sprintf("bench upstream: no %s %s", r.Method, r.URL.Path), http.StatusNotFound)
 			return
 		}
@@ -60,16 +60,20 @@ func upstreamHandler() http.Handler {
 			http.Error(w, "bench upstream: read body", http.StatusBadRequest)
 			return
 		}
+		answer, events := chatJSON, sseEvents
+		if anthropic {
+			answer, events = messageJSON, messageEvents
+		}
 		if !bytes.Contains(body, streamFlag) {
 			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Content-Length", strconv.Itoa(len(chatJSON)))
-			_, _ = w.Write(chatJSON)
+			w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+			_, _ = w.Write(answer)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		rc := http.NewResponseController(w)
-		for _, ev := range sseEvents {
+		for _, ev := range events {
 			if _, err := w.Write(ev); err != nil {
 				return
 			}
@@ -94,9 +98,14 @@ func requestBody(stream bool) []byte {
 }
 
 // answerLen is the byte length a client must receive.
-func answerLen(stream bool) int {
-	if stream {
-		return streamLen
+func answerLen(w *workload, stream bool) int {
+	switch {
+	case w.agent() && stream:
+		return eventsLen(messageEvents)
+	case w.agent():
+		return len(messageJSON)
+	case stream:
+		return eventsLen(sseEvents)
 	}
 	return len(chatJSON)
 }

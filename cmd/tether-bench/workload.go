@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// A workload is what the clients send. "small" is one short Chat
+// Completions call, the same every time. The agent workloads are Claude
+// Code–shaped Anthropic Messages histories of about the given size (text
+// turns, tool_use and tool_result blocks; system prompt, tools and
+// metadata after the messages, as Claude Code orders them): each client is
+// an agent working through sessions of agentTurns turns, every request
+// resending the whole history plus the newest tool call and its result,
+// so the proxy sees real continuations of growing conversations.
+type workload struct {
+	name   string
+	path   string // request path on every target
+	size   int    // approximate body size; 0 for the small call
+	middle []byte // shared filler history (messages 1…), without brackets
+}
+
+// agentTurns is the length of one session; a client then starts a new one.
+const agentTurns = 32
+
+func newWorkload(name string) (*workload, error) {
+	switch name {
+	case "small":
+		return &workload{name: name, path: "/v1/chat/completions"}, nil
+	case "200k":
+		return agentWorkload(name, 200<<10), nil
+	case "2m":
+		return agentWorkload(name, 2<<20), nil
+	}
+	return nil, fmt.Errorf("%w: -body wants small, 200k or 2m, got %q", errUsage, name)
+}
+
+func agentWorkload(name string, size int) *workload {
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"assistant","content":[{"type":"text","text":%q},{"type":"tool_use","id":"toolu_%04d","name":"Bash","input":{"command":"grep -rn \"Inventory\" internal/ --include=*.go | head -40","description":"Find the inventory code"}}]},`,
+			"I'll look at how the inventory service reaches its repository layer before changing it.", i)
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%04d","content":%q}]},`,
+			i, strings.Repeat("internal/inventory/service.go:42:\tfunc (s *Service) Reserve(ctx context.Context, sku string, n int) error {\n", 12))
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]}`,
+			fmt.Sprintf("Step %d done. Keep PostgreSQL as the store, not MongoDB, and keep every change behind the repository interface.", i))
+	}
+	return &workload{name: name, path: "/v1/messages", size: size, middle: b.Bytes()}
+}
+
+func (w *workload) agent() bool { return w.size > 0 }
+
+// describe names the workload in the report.
+func (w *workload) describe() string {
+	if !w.agent() {
+		return "small Chat Completions call"
+	}
+	return fmt.Sprintf("Claude Code–shaped Anthropic Messages history of about %d KiB, growing by one tool call per request, sessions of %d turns", w.size>>10, agentTurns)
+}
+
+// body writes the request of a client's seq-th request into buf.
+func (w *workload) body(buf []byte, client, seq int, stream bool) []byte {
+	if !w.agent() {
+		return requestBody(stream)
+	}
+	session, turn := seq/agentTurns, seq%agentTurns
+	b := bytes.NewBuffer(buf[:0])
+	b.WriteString(`{"model":"claude-bench","max_tokens":1024,"messages":[`)
+	fmt.Fprintf(b, `{"role":"user","content":[{"type":"text","text":"Session %d-%d: add a reservation endpoint to the inventory service. Make a plan first."}]},`, client, session)
+	b.Write(w.middle)
+	for i := range turn {
+		fmt.Fprintf(b, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_new_%d","name":"Read","input":{"file_path":"/repo/internal/inventory/file%d.go"}}]}`, i, i)
+		fmt.Fprintf(b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_new_%d","content":"package inventory\n\n// file %d\nfunc reserve() error { return nil }\n"}]}`, i, i)
+	}
+	b.WriteString(`],"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude."},{"type":"text","text":"You are an interactive agent that helps users with software engineering tasks.","cache_control":{"type":"ephemeral"}}],`)
+	b.WriteString(`"tools":[{"name":"Bash","description":"Run a shell command","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}},{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}],`)
+	fmt.Fprintf(b, `"metadata":{"user_id":"user_0123456789abcdef_account_00000000-0000-0000-0000-000000000000_session_bench-%d-%d"}`, client, session)
+	if stream {
+		b.WriteString(`,"stream":true`)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// The Anthropic answers of the fake upstream: a fixed message, or the same
+// as streamChunks SSE events.
+var messageJSON = []byte(`{"id":"msg_bench","type":"message","role":"assistant","model":"claude-bench",` +
+	`"content":[{"type":"text","text":"We will use PostgreSQL, not MongoDB. The plan is recorded."}],` +
+	`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":42,"output_tokens":14}}`)
+
+var messageEvents = func() [][]byte {
+	ev := func(name, data string) []byte { return []byte("event: " + name + "\ndata: " + data + "\n\n") }
+	evs := [][]byte{
+		ev("message_start", `{"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","model":"claude-bench","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":42,"output_tokens":1}}}`),
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+	}
+	words := []string{"We", " will", " use", " PostgreSQL", ",", " not", " MongoDB", ".", " The", " plan", " is", " recorded", " in", " the", " capsule", "."}
+	for _, w := range words[:streamChunks-5] {
+		evs = append(evs, ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+strconv.Quote(w)+`}}`))
+	}
+	return append(evs,
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`),
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}`),
+		ev("message_stop", `{"type":"message_stop"}`),
+	)
+}()
