@@ -422,6 +422,10 @@ func (p *probe) match(c *Condition) bool {
 	return false
 }
 
+// Test applies the condition's comparison (equals, prefix, contains,
+// contains_all, absent) to s, ignoring where it looks.
+func (c *Condition) Test(s string) bool { return test(c, s) }
+
 // test applies a condition's comparison to s; absent means empty.
 func test(c *Condition, s string) bool {
 	switch c.How {

@@ -78,3 +78,29 @@ func TestPrepareOnCapture(t *testing.T) {
 		t.Errorf("input is %d tokens for one short user turn", in.Tokens)
 	}
 }
+
+// OpenCode's automatic post-compaction messages ("What did we do so far?",
+// "Continue if you have next steps, or stop and ask for clarification if you
+// are unsure how to proceed.") are the agent's words in the user's role: they
+// neither open the gate ("proceed" is an approval cue) nor reach the
+// extractor, and the summary answering them is not a proposal.
+func TestGateIgnoresAgentWrittenTurns(t *testing.T) {
+	msgs := captured(t, "opencode_continue.json")
+	if len(msgs) < 5 || !strings.HasPrefix(msgs[3].Text, "Continue if you have next steps") {
+		t.Fatalf("capture changed: %d messages", len(msgs))
+	}
+	// The compaction and its aftermath, then a plain "Thanks."
+	delta := append(msgs[1:5:5], dialect.Message{Role: "user", Text: "Thanks."})
+	if got := Gate(nil, delta); got.Eligible {
+		t.Errorf("Gate = %+v for a decision-free session after an OpenCode compaction", got)
+	}
+	in := Prepare(nil, delta, 0, 12000)
+	for _, banned := range []string{"Continue if you have next steps", "What did we do so far?"} {
+		if strings.Contains(in.Text, banned) {
+			t.Errorf("the agent's own message %q is sent to the extractor as the user's:\n%s", banned, in.Text)
+		}
+	}
+	if len(in.Delta.UserTurns) != 1 {
+		t.Errorf("user turns = %v, want only the user's own", in.Delta.UserTurns)
+	}
+}

@@ -70,7 +70,8 @@ const minProposal = 80
 // already record.
 func Gate(prev *capsule.Capsule, delta []dialect.Message) Signal {
 	known := knownTexts(prev)
-	proposal := false // an assistant proposal waits for a user reply
+	proposal := false   // an assistant proposal waits for a user reply
+	agentAsked := false // the last user-role message was the agent's own
 	sawKnown := false
 	for _, m := range delta {
 		for _, tc := range m.ToolCalls {
@@ -78,8 +79,17 @@ func Gate(prev *capsule.Capsule, delta []dialect.Message) Signal {
 				return Signal{Eligible: true, Reason: ReasonPlanTool}
 			}
 		}
-		if m.Role == "assistant" && isProposal(m.Text) {
-			proposal = true
+		if m.Role == "assistant" {
+			// A proposal waits for the user's reply; an answer to the
+			// agent's own message (a compaction summary) is none.
+			if t := cleanText(m.Text); t != "" {
+				proposal = !agentAsked && isProposal(t)
+				agentAsked = false
+			}
+			continue
+		}
+		if m.Role == "user" && len(m.ToolResults) == 0 && agentWritten(cleanText(m.Text)) {
+			agentAsked = true
 			continue
 		}
 		t, ok := userText(m)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
@@ -36,7 +37,8 @@ var summaryPrefixes = []string{
 
 // userText returns what the user actually wrote in m: the message text with
 // capsule blocks and harness blocks removed, trimmed. It reports false for
-// a message that is not the user's own (tool results, compaction summaries).
+// a message that is not the user's own (tool results, compaction summaries,
+// messages the agent wrote in the user's role).
 func userText(m dialect.Message) (string, bool) {
 	if m.Role != "user" || m.Type != "" && m.Type != "message" {
 		return "", false
@@ -45,7 +47,7 @@ func userText(m dialect.Message) (string, bool) {
 	if t == "" {
 		return "", false
 	}
-	if isSummary(t) {
+	if isSummary(t) || agentWritten(t) {
 		return "", false
 	}
 	return t, true
@@ -127,3 +129,35 @@ func truncate(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// agentTurns are the conditions of the compaction rule file that recognise
+// a user-role message the agent wrote itself: compaction prompts and the
+// automatic messages agents send after a compaction ("Continue if you have
+// next steps…"). Such a message is not the user speaking: it never opens
+// the gate and never feeds extraction. One rule authority: rules.yaml.
+var agentTurns = func() []compaction.Condition {
+	var out []compaction.Condition
+	for _, r := range compaction.Default().Rules() {
+		if r.Evidence.Rank() < compaction.EvidenceSignature.Rank() ||
+			r.Marks != compaction.MarkCompaction && r.Marks != compaction.MarkPostCompaction {
+			continue
+		}
+		for _, c := range r.Match {
+			if (c.Where == "message_text:user" || c.Where == "last_user_text") && c.How != "absent" {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}()
+
+// agentWritten reports whether user-role text t is one the agent wrote.
+func agentWritten(t string) bool {
+	t = strings.TrimSpace(t)
+	for i := range agentTurns {
+		if agentTurns[i].Test(t) {
+			return true
+		}
+	}
+	return false
+}
