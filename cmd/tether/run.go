@@ -7,9 +7,6 @@ import (
 	"io"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // errUsage marks a command-line mistake (exit status 2).
 var errUsage = errors.New("usage")
 
@@ -37,7 +34,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "capsule":
 		return runCapsule(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "tether", version)
+		fmt.Fprintln(stdout, versionLine())
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

@@ -40,7 +40,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	fmt.Fprintf(stdout, "tether %s listening on http://%s (continuity %s)\n", version, ln.Addr(), onOff(cfg.Continuity.Enabled))
+	fmt.Fprintf(stdout, "tether %s listening on http://%s (continuity %s)\n", versionString(), ln.Addr(), onOff(cfg.Continuity.Enabled))
 	return a.Serve(ctx, ln)
 }
 

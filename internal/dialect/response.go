@@ -123,3 +123,34 @@ func ResponseHasOpaqueCompaction(name Name, body []byte) bool {
 	})
 	return found
 }
+
+// ResponseToolInput returns the arguments of the first call to the named tool
+// in a non-streamed response body, as a JSON object: an Anthropic tool_use
+// block's input, or a Chat tool call's arguments (decoded from their JSON
+// string). It returns nil when there is no such call.
+func ResponseToolInput(name Name, body []byte, tool string) []byte {
+	var out []byte
+	switch name {
+	case AnthropicMessages:
+		gjson.GetBytes(body, "content").ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").String() == "tool_use" && b.Get("name").String() == tool {
+				if in := b.Get("input"); in.IsObject() {
+					out = []byte(in.Raw)
+				}
+				return false
+			}
+			return true
+		})
+	case OpenAIChat:
+		gjson.GetBytes(body, "choices.0.message.tool_calls").ForEach(func(_, c gjson.Result) bool {
+			if c.Get("function.name").String() == tool {
+				if a := c.Get("function.arguments"); a.Type == gjson.String && gjson.Valid(a.String()) && gjson.Parse(a.String()).IsObject() {
+					out = []byte(a.String())
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return out
+}

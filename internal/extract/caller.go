@@ -1,20 +1,16 @@
 package extract
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
-	"github.com/openai/openai-go/v3"
-	ooption "github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -52,175 +48,234 @@ func (e *StatusError) Unwrap() error { return e.Err }
 // RecordOpsTool is the single tool the Anthropic caller forces.
 const RecordOpsTool = "record_ops"
 
-// DefaultCallTimeout bounds one SDK request when the provider sets none.
+// DefaultCallTimeout bounds one extractor request when the provider sets none.
 const DefaultCallTimeout = 2 * time.Minute
+
+// maxResponseBytes bounds the provider response the caller reads; an
+// extractor answer is a few kilobytes of ops.
+const maxResponseBytes = 8 << 20
+
+// anthropicVersion is the Messages API version the caller speaks.
+const anthropicVersion = "2023-06-01"
 
 var (
 	_ Caller = (*OpenAICaller)(nil)
 	_ Caller = (*AnthropicCaller)(nil)
 )
 
-// OpenAICaller calls an OpenAI-compatible Chat Completions endpoint with
-// JSON schema output (schema/ops.v1.json, validated on return) and no tools.
-type OpenAICaller struct {
-	chat   openai.ChatCompletionService
-	model  string
-	maxOut int
+// httpCaller holds what both callers share: one POST of a JSON body to a
+// fixed URL with fixed headers, no retries, a request timeout.
+type httpCaller struct {
+	hc      *http.Client
+	url     string
+	header  http.Header
+	timeout time.Duration
+	model   string
+	maxOut  int
 }
 
-// NewOpenAICaller returns a caller for provider p (BaseURL ends in /v1) and
-// model. Every SDK option is explicit: base URL, key (none when p.APIKey is
-// empty), no retries, the request timeout, the given HTTP client, p.Headers
-// and the internal aux marker headers derived from auxSecret. Nothing is
-// read from the environment (OPENAI_BASE_URL, OPENAI_API_KEY, …).
-func NewOpenAICaller(p config.Provider, model string, maxOut int, hc *http.Client, auxSecret []byte) *OpenAICaller {
+func newHTTPCaller(p config.Provider, path, model string, maxOut int, hc *http.Client, auxSecret []byte) httpCaller {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	opts := []ooption.RequestOption{
-		ooption.WithBaseURL(p.BaseURL),
-		ooption.WithHTTPClient(hc),
-		ooption.WithMaxRetries(0),
-		ooption.WithRequestTimeout(callTimeout(p)),
-	}
+	h := http.Header{}
 	for k, v := range p.Headers {
-		opts = append(opts, ooption.WithHeader(k, v))
+		h.Set(k, v)
 	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	h.Set(upstream.HeaderAux, flow.AuxMarker(auxSecret, 1))
+	h.Set(upstream.HeaderAuxDepth, "1")
+	return httpCaller{
+		hc: hc, url: strings.TrimRight(p.BaseURL, "/") + path, header: h,
+		timeout: callTimeout(p), model: model, maxOut: maxOut,
+	}
+}
+
+// post sends body and returns the response body of a 2xx answer. Nothing is
+// read from the environment; the provider's error text is not carried into
+// the error.
+func (c *httpCaller) post(ctx context.Context, provider string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s extractor: %w", provider, err)
+	}
+	req.Header = c.header.Clone()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s extractor: %w", provider, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s extractor: read response: %w", provider, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("%s extractor: %w", provider, &StatusError{Status: resp.StatusCode})
+	}
+	if len(out) > maxResponseBytes {
+		return nil, fmt.Errorf("%s extractor: response larger than %d bytes", provider, maxResponseBytes)
+	}
+	if !json.Valid(out) {
+		return nil, fmt.Errorf("%s extractor: response: %w", provider, dialect.ErrInvalidJSON)
+	}
+	return out, nil
+}
+
+// OpenAICaller calls an OpenAI-compatible Chat Completions endpoint with
+// JSON schema output (schema/ops.v1.json, validated on return) and no tools.
+type OpenAICaller struct{ httpCaller }
+
+// NewOpenAICaller returns a caller for provider p (BaseURL ends in /v1) and
+// model. It sends the configured key as a bearer token (none when p.APIKey
+// is empty), p.Headers and the internal aux marker headers derived from
+// auxSecret, with no retries and the provider's timeout. Nothing is read
+// from the environment (OPENAI_BASE_URL, OPENAI_API_KEY, …).
+func NewOpenAICaller(p config.Provider, model string, maxOut int, hc *http.Client, auxSecret []byte) *OpenAICaller {
+	c := &OpenAICaller{newHTTPCaller(p, "/chat/completions", model, maxOut, hc, auxSecret)}
+	c.header.Del("Authorization")
 	if p.APIKey != "" {
-		opts = append(opts, ooption.WithAPIKey(p.APIKey))
-	} else {
-		opts = append(opts, ooption.WithHeaderDel("Authorization"))
+		c.header.Set("Authorization", "Bearer "+p.APIKey)
 	}
-	opts = append(opts,
-		ooption.WithHeader(upstream.HeaderAux, flow.AuxMarker(auxSecret, 1)),
-		ooption.WithHeader(upstream.HeaderAuxDepth, "1"))
-	// The service is built directly, not through openai.NewClient, which
-	// would first load defaults from the environment.
-	return &OpenAICaller{chat: openai.NewChatCompletionService(opts...), model: model, maxOut: maxOut}
+	return c
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatJSONSchema struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+type chatResponseFormat struct {
+	Type       string         `json:"type"`
+	JSONSchema chatJSONSchema `json:"json_schema"`
+}
+
+type chatRequest struct {
+	Model               string             `json:"model"`
+	Messages            []chatMessage      `json:"messages"`
+	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
+	ResponseFormat      chatResponseFormat `json:"response_format"`
 }
 
 // Extract implements Caller.
 func (c *OpenAICaller) Extract(ctx context.Context, in Input, prompt string) ([]byte, dialect.Usage, error) {
-	params := openai.ChatCompletionNewParams{
-		Model: shared.ChatModel(c.model),
-		Messages: []openai.ChatCompletionMessageParamUnion{
-			openai.SystemMessage(prompt),
-			openai.UserMessage(in.Text),
-		},
-		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name: "continuity_ops",
-					// Not strict: OpenAI's strict mode requires every property
-					// to be required and rejects pattern/length keywords, which
-					// the ops schema uses. The output is validated against the
-					// full schema by capsule.ParseOps either way.
-					Strict: openai.Bool(false),
-					Schema: json.RawMessage(schema.Ops()),
-				},
-			},
-		},
-	}
-	if c.maxOut > 0 {
-		params.MaxCompletionTokens = openai.Int(int64(c.maxOut))
-	}
-	resp, err := c.chat.New(ctx, params)
+	body, err := json.Marshal(chatRequest{
+		Model:               c.model,
+		Messages:            []chatMessage{{Role: "system", Content: prompt}, {Role: "user", Content: in.Text}},
+		MaxCompletionTokens: max(c.maxOut, 0),
+		ResponseFormat: chatResponseFormat{Type: "json_schema", JSONSchema: chatJSONSchema{
+			Name: "continuity_ops",
+			// Not strict: OpenAI's strict mode requires every property to be
+			// required and rejects pattern/length keywords, which the ops
+			// schema uses. The output is validated against the full schema by
+			// capsule.ParseOps either way.
+			Strict: false,
+			Schema: json.RawMessage(schema.Ops()),
+		}},
+	})
 	if err != nil {
-		return nil, dialect.Usage{}, callError("openai", err)
+		return nil, dialect.Usage{}, fmt.Errorf("openai extractor: %w", err)
 	}
-	u := dialect.Usage{
-		InputTokens:     resp.Usage.PromptTokens,
-		OutputTokens:    resp.Usage.CompletionTokens,
-		CacheReadTokens: resp.Usage.PromptTokensDetails.CachedTokens,
+	resp, err := c.post(ctx, "openai", body)
+	if err != nil {
+		return nil, dialect.Usage{}, err
 	}
-	if len(resp.Choices) == 0 || resp.Choices[0].Message.Content == "" {
+	u := dialect.ParseUsage(dialect.OpenAIChat, resp)
+	text := dialect.ResponseText(dialect.OpenAIChat, resp)
+	if text == "" {
 		return nil, u, fmt.Errorf("openai extractor: %w", ErrNoOutput)
 	}
-	return []byte(resp.Choices[0].Message.Content), u, nil
+	return []byte(text), u, nil
 }
 
 // AnthropicCaller calls an Anthropic Messages endpoint with one forced tool,
 // record_ops, whose input schema is schema/ops.v1.json.
-type AnthropicCaller struct {
-	msgs   anthropic.MessageService
-	model  string
-	maxOut int
-	tool   anthropic.ToolInputSchemaParam
-}
+type AnthropicCaller struct{ httpCaller }
 
 // NewAnthropicCaller returns a caller for provider p (BaseURL without /v1)
-// and model, with every SDK option explicit as for NewOpenAICaller; nothing
-// is read from the environment (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, …).
+// and model, configured as for NewOpenAICaller except that the key goes in
+// x-api-key, as the Messages API and Tether's own upstream requests send it;
+// nothing is read from the environment (ANTHROPIC_BASE_URL,
+// ANTHROPIC_API_KEY, …).
 func NewAnthropicCaller(p config.Provider, model string, maxOut int, hc *http.Client, auxSecret []byte) *AnthropicCaller {
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	opts := []aoption.RequestOption{
-		aoption.WithoutEnvironmentDefaults(),
-		aoption.WithBaseURL(p.BaseURL),
-		aoption.WithHTTPClient(hc),
-		aoption.WithMaxRetries(0),
-		aoption.WithRequestTimeout(callTimeout(p)),
-	}
-	for k, v := range p.Headers {
-		opts = append(opts, aoption.WithHeader(k, v))
-	}
-	// The key goes in x-api-key, as the Messages API and Tether's own
-	// upstream requests send it; no SDK credential option is used, so no
-	// credential chain (environment, profile files) is consulted.
-	opts = append(opts, aoption.WithHeaderDel("Authorization"))
-	if p.APIKey != "" {
-		opts = append(opts, aoption.WithHeader("X-Api-Key", p.APIKey))
-	} else {
-		opts = append(opts, aoption.WithHeaderDel("X-Api-Key"))
-	}
-	opts = append(opts,
-		aoption.WithHeader(upstream.HeaderAux, flow.AuxMarker(auxSecret, 1)),
-		aoption.WithHeader(upstream.HeaderAuxDepth, "1"))
 	if maxOut <= 0 {
 		maxOut = 2000
 	}
-	return &AnthropicCaller{
-		msgs:   anthropic.NewMessageService(opts...),
-		model:  model,
-		maxOut: maxOut,
-		tool:   param.Override[anthropic.ToolInputSchemaParam](json.RawMessage(schema.Ops())),
+	c := &AnthropicCaller{newHTTPCaller(p, "/v1/messages", model, maxOut, hc, auxSecret)}
+	c.header.Del("Authorization")
+	c.header.Del("X-Api-Key")
+	if p.APIKey != "" {
+		c.header.Set("X-Api-Key", p.APIKey)
 	}
+	if c.header.Get("Anthropic-Version") == "" {
+		c.header.Set("Anthropic-Version", anthropicVersion)
+	}
+	return c
+}
+
+type anthropicText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type anthropicMessage struct {
+	Role    string          `json:"role"`
+	Content []anthropicText `json:"content"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type anthropicToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+}
+
+type anthropicRequest struct {
+	Model      string              `json:"model"`
+	MaxTokens  int                 `json:"max_tokens"`
+	System     []anthropicText     `json:"system"`
+	Messages   []anthropicMessage  `json:"messages"`
+	Tools      []anthropicTool     `json:"tools"`
+	ToolChoice anthropicToolChoice `json:"tool_choice"`
 }
 
 // Extract implements Caller.
 func (c *AnthropicCaller) Extract(ctx context.Context, in Input, prompt string) ([]byte, dialect.Usage, error) {
-	params := anthropic.MessageNewParams{
-		Model:     anthropic.Model(c.model),
-		MaxTokens: int64(c.maxOut),
-		System:    []anthropic.TextBlockParam{{Text: prompt}},
-		Messages: []anthropic.MessageParam{
-			anthropic.NewUserMessage(anthropic.NewTextBlock(in.Text)),
-		},
-		Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{
+	body, err := json.Marshal(anthropicRequest{
+		Model:     c.model,
+		MaxTokens: c.maxOut,
+		System:    []anthropicText{{Type: "text", Text: prompt}},
+		Messages:  []anthropicMessage{{Role: "user", Content: []anthropicText{{Type: "text", Text: in.Text}}}},
+		Tools: []anthropicTool{{
 			Name:        RecordOpsTool,
-			Description: anthropic.String("Record the continuity operations found in the transcript. Call exactly once; use an empty ops list when nothing changes."),
-			InputSchema: c.tool,
-		}}},
-		ToolChoice: anthropic.ToolChoiceUnionParam{OfTool: &anthropic.ToolChoiceToolParam{
-			Name:                   RecordOpsTool,
-			DisableParallelToolUse: anthropic.Bool(true),
+			Description: "Record the continuity operations found in the transcript. Call exactly once; use an empty ops list when nothing changes.",
+			InputSchema: json.RawMessage(schema.Ops()),
 		}},
-	}
-	resp, err := c.msgs.New(ctx, params)
+		ToolChoice: anthropicToolChoice{Type: "tool", Name: RecordOpsTool, DisableParallelToolUse: true},
+	})
 	if err != nil {
-		return nil, dialect.Usage{}, callError("anthropic", err)
+		return nil, dialect.Usage{}, fmt.Errorf("anthropic extractor: %w", err)
 	}
-	u := dialect.Usage{
-		InputTokens:      resp.Usage.InputTokens,
-		OutputTokens:     resp.Usage.OutputTokens,
-		CacheReadTokens:  resp.Usage.CacheReadInputTokens,
-		CacheWriteTokens: resp.Usage.CacheCreationInputTokens,
+	resp, err := c.post(ctx, "anthropic", body)
+	if err != nil {
+		return nil, dialect.Usage{}, err
 	}
-	for _, b := range resp.Content {
-		if b.Type == "tool_use" && b.Name == RecordOpsTool && len(b.Input) > 0 {
-			return []byte(b.Input), u, nil
-		}
+	u := dialect.ParseUsage(dialect.AnthropicMessages, resp)
+	if raw := dialect.ResponseToolInput(dialect.AnthropicMessages, resp, RecordOpsTool); raw != nil {
+		return raw, u, nil
 	}
 	return nil, u, fmt.Errorf("anthropic extractor: %w", ErrNoOutput)
 }
@@ -230,18 +285,4 @@ func callTimeout(p config.Provider) time.Duration {
 		return p.Timeout
 	}
 	return DefaultCallTimeout
-}
-
-// callError wraps an SDK error with its HTTP status, when there is one,
-// without carrying the provider's response text into the message.
-func callError(provider string, err error) error {
-	var oe *openai.Error
-	if errors.As(err, &oe) {
-		return fmt.Errorf("%s extractor: %w", provider, &StatusError{Status: oe.StatusCode, Err: err})
-	}
-	var ae *anthropic.Error
-	if errors.As(err, &ae) {
-		return fmt.Errorf("%s extractor: %w", provider, &StatusError{Status: ae.StatusCode, Err: err})
-	}
-	return fmt.Errorf("%s extractor: %w", provider, err)
 }

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}
+	for _, c := range []struct {
+		name, ldflags string
+		bi            *debug.BuildInfo
+		want          string
+	}{
+		{"go install @version", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "v0.3.1"},
+		{"ldflags win", "v9", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "v9"},
+		{"checkout build", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "dev-0123456789ab-dirty"},
+		{"no vcs", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{"no build info", "", nil, "dev"},
+	} {
+		if got := versionFrom(c.ldflags, c.bi, c.bi != nil); got != c.want {
+			t.Errorf("%s: version %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The tether binary does not link the provider SDKs: they cost a cold build
+// gigabytes of memory and minutes, and the extractor speaks both wire formats
+// through Tether's own code. They stay test-only dependencies.
+func TestBinaryDoesNotLinkProviderSDKs(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not on PATH")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/openai/") || strings.HasPrefix(pkg, "github.com/anthropics/") {
+			t.Errorf("cmd/tether depends on %s", pkg)
+		}
+	}
+}
