@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/session"
 	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/internal/store/pgstore"
 	"github.com/tether-dev/tether/prompts"
 )
 
@@ -112,7 +114,19 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	}
 	hub := compaction.NewHub(append([]compaction.Observer{compaction.NewMetrics(reg)}, opt.Observers...)...)
 	a.Resolver = session.NewResolver(st, session.Options{Secret: secret, Now: opt.Now})
-	a.Ledger = ledger.New(ledger.Options{Store: st, Prices: cfg.Prices, Budgets: cfg.Budgets, Registerer: reg, Logger: logger, Now: opt.Now})
+	a.Ledger = ledger.New(ledger.Options{Store: st, Prices: cfg.Prices, Budgets: cfg.Budgets, Registerer: reg, Logger: logger, Now: opt.Now,
+		Outage: ledger.Outage{Policy: cfg.StoreOutage.Admission, MaxTokens: cfg.StoreOutage.MaxTokens, MaxMicros: int64(math.Round(cfg.StoreOutage.MaxUSD * 1e6))}})
+	// Calls a killed process left unsettled: with a store this process has
+	// to itself (SQLite, memory) every reservation at start is one; on a
+	// shared store only expired ones are (the accounting loop keeps at it).
+	_, shared := st.(*pgstore.Store)
+	until := time.Now()
+	if !shared {
+		until = until.Add(100 * 365 * 24 * time.Hour)
+	}
+	if _, err := a.Ledger.Reconcile(ctx, until); err != nil {
+		logger.Warn("reconciling interrupted calls failed; retried every minute")
+	}
 
 	byID := map[string]config.Principal{}
 	for _, p := range cfg.Principals {
@@ -181,12 +195,14 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		Detector: detect.New(rules, hub),
 		Hooks:    []flow.Hook{a.Engine},
 		Admitter: a.Ledger,
-		Ready:    st.Ping,
+		Ready:    a.ready,
 		Mount:    a.Ledger.Routes(authn.Authenticate, cfg.AdminKey),
 	})
 
 	a.wg.Add(1)
 	go a.retention(cfg.Continuity.CapsuleTTL)
+	a.wg.Add(1)
+	go a.reconcile()
 	logger.Info("tether ready", slog.Bool("continuity", cfg.Continuity.Enabled), slog.Bool("passthrough", cfg.Passthrough()),
 		slog.Int("extractor_routes", len(a.pools)), slog.Int("providers", len(cfg.Providers)))
 	return a, nil
@@ -213,6 +229,42 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	<-errc
 	return err
+}
+
+// ready is /readyz: the store must answer and take a write (a read-only or
+// full SQLite file still answers a ping).
+func (a *App) ready(ctx context.Context) error {
+	if err := a.Store.Ping(ctx); err != nil {
+		return err
+	}
+	if err := a.Store.Adjust(ctx, readyProbeKey, 0); err != nil {
+		return fmt.Errorf("store does not accept writes: %w", err)
+	}
+	return nil
+}
+
+// readyProbeKey is the counter /readyz writes (always 0).
+const readyProbeKey = "tether:ready-probe"
+
+// reconcile releases, every minute, reservations of calls whose process died
+// (on a shared store, those past their TTL) and retries settlements the
+// store refused.
+func (a *App) reconcile() {
+	defer a.wg.Done()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if _, err := a.Ledger.Reconcile(ctx, time.Now()); err != nil {
+				a.Logger.Warn("reconciling interrupted calls failed")
+			}
+			cancel()
+		}
+	}
 }
 
 // retention deletes expired capsules and lineage records hourly.

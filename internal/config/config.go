@@ -39,6 +39,8 @@ type Config struct {
 	Principals []Principal `yaml:"principals"`
 	Prices     []Price     `yaml:"prices"`
 	Budgets    []Budget    `yaml:"budgets"`
+	// StoreOutage is the admission policy while the store is unreachable.
+	StoreOutage StoreOutage `yaml:"store_outage"`
 
 	Continuity Continuity `yaml:"compaction_continuity"`
 	Transcript Transcript `yaml:"transcript"`
@@ -85,6 +87,17 @@ type Price struct {
 	OutputPerMTok  float64 `yaml:"output_per_mtok"`
 	CacheReadPerM  float64 `yaml:"cache_read_per_mtok"`
 	CacheWritePerM float64 `yaml:"cache_write_per_mtok"`
+}
+
+// StoreOutage decides the admission of budget-bound calls while the store
+// cannot record a reservation: fail_open (default) admits them within a
+// per-process cap (MaxTokens, MaxUSD; defaults 2,000,000 tokens and $5)
+// counted from the start of the outage; fail_closed refuses them (503).
+// Calls no budget applies to are always admitted.
+type StoreOutage struct {
+	Admission string  `yaml:"admission"` // fail_open | fail_closed
+	MaxTokens int64   `yaml:"max_tokens"`
+	MaxUSD    float64 `yaml:"max_usd"`
 }
 
 // Budget bounds spend or tokens of a principal or an account per period.
@@ -365,6 +378,12 @@ func (c *Config) Validate() error {
 		if b.MaxUSD <= 0 && b.MaxTokens <= 0 {
 			bad(f, "set max_usd or max_tokens")
 		}
+	}
+	if so := c.StoreOutage; so.Admission != "" && so.Admission != "fail_open" && so.Admission != "fail_closed" {
+		bad("store_outage.admission", "must be fail_open or fail_closed (got %q)", so.Admission)
+	}
+	if so := c.StoreOutage; so.MaxTokens < 0 || so.MaxUSD < 0 {
+		bad("store_outage", "max_tokens and max_usd must not be negative")
 	}
 	cc := c.Continuity
 	if cc.Reinjection != "every_turn" && cc.Reinjection != "first_turn" {

@@ -39,8 +39,23 @@
 //
 // # Durability
 //
-// Entries are written behind, in batches, by one goroutine; a full buffer
-// makes the recording call write synchronously, a failed write keeps the
-// entries for the next attempt (the store ignores IDs it already has), and
-// Close writes everything pending. Budget reservations are synchronous.
+// Accounting survives kill -9. Reserve records the call's reservation and
+// its counter increments in one store transaction before the call is
+// forwarded; settle records the ledger entry, corrects the counters and
+// deletes the reservation in another. A process that dies mid-call leaves
+// its reservation in the store, and Reconcile (at start for a store the
+// process owns alone, periodically for expired ones on a shared store)
+// releases it and records the call with status 0 and no usage, so every
+// forwarded call has a row, no budget stays held by a dead call, and the
+// budget counters equal the ledger's sums. A settlement
+// the store refuses is kept in memory and retried (the store ignores IDs it
+// already has); Close retries what is left.
+//
+// # Store outages
+//
+// When the store cannot record a reservation, the Outage policy decides:
+// calls no budget applies to are admitted; budget-bound calls are refused
+// under fail_closed, and admitted under fail_open (the default) within a
+// per-process cap of tokens and micro-USD, their settlements applied to the
+// counters when the store is back.
 package ledger

@@ -27,10 +27,12 @@ type Store interface {
 	Usage(ctx context.Context, principal string, since time.Time) ([]backend.UsageRow, error)
 	// LedgerEntries returns the newest entries first.
 	LedgerEntries(ctx context.Context, principal string, limit int) ([]backend.LedgerEntry, error)
-	// Reserve atomically adds amount to key if the result stays within limit.
-	Reserve(ctx context.Context, key string, amount, limit int64) (bool, error)
-	// Adjust adds delta to key.
-	Adjust(ctx context.Context, key string, delta int64) error
+	// Used returns a budget counter (to name the budget that refused).
+	Used(ctx context.Context, key string) (int64, error)
+	// Reservations: a call's reservation is durable before it is
+	// forwarded, and its settlement moves the counters and appends the
+	// entry in one transaction.
+	backend.Reservations
 }
 
 // ErrInvalidCharge is returned by Reserve for a charge that names no
@@ -45,8 +47,6 @@ const (
 	// DefaultOutputTokens is the output reserved for a call whose request
 	// sets no output cap.
 	DefaultOutputTokens = 4096
-	// flushBatch pending entries wake the writer before its interval.
-	flushBatch = 256
 	// settleTimeout bounds the budget adjustments a settle makes; they run
 	// on a context detached from the (possibly cancelled) request.
 	settleTimeout = 10 * time.Second
@@ -61,14 +61,21 @@ type Options struct {
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 	Now        func() time.Time
-	// FlushInterval is how often pending entries are written; default 1s.
+	// FlushInterval is how often settlements the store refused are retried;
+	// default 1s.
 	FlushInterval time.Duration
-	// BufferSize bounds the pending entries; when full, the call that
-	// records an entry writes the batch itself. Default 1024.
+	// BufferSize: while the store fails, an error is logged each time this
+	// many more settlements wait for it (none is ever dropped). Default 1024.
 	BufferSize int
 	// DefaultOutputTokens is the output estimate of a primary call whose
 	// request carries no max_tokens; default 4096.
 	DefaultOutputTokens int64
+	// Outage is the admission policy while the store cannot record a
+	// reservation (see Outage).
+	Outage Outage
+	// ReservationTTL is how long an unsettled reservation is presumed to
+	// belong to a live call; after it, Reconcile releases it. Default 30m.
+	ReservationTTL time.Duration
 }
 
 // Ledger prices and records B-legs and admits them against budgets. It owns
@@ -81,17 +88,20 @@ type Ledger struct {
 	now       func() time.Time
 	interval  time.Duration
 	bufSize   int
-	batch     int
 	outTokens int64
 	m         *metrics
 
+	outage  Outage
+	ttl     time.Duration
+	spentMu sync.Mutex
+	spent   outageSpend // admitted without the store since it was last reachable
+
 	mu      sync.Mutex
-	pending []backend.LedgerEntry
+	pending []backend.Settlement
 	closed  bool
 
 	flushMu sync.Mutex // one store write at a time, in order
 
-	kick      chan struct{}
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -108,7 +118,8 @@ func New(opt Options) *Ledger {
 		interval:  opt.FlushInterval,
 		bufSize:   opt.BufferSize,
 		outTokens: opt.DefaultOutputTokens,
-		kick:      make(chan struct{}, 1),
+		outage:    opt.Outage.withDefaults(),
+		ttl:       opt.ReservationTTL,
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -127,7 +138,9 @@ func New(opt Options) *Ledger {
 	if l.outTokens <= 0 {
 		l.outTokens = DefaultOutputTokens
 	}
-	l.batch = min(flushBatch, l.bufSize)
+	if l.ttl <= 0 {
+		l.ttl = 30 * time.Minute
+	}
 	reg := opt.Registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -147,14 +160,18 @@ type reservation struct {
 	amount int64
 }
 
-// Reserve admits the B-leg c is about to open: for every budget that applies
-// to c's principal or account in the current period, it atomically reserves
-// c.EstimatedTokens (token budgets) or the estimated cost (spend budgets). If
-// any budget refuses, the reservations already taken are released and the
-// error wraps flow.ErrBudgetExceeded and names the budget.
+// Reserve admits the B-leg c is about to open. In one store transaction it
+// reserves, for every budget that applies to c's principal or account in the
+// current period, c.EstimatedTokens (token budgets) or the estimated cost
+// (spend budgets), and records the reservation, so that a process killed
+// while the call runs leaves it in the store (Reconcile settles it). If any
+// budget refuses, nothing is reserved and the error wraps
+// flow.ErrBudgetExceeded and names the budget. If the store cannot be
+// reached, the Outage policy decides (the error then wraps
+// ErrStoreUnavailable).
 //
 // The returned settle must be called exactly once when the B-leg ends (later
-// calls do nothing): it adjusts the reservations to the actual usage and
+// calls do nothing): it corrects the reservations to the actual usage and
 // cost and records one ledger entry. Every attempt (retry, failover) is its
 // own Reserve and settle.
 func (l *Ledger) Reserve(ctx context.Context, c Charge) (settle func(Result), err error) {
@@ -173,15 +190,8 @@ func (l *Ledger) Reserve(ctx context.Context, c Charge) (settle func(Result), er
 	estCost = max(estCost, 1)
 
 	var held []reservation
-	release := func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-		defer cancel()
-		for _, r := range held {
-			if err := l.store.Adjust(rctx, r.key, -r.amount); err != nil {
-				l.log.Error("ledger: release budget reservation failed", slog.String("key", r.key), slog.Any("error", err))
-			}
-		}
-	}
+	var holds []backend.Hold
+	var lims []limit
 	for _, lim := range l.limits {
 		if !lim.applies(c.Principal, c.Account) {
 			continue
@@ -191,24 +201,57 @@ func (l *Ledger) Reserve(ctx context.Context, c Charge) (settle func(Result), er
 			amount = estCost
 		}
 		key := lim.key(start)
-		ok, err := l.store.Reserve(ctx, key, amount, lim.max)
-		if err != nil {
-			release()
-			return nil, fmt.Errorf("reserve %s: %w", lim, err)
-		}
-		if !ok {
-			release()
-			l.m.rejected.WithLabelValues(string(c.Kind)).Inc()
-			return nil, fmt.Errorf("%s call for principal %q refused by the %s: %w", c.Kind, c.Principal, lim, flow.ErrBudgetExceeded)
-		}
 		held = append(held, reservation{key: key, unit: lim.unit, amount: amount})
+		holds = append(holds, backend.Hold{Key: key, Amount: amount, Limit: lim.max})
+		lims = append(lims, lim)
+	}
+	bleg := newID()
+	est := c.estimatedUsage()
+	r := backend.Reservation{ID: bleg, Holds: holds, Expires: start.Add(l.ttl),
+		Entry: l.entry(c, bleg, start, dialect.Usage{InputTokens: estTokens - est.OutputTokens, OutputTokens: est.OutputTokens}, estCost, 0, 0)}
+	reserved := true
+	ok, err := l.store.PutReservation(ctx, r)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("reserve %s call: %w", c.Kind, err)
+	case err != nil:
+		if err := l.admitWithoutStore(c, held, estTokens, estCost); err != nil {
+			return nil, err
+		}
+		reserved = false
+	case !ok:
+		l.m.rejected.WithLabelValues(string(c.Kind)).Inc()
+		return nil, fmt.Errorf("%s call for principal %q refused by the %s: %w", c.Kind, c.Principal, l.refusing(ctx, lims, holds), flow.ErrBudgetExceeded)
+	default:
+		l.storeReachable()
 	}
 
-	bleg := newID()
 	var once sync.Once
-	return func(r Result) {
-		once.Do(func() { l.settle(ctx, c, bleg, start, held, r) })
+	return func(res Result) {
+		once.Do(func() { l.settle(ctx, c, bleg, start, held, reserved, res) })
 	}, nil
+}
+
+// refusing names the budget that refused a reservation: the first whose
+// counter cannot take its amount (the first applicable one if none can be
+// read).
+func (l *Ledger) refusing(ctx context.Context, lims []limit, holds []backend.Hold) limit {
+	for i, h := range holds {
+		if used, err := l.store.Used(ctx, h.Key); err == nil && used+h.Amount > h.Limit {
+			return lims[i]
+		}
+	}
+	return lims[0]
+}
+
+// entry is the ledger row of one call.
+func (l *Ledger) entry(c Charge, id string, start time.Time, u dialect.Usage, cost int64, status int, dur time.Duration) backend.LedgerEntry {
+	return backend.LedgerEntry{
+		ID: id, Time: start, Principal: c.Principal, Account: c.Account, Session: c.Session, ALeg: c.ALeg, BLeg: id,
+		Kind: string(c.Kind), Route: c.Route, Provider: c.Provider, Model: c.Model,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		CostMicros: cost, Status: status, DurationMS: dur.Milliseconds(),
+	}
 }
 
 // estimatedUsage splits EstimatedTokens into input and output for pricing.
@@ -217,7 +260,7 @@ func (c Charge) estimatedUsage() dialect.Usage {
 	return dialect.Usage{InputTokens: max(c.EstimatedTokens, 0) - out, OutputTokens: out}
 }
 
-func (l *Ledger) settle(ctx context.Context, c Charge, bleg string, start time.Time, held []reservation, r Result) {
+func (l *Ledger) settle(ctx context.Context, c Charge, bleg string, start time.Time, held []reservation, reserved bool, r Result) {
 	u := r.Usage
 	if c.Family == config.FamilyOpenAI {
 		u.InputTokens = max(u.InputTokens-u.CacheReadTokens, 0)
@@ -226,75 +269,62 @@ func (l *Ledger) settle(ctx context.Context, c Charge, bleg string, start time.T
 	if !priced {
 		l.m.unpriced.Inc()
 	}
-	tokens := max(u.InputTokens, 0) + max(u.OutputTokens, 0) + max(u.CacheReadTokens, 0) + max(u.CacheWriteTokens, 0)
+	u.InputTokens, u.OutputTokens = max(u.InputTokens, 0), max(u.OutputTokens, 0)
+	u.CacheReadTokens, u.CacheWriteTokens = max(u.CacheReadTokens, 0), max(u.CacheWriteTokens, 0)
+	tokens := u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
 
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-	defer cancel()
+	st := backend.Settlement{ReservationID: bleg}
+	if !reserved {
+		st.ReservationID = "" // admitted without the store: the counters take it all
+	}
 	for _, h := range held {
 		actual := tokens
 		if h.unit == unitMicros {
 			actual = cost
 		}
-		if d := actual - h.amount; d != 0 {
-			if err := l.store.Adjust(actx, h.key, d); err != nil {
-				l.log.Error("ledger: settle budget failed", slog.String("key", h.key), slog.Any("error", err))
-			}
+		d := actual
+		if reserved {
+			d -= h.amount
+		}
+		if d != 0 {
+			st.Adjust = append(st.Adjust, backend.Hold{Key: h.key, Amount: d})
 		}
 	}
-
 	id := r.BLeg
 	if id == "" {
 		id = bleg
 	}
-	status := r.Status
-	e := backend.LedgerEntry{
-		ID:               id,
-		Time:             start,
-		Principal:        c.Principal,
-		Account:          c.Account,
-		Session:          c.Session,
-		ALeg:             c.ALeg,
-		BLeg:             id,
-		Kind:             string(c.Kind),
-		Route:            c.Route,
-		Provider:         c.Provider,
-		Model:            c.Model,
-		InputTokens:      u.InputTokens,
-		OutputTokens:     u.OutputTokens,
-		CacheReadTokens:  u.CacheReadTokens,
-		CacheWriteTokens: u.CacheWriteTokens,
-		CostMicros:       cost,
-		Status:           status,
-		DurationMS:       r.Duration.Milliseconds(),
-	}
+	st.Entry = l.entry(c, id, start, u, cost, r.Status, r.Duration)
 	k := string(c.Kind)
 	l.m.entries.WithLabelValues(k).Inc()
 	l.m.cost.WithLabelValues(k).Add(float64(cost) / 1e6)
-	l.m.tokens.WithLabelValues(k, "input").Add(float64(max(u.InputTokens, 0)))
-	l.m.tokens.WithLabelValues(k, "output").Add(float64(max(u.OutputTokens, 0)))
-	l.m.tokens.WithLabelValues(k, "cache_read").Add(float64(max(u.CacheReadTokens, 0)))
-	l.m.tokens.WithLabelValues(k, "cache_write").Add(float64(max(u.CacheWriteTokens, 0)))
-	l.record(actx, e)
+	l.m.tokens.WithLabelValues(k, "input").Add(float64(u.InputTokens))
+	l.m.tokens.WithLabelValues(k, "output").Add(float64(u.OutputTokens))
+	l.m.tokens.WithLabelValues(k, "cache_read").Add(float64(u.CacheReadTokens))
+	l.m.tokens.WithLabelValues(k, "cache_write").Add(float64(u.CacheWriteTokens))
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	l.record(actx, st)
 }
 
-// record queues e for the writer. When the buffer is full, or after Close,
-// the caller writes the batch itself: an entry is never dropped.
-func (l *Ledger) record(ctx context.Context, e backend.LedgerEntry) {
+// record writes a settlement at once (the call's counters and ledger row
+// are durable when settle returns). If the store fails, the settlement is
+// kept and retried by the writer; meanwhile the reservation stays in the
+// store until the write succeeds (Reconcile ends it only after a crash or
+// its TTL).
+func (l *Ledger) record(ctx context.Context, st backend.Settlement) {
+	if err := l.store.SettleReservations(ctx, []backend.Settlement{st}); err == nil {
+		l.storeReachable()
+		return
+	}
+	l.m.flushErr.Inc()
 	l.mu.Lock()
-	l.pending = append(l.pending, e)
-	n, closed := len(l.pending), l.closed
+	l.pending = append(l.pending, st)
+	n := len(l.pending)
 	l.m.pending.Set(float64(n))
 	l.mu.Unlock()
-	switch {
-	case closed || n >= l.bufSize:
-		if err := l.Flush(ctx); err != nil {
-			l.log.Error("ledger: synchronous write failed; entries kept for retry", slog.Int("pending", n), slog.Any("error", err))
-		}
-	case n >= l.batch:
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
+	if n == 1 || n%l.bufSize == 0 {
+		l.log.Error("ledger: settlement not written; kept for retry", slog.Int("pending", n))
 	}
 }
 
@@ -311,7 +341,7 @@ func (l *Ledger) Flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if err := l.store.AppendLedger(ctx, batch); err != nil {
+	if err := l.store.SettleReservations(ctx, batch); err != nil {
 		l.m.flushErr.Inc()
 		l.mu.Lock()
 		l.pending = append(batch, l.pending...)
@@ -322,6 +352,7 @@ func (l *Ledger) Flush(ctx context.Context) error {
 	l.mu.Lock()
 	l.m.pending.Set(float64(len(l.pending)))
 	l.mu.Unlock()
+	l.storeReachable()
 	return nil
 }
 
@@ -341,7 +372,6 @@ func (l *Ledger) run() {
 		case <-l.stop:
 			return
 		case <-t.C:
-		case <-l.kick:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 		if err := l.Flush(ctx); err != nil {

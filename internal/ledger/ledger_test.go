@@ -319,7 +319,7 @@ func TestLedger_ExtractionBudgetRejectionNotBypassed(t *testing.T) {
 	}
 }
 
-func TestLedger_CloseWritesEverything(t *testing.T) {
+func TestLedger_SettleWritesAtOnce(t *testing.T) {
 	s := memstore.New(memstore.Options{})
 	l := New(Options{Store: s, Prices: testPrices, Now: func() time.Time { return testNow }, FlushInterval: time.Hour})
 	for range 10 {
@@ -329,14 +329,11 @@ func TestLedger_CloseWritesEverything(t *testing.T) {
 		}
 		settle(Result{Status: 200, Usage: dialect.Usage{InputTokens: 1}})
 	}
-	if n := len(entries(t, s)); n != 0 || l.Pending() != 10 {
-		t.Fatalf("before Close: %d written, %d pending; want 0 and 10 (write-behind)", n, l.Pending())
+	if n := len(entries(t, s)); n != 10 || l.Pending() != 0 {
+		t.Fatalf("after 10 settles: %d written, %d pending; want 10 and 0", n, l.Pending())
 	}
 	if err := l.Close(t.Context()); err != nil {
 		t.Fatalf("Close: %v", err)
-	}
-	if n := len(entries(t, s)); n != 10 {
-		t.Errorf("after Close: %d entries, want 10", n)
 	}
 	if err := l.Close(t.Context()); err != nil {
 		t.Errorf("second Close: %v", err)
@@ -352,42 +349,32 @@ func TestLedger_CloseWritesEverything(t *testing.T) {
 	}
 }
 
-func TestLedger_FullBufferWritesSynchronously(t *testing.T) {
-	s := memstore.New(memstore.Options{})
-	l := New(Options{Store: s, Now: func() time.Time { return testNow }, FlushInterval: time.Hour, BufferSize: 4})
-	defer l.Close(context.Background())
-	for i := range 4 {
-		settle, err := l.Reserve(t.Context(), aliceCharge(KindPrimary, 1, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		settle(Result{Status: 200})
-		if i < 3 && len(entries(t, s)) != 0 {
-			t.Fatalf("entry %d written before the buffer filled", i)
-		}
-	}
-	if n := len(entries(t, s)); n != 4 {
-		t.Errorf("after filling the buffer: %d entries written, want 4", n)
-	}
-}
-
-// failingStore fails AppendLedger while fail is set.
+// failingStore fails settlements while fail is set, and reservations while
+// down is set (a store outage).
 type failingStore struct {
 	*memstore.Store
-	fail atomic.Bool
+	fail, down atomic.Bool
 }
 
-func (f *failingStore) AppendLedger(ctx context.Context, es []backend.LedgerEntry) error {
-	if f.fail.Load() {
+func (f *failingStore) SettleReservations(ctx context.Context, st []backend.Settlement) error {
+	if f.fail.Load() || f.down.Load() {
 		return errors.New("disk full")
 	}
-	return f.Store.AppendLedger(ctx, es)
+	return f.Store.SettleReservations(ctx, st)
+}
+
+func (f *failingStore) PutReservation(ctx context.Context, r backend.Reservation) (bool, error) {
+	if f.down.Load() {
+		return false, errors.New("connection refused")
+	}
+	return f.Store.PutReservation(ctx, r)
 }
 
 func TestLedger_FailedWriteKeepsEntries(t *testing.T) {
 	s := &failingStore{Store: memstore.New(memstore.Options{})}
 	reg := prometheus.NewRegistry()
 	l := newTestLedger(t, s, nil, reg)
+	s.fail.Store(true)
 	for range 3 {
 		settle, err := l.Reserve(t.Context(), aliceCharge(KindPrimary, 1, 0))
 		if err != nil {
@@ -395,15 +382,14 @@ func TestLedger_FailedWriteKeepsEntries(t *testing.T) {
 		}
 		settle(Result{Status: 200, Usage: dialect.Usage{InputTokens: 5}})
 	}
-	s.fail.Store(true)
 	if err := l.Flush(t.Context()); err == nil {
 		t.Fatal("Flush succeeded against a failing store")
 	}
 	if l.Pending() != 3 {
 		t.Errorf("pending after failed write = %d, want 3", l.Pending())
 	}
-	if got := value(t, l.m.flushErr); got != 1 {
-		t.Errorf("flush errors = %v, want 1", got)
+	if got := value(t, l.m.flushErr); got != 4 {
+		t.Errorf("flush errors = %v, want 4 (3 settles, 1 flush)", got)
 	}
 	if got := value(t, l.m.pending); got != 3 {
 		t.Errorf("pending gauge = %v, want 3", got)
@@ -417,36 +403,26 @@ func TestLedger_FailedWriteKeepsEntries(t *testing.T) {
 	}
 }
 
-func TestLedger_BackgroundWriterFlushesABatch(t *testing.T) {
-	s := &signalStore{Store: memstore.New(memstore.Options{}), wrote: make(chan int, 16)}
-	l := New(Options{Store: s, Now: func() time.Time { return testNow }, FlushInterval: time.Hour, BufferSize: 1000})
+func TestLedger_BackgroundWriterRetries(t *testing.T) {
+	s := &failingStore{Store: memstore.New(memstore.Options{})}
+	l := New(Options{Store: s, Now: func() time.Time { return testNow }, FlushInterval: 10 * time.Millisecond})
 	defer l.Close(context.Background())
-	for range 256 {
+	s.fail.Store(true)
+	for range 5 {
 		settle, err := l.Reserve(t.Context(), aliceCharge(KindPrimary, 1, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		settle(Result{Status: 200})
 	}
-	select {
-	case n := <-s.wrote:
-		if n != 256 {
-			t.Errorf("background batch of %d entries, want 256", n)
+	s.fail.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(entries(t, s)) != 5 {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer did not retry the kept settlements")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("256 pending entries did not wake the writer")
+		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-type signalStore struct {
-	*memstore.Store
-	wrote chan int
-}
-
-func (s *signalStore) AppendLedger(ctx context.Context, es []backend.LedgerEntry) error {
-	err := s.Store.AppendLedger(ctx, es)
-	s.wrote <- len(es)
-	return err
 }
 
 func TestLedger_MetricsAreContentFree(t *testing.T) {

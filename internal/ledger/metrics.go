@@ -16,6 +16,10 @@ type metrics struct {
 	unpriced prometheus.Counter
 	flushErr prometheus.Counter
 	pending  prometheus.Gauge
+	// outage counts calls decided without the store (admitted, refused);
+	// reconciled counts reservations of interrupted calls released.
+	outage     *prometheus.CounterVec
+	reconciled prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -49,6 +53,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Ledger entries waiting to be written to the store.",
 		}),
 	}
+	m.outage = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_admission_store_outage_total",
+		Help: "Upstream calls admitted or refused while the store could not record a reservation (store_outage policy).",
+	}, []string{"decision"})
+	m.reconciled = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tether_ledger_reconciled_total",
+		Help: "Reservations left by a process that died mid-call, released and recorded with status 0.",
+	})
 	for _, k := range []Kind{KindPrimary, KindExtraction} {
 		m.entries.WithLabelValues(string(k))
 		m.rejected.WithLabelValues(string(k))
@@ -61,6 +73,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.unpriced = register(reg, m.unpriced)
 	m.flushErr = register(reg, m.flushErr)
 	m.pending = register(reg, m.pending)
+	m.outage = register(reg, m.outage)
+	m.reconciled = register(reg, m.reconciled)
 	return m
 }
 

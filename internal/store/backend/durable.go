@@ -84,7 +84,9 @@ type Reservations interface {
 	// SettleReservations applies the settlements in one transaction: for
 	// each whose reservation is still recorded, the counters move by Adjust
 	// and the reservation is deleted; every entry is appended (an id
-	// already recorded is ignored). Counters never go below zero.
+	// already recorded is ignored). A settlement with an empty
+	// ReservationID (a call admitted while the store was unreachable) moves
+	// the counters unconditionally. Counters never go below zero.
 	SettleReservations(ctx context.Context, s []Settlement) error
 	// PendingReservations returns up to limit recorded reservations that
 	// expire at or before expiredBy, soonest first.

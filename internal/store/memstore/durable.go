@@ -149,7 +149,7 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 		return fmt.Errorf("settle reservations: memory store closed")
 	}
 	for _, st := range settle {
-		if _, ok := s.reservations[st.ReservationID]; ok {
+		if _, ok := s.reservations[st.ReservationID]; ok || st.ReservationID == "" {
 			for _, h := range st.Adjust {
 				s.budgets[h.Key] = max(s.budgets[h.Key]+h.Amount, 0)
 			}

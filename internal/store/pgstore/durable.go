@@ -163,7 +163,7 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 			if err != nil {
 				return err
 			}
-			if tag.RowsAffected() == 1 {
+			if tag.RowsAffected() == 1 || st.ReservationID == "" {
 				for _, h := range st.Adjust {
 					if _, err := tx.Exec(ctx, `INSERT INTO budgets (key, used) VALUES ($1::text, GREATEST($2::bigint, 0))
 						ON CONFLICT (key) DO UPDATE SET used = GREATEST(budgets.used + $2::bigint, 0)`, h.Key, h.Amount); err != nil {

@@ -194,7 +194,7 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 			}
 			if n, err := res.RowsAffected(); err != nil {
 				return err
-			} else if n == 1 {
+			} else if n == 1 || st.ReservationID == "" {
 				for _, h := range st.Adjust {
 					if _, err := tx.ExecContext(ctx, `INSERT INTO budgets (key, used) VALUES (?, max(?, 0))
 						ON CONFLICT (key) DO UPDATE SET used = max(budgets.used + ?, 0)`, h.Key, h.Amount, h.Amount); err != nil {

@@ -243,6 +243,13 @@ func testReservations(t *testing.T, s backend.Store) {
 	if err != nil || len(usage) != 1 || usage[0].Calls != 2 || usage[0].CostMicros != 50 {
 		t.Fatalf("usage = %+v, %v; want 2 calls costing 50 (= the tok counter)", usage, err)
 	}
+	// A call admitted while the store was down has no reservation: its
+	// settlement moves the counters all the same.
+	if err := s.SettleReservations(ctx, []backend.Settlement{{Entry: entry("r4", "alice", "primary", "m", base, 6, 1, 7),
+		Adjust: []backend.Hold{{Key: "tok", Amount: 7}}}}); err != nil {
+		t.Fatalf("SettleReservations without a reservation: %v", err)
+	}
+	used("tok", 57)
 }
 
 // testConcurrentReservations: concurrent reservations on one budget never
