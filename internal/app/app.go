@@ -30,7 +30,6 @@ import (
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/session"
 	"github.com/tether-dev/tether/internal/store"
-	"github.com/tether-dev/tether/internal/store/pgstore"
 	"github.com/tether-dev/tether/prompts"
 )
 
@@ -119,9 +118,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	// Calls a killed process left unsettled: with a store this process has
 	// to itself (SQLite, memory) every reservation at start is one; on a
 	// shared store only expired ones are (the accounting loop keeps at it).
-	_, shared := st.(*pgstore.Store)
 	until := time.Now()
-	if !shared {
+	if !shared(cfg, st) {
 		until = until.Add(100 * 365 * 24 * time.Hour)
 	}
 	if _, err := a.Ledger.Reconcile(ctx, until); err != nil {
