@@ -5,7 +5,6 @@ package app
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -61,7 +60,6 @@ type App struct {
 
 	handler   *server.Server
 	pools     []*extract.Pool
-	shared    []*preserve.SharedExtractor
 	ownsStore bool
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -148,6 +146,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 			routes[p.Continuity.ExtractorRoute] = true
 		}
 	}
+	sharedReg := false
 	for route := range routes {
 		provName, model, _ := config.ExtractorRoute(route)
 		prov, _ := cfg.Provider(provName)
@@ -174,15 +173,14 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		})
 		a.pools = append(a.pools, pool)
 		pol.extractors[route] = pool
-		if shared(cfg, st) {
-			// Replicas: a barrier also joins jobs running on the others.
+		if !inline && shared(cfg, st) {
+			// Replicas: a barrier also joins the jobs in flight on the
+			// others (owed in the shared outbox).
 			var sreg prometheus.Registerer
-			if len(a.shared) == 0 {
-				sreg = reg
+			if !sharedReg {
+				sreg, sharedReg = reg, true
 			}
-			sx := preserve.NewSharedExtractor(pool, st, preserve.SharedOptions{Owner: hex.EncodeToString(randomSecret()[:8]), Registerer: sreg})
-			a.shared = append(a.shared, sx)
-			pol.extractors[route] = sx
+			pol.extractors[route] = preserve.NewSharedExtractor(pool, st, preserve.SharedOptions{Registerer: sreg, Now: opt.Now})
 		}
 	}
 	_ = prompts.ExtractVersion
@@ -297,11 +295,6 @@ func (a *App) Close(ctx context.Context) error {
 			if err := p.Stop(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("stop extractor: %w", err))
 				_ = p.StopAndCancel(context.Background())
-			}
-		}
-		for _, sx := range a.shared {
-			if err := sx.Drain(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("clear extraction markers: %w", err))
 			}
 		}
 		if err := a.Ledger.Close(ctx); err != nil {

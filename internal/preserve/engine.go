@@ -278,7 +278,13 @@ func (t *turn) barrier(ctx context.Context, ordinal int64) bool {
 		return false
 	}
 	start := time.Now()
-	waited, err := ex.Wait(ctx, t.ref.ALeg, ordinal, t.pol.BarrierTimeout)
+	var waited bool
+	var err error
+	if sx, ok := ex.(*SharedExtractor); ok {
+		waited, err = sx.WaitAcross(ctx, t.x.Principal.ID, t.ref.ALeg, ordinal, t.pol.BarrierTimeout)
+	} else {
+		waited, err = ex.Wait(ctx, t.ref.ALeg, ordinal, t.pol.BarrierTimeout)
+	}
 	if err != nil {
 		// Counted by the extractor (tether_barrier_waits_total{outcome="timeout"}).
 		t.e.log.Warn("preservation barrier timed out", slog.String("id", t.x.ID), slog.String("a_leg", t.ref.ALeg),

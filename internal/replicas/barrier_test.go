@@ -110,3 +110,87 @@ func TestBarrierAcrossReplicas(t *testing.T) {
 	}
 	t.Logf("requests per replica %v; the compaction waited %s; remote joins %v", fr.hits, waited, joined)
 }
+
+// TestKilledReplicaJobFinishedElsewhere: a replica is killed while its
+// extraction call is in flight; the job, owed in the shared outbox, is
+// claimed by a surviving replica once the dead one's hold ends, and the
+// decision reaches the capsule. Nothing of it lived only in the dead
+// process.
+func TestKilledReplicaJobFinishedElsewhere(t *testing.T) {
+	storeURL := freshSchema(t, pgURL(t))
+	model := demo.Model()
+	var mu sync.Mutex
+	calls := 0
+	fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
+		rep := model(r)
+		if r.Model() == demo.ExtractorModel {
+			mu.Lock()
+			calls++
+			if calls == 1 {
+				rep.Hang = true // the replica dies during this call
+			}
+			mu.Unlock()
+		}
+		return rep
+	})
+	t.Cleanup(fake.Close)
+	// A 1 s extractor timeout makes the outbox hold of a job 12 s.
+	yaml := sprintf(strings.Replace(barrierYAML, "    workers: 2\n", "    workers: 2\n    timeout: 1s\n", 1), fake.URL, storeURL)
+	reps := []*replica{startReplica(t, yaml), startReplica(t, yaml)}
+	fr := startFront(t, reps)
+	ag := &demo.Agent{BaseURL: fr.url, APIKey: "replicas-killed-key-0123456789", SessionID: "killed-session", Model: "claude-sonnet-4-5",
+		HTTP: &http.Client{Timeout: 30 * time.Second}}
+	ctx := context.Background()
+	if _, err := ag.Say(ctx, "Decision: use PostgreSQL for storage, not MongoDB, because we need transactions."); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		mu.Lock()
+		started := calls > 0
+		mu.Unlock()
+		if started {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the extraction call never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fr.kill(t, 0)
+	st := openStore(t, storeURL)
+	start := time.Now()
+	for {
+		recs, err := st.ListCapsules(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 1 && strings.Contains(string(recs[0].Data), "PostgreSQL") {
+			break
+		}
+		if time.Since(start) > 25*time.Second {
+			t.Fatalf("the killed replica's extraction was not finished elsewhere within 25s (%d extractor calls)", calls)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("finished by the surviving replica %s after the kill; %d extractor calls", time.Since(start).Round(time.Millisecond), calls)
+	jobs := map[string]float64{}
+	mfs, err := reps[1].app.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "tether_extract_jobs_total" {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "outcome" {
+						jobs[l.GetValue()] += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+	}
+	if jobs["resumed"] < 1 || jobs["completed"] < 1 {
+		t.Errorf("the surviving replica's jobs: %v; want the dead one's job resumed and completed there", jobs)
+	}
+}

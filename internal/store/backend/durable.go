@@ -42,6 +42,12 @@ type Outbox interface {
 	// OutboxStats returns the number of entries and the creation time of
 	// the oldest (zero when empty).
 	OutboxStats(ctx context.Context) (n int, oldest time.Time, err error)
+	// OutboxBusy reports whether some worker, on any replica, is on an
+	// entry of the A-leg at now: one held by the worker that wrote it
+	// (never released, NotBefore still ahead) or claimed under a lease
+	// that has not expired. Entries waiting for a retry or for a claim are
+	// not busy. The preservation barrier polls it across replicas.
+	OutboxBusy(ctx context.Context, principal, aLeg string, now time.Time) (bool, error)
 }
 
 // Hold is an amount on one budget counter. In a Reservation, Limit bounds

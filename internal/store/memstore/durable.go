@@ -106,6 +106,21 @@ func (s *Store) OutboxStats(ctx context.Context) (int, time.Time, error) {
 	return len(s.outbox), oldest, nil
 }
 
+// OutboxBusy implements backend.Outbox.
+func (s *Store) OutboxBusy(ctx context.Context, principal, aLeg string, now time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.outbox {
+		if r.e.Principal != principal || r.e.ALeg != aLeg {
+			continue
+		}
+		if (r.owner != "" && r.until.After(now)) || (r.owner == "" && r.e.Attempts == 0 && r.e.NotBefore.After(now)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // PutReservation implements backend.Reservations.
 func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool, error) {
 	if err := backend.CheckReservation(r); err != nil {

@@ -106,6 +106,19 @@ func (s *Store) OutboxStats(ctx context.Context) (int, time.Time, error) {
 	return n, oldest.UTC(), nil
 }
 
+// OutboxBusy implements backend.Outbox.
+func (s *Store) OutboxBusy(ctx context.Context, principal, aLeg string, now time.Time) (bool, error) {
+	now = backend.NormalizeTime(now)
+	var busy bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox WHERE principal = $1 AND a_leg = $2
+		AND ((owner <> '' AND lease_until > $3) OR (owner = '' AND attempts = 0 AND not_before > $3)))`,
+		principal, aLeg, now).Scan(&busy)
+	if err != nil {
+		return false, fmt.Errorf("outbox busy: %w", err)
+	}
+	return busy, nil
+}
+
 var errRefused = errors.New("refused")
 
 // PutReservation implements backend.Reservations in one transaction; each

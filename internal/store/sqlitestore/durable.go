@@ -129,6 +129,19 @@ func (s *Store) OutboxStats(ctx context.Context) (int, time.Time, error) {
 	return n, fromMicros(oldest.Int64), nil
 }
 
+// OutboxBusy implements backend.Outbox.
+func (s *Store) OutboxBusy(ctx context.Context, principal, aLeg string, now time.Time) (bool, error) {
+	at := micros(backend.NormalizeTime(now))
+	var busy bool
+	err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM outbox WHERE principal = ? AND a_leg = ?
+		AND ((owner <> '' AND lease_until > ?) OR (owner = '' AND attempts = 0 AND not_before > ?)))`,
+		principal, aLeg, at, at).Scan(&busy)
+	if err != nil {
+		return false, fmt.Errorf("outbox busy: %w", err)
+	}
+	return busy, nil
+}
+
 var errRefused = errors.New("refused")
 
 // PutReservation implements backend.Reservations in one write transaction.

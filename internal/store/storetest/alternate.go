@@ -117,6 +117,10 @@ func (a *alternate) ReleaseOutbox(ctx context.Context, owner string, ids []int64
 	return a.pick().ReleaseOutbox(ctx, owner, ids, retryAt)
 }
 
+func (a *alternate) OutboxBusy(ctx context.Context, principal, aLeg string, now time.Time) (bool, error) {
+	return a.pick().OutboxBusy(ctx, principal, aLeg, now)
+}
+
 func (a *alternate) OutboxStats(ctx context.Context) (int, time.Time, error) {
 	return a.pick().OutboxStats(ctx)
 }

@@ -294,3 +294,56 @@ func testConcurrentReservations(t *testing.T, s backend.Store) {
 		t.Fatalf("Used(shared) = %d, %v; want 100 (50 calls × cost 2)", used, err)
 	}
 }
+
+// testOutboxBusy: an A-leg is busy while an entry of it is held by the
+// worker that wrote it or leased by one that claimed it, on any replica;
+// not once it is completed, waiting for a retry, or its lease ran out.
+func testOutboxBusy(t *testing.T, s backend.Store) {
+	ctx := t.Context()
+	busy := func(principal, aLeg string, now time.Time) bool {
+		t.Helper()
+		b, err := s.OutboxBusy(ctx, principal, aLeg, now)
+		if err != nil {
+			t.Fatalf("OutboxBusy: %v", err)
+		}
+		return b
+	}
+	now := base
+	if busy("alice", "a1", now) {
+		t.Fatal("an empty outbox is busy")
+	}
+	held := enqueue(t, s, "alice", "a1", "held", now.Add(time.Minute))
+	if !busy("alice", "a1", now) {
+		t.Fatal("an entry held by its writer is not busy")
+	}
+	if busy("bob", "a1", now) || busy("alice", "a2", now) {
+		t.Fatal("busy leaks to another principal or A-leg")
+	}
+	if busy("alice", "a1", now.Add(2*time.Minute)) {
+		t.Fatal("an entry whose hold ended (its writer died) is still busy before anyone claims it")
+	}
+	got := claim(t, s, "w2", now.Add(2*time.Minute), 30*time.Second, 10)
+	if !slices.Equal(ids(got), []int64{held}) {
+		t.Fatalf("claimed %v, want %d", ids(got), held)
+	}
+	if !busy("alice", "a1", now.Add(2*time.Minute+time.Second)) {
+		t.Fatal("a leased entry is not busy")
+	}
+	if err := s.ReleaseOutbox(ctx, "w2", []int64{held}, now.Add(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if busy("alice", "a1", now.Add(2*time.Minute+time.Second)) {
+		t.Fatal("an entry waiting for its retry is busy")
+	}
+	due := enqueue(t, s, "alice", "a3", "due", time.Time{})
+	if busy("alice", "a3", now) {
+		t.Fatal("a due, unclaimed entry is busy")
+	}
+	claim(t, s, "w3", now, 30*time.Second, 10)
+	if err := s.CompleteOutbox(ctx, "w3", []int64{due}); err != nil {
+		t.Fatal(err)
+	}
+	if busy("alice", "a3", now) {
+		t.Fatal("a completed entry is busy")
+	}
+}

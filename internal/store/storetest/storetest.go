@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) backend.Store) {
 		{"OutboxLease", testOutboxLease},
 		{"OutboxPurged", testOutboxPurged},
 		{"ConcurrentClaim", testConcurrentClaim},
+		{"OutboxBusy", testOutboxBusy},
 		{"Reservations", testReservations},
 		{"ConcurrentReservations", testConcurrentReservations},
 	}
