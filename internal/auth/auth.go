@@ -44,10 +44,13 @@ func New(cfg *config.Config, secret []byte) *Authenticator {
 	return a
 }
 
-// Credential returns the API key a request carries (Authorization: Bearer or
-// x-api-key), or "".
+// Credential returns the API key a request carries (Authorization: Bearer,
+// x-api-key or Gemini's x-goog-api-key), or "".
 func Credential(h http.Header) string {
 	if k := strings.TrimSpace(h.Get("x-api-key")); k != "" {
+		return k
+	}
+	if k := strings.TrimSpace(h.Get("x-goog-api-key")); k != "" {
 		return k
 	}
 	v := strings.TrimSpace(h.Get("Authorization"))

@@ -140,6 +140,11 @@ func (p *probe) scan() {
 		return
 	}
 	p.scanned = true
+	if p.name == dialect.Gemini {
+		// contents/parts/systemInstruction: read through the View.
+		p.fallback = true
+		return
+	}
 	b := p.v.Body()
 	arrKey, sysKey := "messages", "system"
 	if p.name == dialect.OpenAIResponses {

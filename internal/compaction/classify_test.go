@@ -246,7 +246,7 @@ func TestLoadRulesRejects(t *testing.T) {
 		{"no conditions", head + "  - {id: r8, version: 1, agent: a, marks: title, evidence: signature, match: []}\n", "r8", "match"},
 		{"version zero", head + "  - {id: r9, version: 0, agent: a, marks: title, evidence: signature, match: [{where: system, how: prefix, value: S}]}\n", "r9", "version"},
 		{"duplicate id", head + ok + ok, "good", "id"},
-		{"unknown dialect", head + "  - {id: r10, version: 1, agent: a, dialects: [gemini], marks: title, evidence: signature, match: [{where: system, how: prefix, value: S}]}\n", "r10", "dialects[0]"},
+		{"unknown dialect", head + "  - {id: r10, version: 1, agent: a, dialects: [cohere], marks: title, evidence: signature, match: [{where: system, how: prefix, value: S}]}\n", "r10", "dialects[0]"},
 		{"unknown mark", head + "  - {id: r11, version: 1, agent: a, marks: summary, evidence: signature, match: [{where: system, how: prefix, value: S}]}\n", "r11", "marks"},
 		{"unknown harvest format", head + ok + "harvest:\n  - {id: h1, version: 1, agent: a, tools: [t], format: regex_prose}\n", "h1", "format"},
 		{"harvest without tools", head + ok + "harvest:\n  - {id: h2, version: 1, agent: a, format: todowrite}\n", "h2", "tools"},

@@ -240,7 +240,7 @@ func validateRule(r *Rule, i int) error {
 	}
 	for j, d := range r.Dialects {
 		switch d {
-		case dialect.OpenAIChat, dialect.OpenAIResponses, dialect.AnthropicMessages:
+		case dialect.OpenAIChat, dialect.OpenAIResponses, dialect.AnthropicMessages, dialect.Gemini:
 		default:
 			return bad(fmt.Sprintf("dialects[%d]", j), fmt.Sprintf("unknown dialect %q", d))
 		}

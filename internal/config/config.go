@@ -50,13 +50,14 @@ type Config struct {
 const (
 	FamilyOpenAI    = "openai"    // Chat Completions and Responses
 	FamilyAnthropic = "anthropic" // Messages
+	FamilyGemini    = "gemini"    // Gemini generateContent / streamGenerateContent
 )
 
 // Provider is a named upstream.
 type Provider struct {
 	Name    string            `yaml:"name"`
-	Dialect string            `yaml:"dialect"`  // openai | anthropic
-	BaseURL string            `yaml:"base_url"` // OpenAI: ends in /v1; Anthropic: without /v1
+	Dialect string            `yaml:"dialect"`  // openai | anthropic | gemini
+	BaseURL string            `yaml:"base_url"` // OpenAI: ends in /v1; Anthropic and Gemini: without a version
 	APIKey  string            `yaml:"api_key"`  // empty: forward the client's own key (passthrough)
 	Headers map[string]string `yaml:"headers"`
 	Timeout time.Duration     `yaml:"timeout"` // whole-call bound; default 10m
@@ -174,12 +175,14 @@ const (
 	EnvStore            = "TETHER_STORE"
 	EnvOpenAIBaseURL    = "TETHER_OPENAI_BASE_URL"
 	EnvAnthropicBaseURL = "TETHER_ANTHROPIC_BASE_URL"
+	EnvGeminiBaseURL    = "TETHER_GEMINI_BASE_URL"
 )
 
 // Default upstreams for passthrough mode.
 const (
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	DefaultGeminiBaseURL    = "https://generativelanguage.googleapis.com"
 	DefaultListen           = "127.0.0.1:8787"
 )
 
@@ -240,6 +243,7 @@ func (c *Config) WithDefaults(getenv func(string) string) {
 		c.Providers = []Provider{
 			{Name: "openai", Dialect: FamilyOpenAI, BaseURL: cmp.Or(getenv(EnvOpenAIBaseURL), DefaultOpenAIBaseURL)},
 			{Name: "anthropic", Dialect: FamilyAnthropic, BaseURL: cmp.Or(getenv(EnvAnthropicBaseURL), DefaultAnthropicBaseURL)},
+			{Name: "gemini", Dialect: FamilyGemini, BaseURL: cmp.Or(getenv(EnvGeminiBaseURL), DefaultGeminiBaseURL)},
 		}
 	}
 	for i := range c.Providers {
@@ -318,8 +322,8 @@ func (c *Config) Validate() error {
 			bad(f+".name", "%q is used twice; provider names must be unique", p.Name)
 		}
 		names[p.Name] = true
-		if p.Dialect != FamilyOpenAI && p.Dialect != FamilyAnthropic {
-			bad(f+".dialect", "must be %q or %q (got %q)", FamilyOpenAI, FamilyAnthropic, p.Dialect)
+		if p.Dialect != FamilyOpenAI && p.Dialect != FamilyAnthropic && p.Dialect != FamilyGemini {
+			bad(f+".dialect", "must be %q, %q or %q (got %q)", FamilyOpenAI, FamilyAnthropic, FamilyGemini, p.Dialect)
 		}
 		if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
 			bad(f+".base_url", "must be an http:// or https:// URL (got %q)", p.BaseURL)

@@ -112,11 +112,21 @@ func extractorOps(body []byte) string {
 		active[m[1]] = m[2]
 	}
 	ops := []map[string]any{}
-	for _, m := range userLine.FindAllStringSubmatch(text, -1) {
+	for _, m := range userLine.FindAllStringSubmatchIndex(text, -1) {
 		turn := 0
-		fmt.Sscan(m[1], &turn)
-		// Some agents quote the user's message (OpenCode's "run" does).
-		for _, sentence := range splitSentences(strings.Trim(m[2], `"“”`)) {
+		fmt.Sscan(text[m[2]:m[3]], &turn)
+		// A message of several lines goes on in lines indented by two
+		// spaces (Gemini CLI puts its session context first).
+		lines := []string{text[m[4]:m[5]]}
+		for rest := text[m[1]:]; strings.HasPrefix(rest, "\n  "); {
+			line, next, _ := strings.Cut(rest[3:], "\n")
+			lines = append(lines, line)
+			rest = "\n" + next
+			if next == "" {
+				break
+			}
+		}
+		for _, sentence := range userSentences(lines) {
 			switch {
 			case strings.HasPrefix(sentence, "Decision: "):
 				stmt, why, _ := strings.Cut(strings.TrimPrefix(sentence, "Decision: "), ", because ")
@@ -149,6 +159,16 @@ func extractorOps(body []byte) string {
 	}
 	out, _ := json.Marshal(map[string]any{"ops": ops})
 	return string(out)
+}
+
+// userSentences splits the lines of one user message into sentences; some
+// agents quote the user's message (OpenCode's "run" does).
+func userSentences(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, splitSentences(strings.Trim(l, `"“”`))...)
+	}
+	return out
 }
 
 func splitSentences(s string) []string {

@@ -1,6 +1,6 @@
-// Package dialect reads and edits the request and response bodies of the three
-// wire dialects Tether speaks: OpenAI Chat Completions, OpenAI Responses and
-// Anthropic Messages. Reads are lazy and zero-copy (gjson); edits are
+// Package dialect reads and edits the request and response bodies of the four
+// wire dialects Tether speaks: OpenAI Chat Completions, OpenAI Responses,
+// Anthropic Messages and Gemini generateContent. Reads are lazy and zero-copy (gjson); edits are
 // surgical (sjson) so untouched bytes stay byte-identical.
 package dialect
 
@@ -16,6 +16,7 @@ const (
 	OpenAIChat        Name = "openai-chat"
 	OpenAIResponses   Name = "openai-responses"
 	AnthropicMessages Name = "anthropic-messages"
+	Gemini            Name = "gemini"
 )
 
 // ErrInvalidJSON is returned by Parse for a body that is not valid JSON or not

@@ -65,6 +65,12 @@ func AppendSystemText(name Name, body []byte, text string) ([]byte, error) {
 			return appendToContent(body, "input.0.content", text, "input_text")
 		}
 		return insertAt(body, "input", 0, responsesMessageJSON("developer", text))
+	case Gemini:
+		out, err := geminiAppendSystem(body, text)
+		if err != nil {
+			return nil, fmt.Errorf("append system text: %w", err)
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("append system text: %w", ErrUnknownDialect)
 }
@@ -82,11 +88,20 @@ func AppendToLastUser(name Name, body []byte, text string) ([]byte, error) {
 		if in := gjson.GetBytes(body, "input"); in.Type == gjson.String {
 			return setString(body, "input", in.String()+"\n\n"+text)
 		}
+	} else if name == Gemini {
+		arrPath = "contents"
 	} else if name != OpenAIChat && name != AnthropicMessages {
 		return nil, fmt.Errorf("append to last user message: %w", ErrUnknownDialect)
 	}
 	items := gjson.GetBytes(body, arrPath).Array()
 	for i := len(items) - 1; i >= 0; i-- {
+		if name == Gemini && isUserItem(name, items[i]) {
+			path := arrPath + "." + strconv.Itoa(i) + ".parts"
+			if !items[i].Get("parts").IsArray() {
+				return setRaw(body, path, "["+geminiTextJSON(text)+"]")
+			}
+			return setRaw(body, path+".-1", geminiTextJSON(text))
+		}
 		if isUserItem(name, items[i]) {
 			return appendToContent(body, arrPath+"."+strconv.Itoa(i)+".content", text, partType)
 		}
@@ -111,6 +126,8 @@ func InsertMessageBefore(name Name, body []byte, index int, role, text string) (
 			return nil, fmt.Errorf("insert message: %w", err)
 		}
 		arrPath, item = "input", responsesMessageJSON(role, text)
+	case Gemini:
+		arrPath, item = "contents", geminiContentJSON(role, text)
 	default:
 		return nil, fmt.Errorf("insert message: %w", ErrUnknownDialect)
 	}

@@ -12,6 +12,8 @@ func ParseItems(name Name, raw []string) []Message {
 		parse = chatMessage
 	case OpenAIResponses:
 		parse = responsesItem
+	case Gemini:
+		parse = geminiContent
 	}
 	out := make([]Message, 0, len(raw))
 	for i, r := range raw {

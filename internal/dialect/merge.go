@@ -131,6 +131,8 @@ func (m *TextMerger) Process(ev Event) []Event {
 		return m.responses(ev)
 	case AnthropicMessages:
 		return m.anthropic(ev)
+	case Gemini:
+		return m.gemini(ev)
 	}
 	return []Event{ev}
 }
@@ -421,6 +423,8 @@ func (m *TextMerger) Finish() []Event {
 		return m.responsesFlush()
 	case AnthropicMessages:
 		return m.anthropicFlush()
+	case Gemini:
+		return m.geminiFlush()
 	}
 	return nil
 }

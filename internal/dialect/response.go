@@ -38,6 +38,8 @@ func textPaths(name Name, body []byte) []string {
 			i++
 			return true
 		})
+	case Gemini:
+		paths = geminiTextPaths(body)
 	case AnthropicMessages:
 		i := 0
 		gjson.GetBytes(body, "content").ForEach(func(_, b gjson.Result) bool {

@@ -131,6 +131,8 @@ func IsTerminal(name Name, ev Event) bool {
 		}
 	case AnthropicMessages:
 		return eventType(ev) == "message_stop"
+	case Gemini:
+		return geminiFinished(ev.Data)
 	}
 	return false
 }
@@ -146,6 +148,8 @@ func ErrorEvent(name Name, message string) Event {
 		return Event{Name: "error", Data: []byte(`{"type":"error","error":{"type":"api_error","message":` + m + `}}`)}
 	case OpenAIResponses:
 		return Event{Name: "error", Data: []byte(`{"type":"error","code":"upstream_error","message":` + m + `,"param":null}`)}
+	case Gemini:
+		return Event{Data: []byte(`{"error":{"code":502,"message":` + m + `,"status":"UNAVAILABLE"}}`)}
 	default:
 		return Event{Data: []byte(`{"error":{"message":` + m + `,"type":"upstream_error"}}`)}
 	}
@@ -166,6 +170,8 @@ func EventText(name Name, ev Event) string {
 		if eventType(ev) == "content_block_delta" && gjson.GetBytes(ev.Data, "delta.type").String() == "text_delta" {
 			return gjson.GetBytes(ev.Data, "delta.text").String()
 		}
+	case Gemini:
+		return geminiEventText(ev.Data)
 	}
 	return ""
 }

@@ -12,6 +12,9 @@ type Usage struct {
 
 // ParseUsage reads the usage of a non-streamed response body.
 func ParseUsage(name Name, body []byte) Usage {
+	if name == Gemini {
+		return geminiUsage(gjson.GetBytes(body, "usageMetadata"))
+	}
 	return usageFrom(name, gjson.GetBytes(body, "usage"))
 }
 
@@ -53,6 +56,11 @@ func NewUsageTracker(name Name) *UsageTracker { return &UsageTracker{name: name}
 // Observe reads the usage, if any, carried by one event.
 func (t *UsageTracker) Observe(ev Event) {
 	switch t.name {
+	case Gemini:
+		// Each chunk may report the counts so far: the latest wins.
+		if u := gjson.GetBytes(ev.Data, "usageMetadata"); u.IsObject() {
+			t.u = geminiUsage(u)
+		}
 	case OpenAIChat:
 		if u := gjson.GetBytes(ev.Data, "usage"); u.IsObject() {
 			t.u = usageFrom(t.name, u)

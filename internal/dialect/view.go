@@ -27,7 +27,7 @@ type View struct {
 // (with query) of the request, header its headers (may be nil).
 func Parse(name Name, path string, header http.Header, body []byte) (*View, error) {
 	switch name {
-	case OpenAIChat, OpenAIResponses, AnthropicMessages:
+	case OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini:
 	default:
 		return nil, fmt.Errorf("parse %q body: %w", name, ErrUnknownDialect)
 	}
@@ -45,11 +45,22 @@ func (v *View) Body() []byte        { return v.body }
 // Get reads a raw gjson path from the body (used by data-driven rules).
 func (v *View) Get(path string) gjson.Result { return gjson.GetBytes(v.body, path) }
 
-// Model returns the "model" field.
-func (v *View) Model() string { return gjson.GetBytes(v.body, "model").String() }
+// Model returns the "model" field (Gemini: the model named in the path).
+func (v *View) Model() string {
+	if v.name == Gemini {
+		return GeminiModel(v.path)
+	}
+	return gjson.GetBytes(v.body, "model").String()
+}
 
-// Stream reports whether the client asked for SSE.
-func (v *View) Stream() bool { return gjson.GetBytes(v.body, "stream").Bool() }
+// Stream reports whether the client asked for SSE (Gemini: the
+// streamGenerateContent method).
+func (v *View) Stream() bool {
+	if v.name == Gemini {
+		return GeminiMethod(v.path) == "streamGenerateContent"
+	}
+	return gjson.GetBytes(v.body, "stream").Bool()
+}
 
 // System returns the system prompt text: Anthropic "system" (string or text
 // blocks), Chat Completions leading system/developer messages, Responses
@@ -60,6 +71,14 @@ func (v *View) System() string {
 	switch v.name {
 	case AnthropicMessages:
 		if s := joinText(gjson.GetBytes(v.body, "system"), anthropicTextPart); s != "" {
+			parts = append(parts, s)
+		}
+	case Gemini:
+		si := gjson.GetBytes(v.body, "systemInstruction")
+		if si.Type != gjson.String {
+			si = si.Get("parts")
+		}
+		if s := joinText(si, geminiTextPart); s != "" {
 			parts = append(parts, s)
 		}
 	case OpenAIChat:
@@ -135,6 +154,8 @@ func (v *View) items() (gjson.Result, func(int, gjson.Result) Message) {
 		return gjson.GetBytes(v.body, "messages"), chatMessage
 	case OpenAIResponses:
 		return gjson.GetBytes(v.body, "input"), responsesItem
+	case Gemini:
+		return gjson.GetBytes(v.body, "contents"), geminiContent
 	default:
 		return gjson.GetBytes(v.body, "messages"), anthropicMessage
 	}
@@ -179,6 +200,10 @@ func (v *View) LastUserText() string {
 
 // isUserItem is a cheap pre-check that avoids decoding non-user items.
 func isUserItem(name Name, item gjson.Result) bool {
+	if name == Gemini {
+		r := item.Get("role").String()
+		return r == "user" || r == ""
+	}
 	if item.Get("role").String() != "user" {
 		return false
 	}
@@ -213,6 +238,15 @@ func (v *View) LastItemType() string {
 // built-in tool without a name is reported by its type.
 func (v *View) ToolNames() []string {
 	var out []string
+	if v.name == Gemini {
+		gjson.GetBytes(v.body, "tools.#.functionDeclarations|@flatten").ForEach(func(_, t gjson.Result) bool {
+			if n := t.Get("name").String(); n != "" {
+				out = append(out, n)
+			}
+			return true
+		})
+		return out
+	}
 	gjson.GetBytes(v.body, "tools").ForEach(func(_, t gjson.Result) bool {
 		var n string
 		switch v.name {

@@ -35,7 +35,7 @@ func TestParseRejectsInvalid(t *testing.T) {
 			t.Errorf("Parse(%q) err = %v, want ErrInvalidJSON", body, err)
 		}
 	}
-	if _, err := Parse("gemini", "/", nil, []byte(`{}`)); !errors.Is(err, ErrUnknownDialect) {
+	if _, err := Parse("cohere", "/", nil, []byte(`{}`)); !errors.Is(err, ErrUnknownDialect) {
 		t.Errorf("unknown dialect err = %v", err)
 	}
 }

@@ -208,6 +208,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError answers status with the dialect's own error body.
 func writeError(w http.ResponseWriter, dialect string, status int, msg string) {
 	setRequestID(w.Header(), dialect)
+	if dialect == DialectGemini {
+		writeJSON(w, status, map[string]any{
+			"error": map[string]any{"code": status, "message": msg, "status": geminiStatus(status)},
+		})
+		return
+	}
 	if dialect == DialectMessages {
 		writeJSON(w, status, map[string]any{
 			"type":       "error",
@@ -286,4 +292,22 @@ func writeModels(w http.ResponseWriter, req *Request) {
 			"id": DefaultModel, "object": "model", "created": 1735689600, "owned_by": "fakemodel",
 		}},
 	})
+}
+
+func geminiStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusMethodNotAllowed:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	}
+	return "INTERNAL"
 }

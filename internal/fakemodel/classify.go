@@ -20,8 +20,9 @@ const (
 // versioned rules.
 var (
 	compactionSystemPrefixes = []string{
-		"You are a context summarization",           // OpenCode, Pi
-		"You are an anchored context summarization", // OpenCode (anchored variant)
+		"You are a context summarization",                                                // OpenCode, Pi
+		"You are an anchored context summarization",                                      // OpenCode (anchored variant)
+		"You are a specialized system component responsible for distilling chat history", // Gemini CLI
 	}
 	titleSystemPrefixes = []string{
 		"You are a title generator", // OpenCode
@@ -53,6 +54,10 @@ func Classify(req *Request) string {
 	case dialect == "", req.Path == "/v1/messages/count_tokens",
 		req.Method != "" && req.Method != http.MethodPost:
 		return KindProbe
+	case dialect == DialectGemini:
+		if _, m := geminiCall(req.Path); m != "generateContent" && m != "streamGenerateContent" {
+			return KindProbe
+		}
 	}
 	body := req.Body
 	if codexCompaction(req.Header.Get("x-codex-turn-metadata")) ||
@@ -115,6 +120,12 @@ func systemTexts(dialect string, body []byte) []string {
 				out = append(out, contentTexts(m.Get("content"))...)
 			}
 		}
+	case DialectGemini:
+		si := gjson.GetBytes(body, "systemInstruction")
+		if si.Type == gjson.String {
+			out = append(out, si.String())
+		}
+		out = append(out, contentTexts(si.Get("parts"))...)
 	case DialectResponses:
 		if in := gjson.GetBytes(body, "instructions"); in.Type == gjson.String {
 			out = append(out, in.String())
@@ -137,10 +148,14 @@ func lastUserText(dialect string, body []byte) string {
 			return in.String()
 		}
 	}
+	content := "content"
+	if dialect == DialectGemini {
+		field, content = "contents", "parts"
+	}
 	items := gjson.GetBytes(body, field).Array()
 	for i := len(items) - 1; i >= 0; i-- {
 		if items[i].Get("role").String() == "user" {
-			return strings.Join(contentTexts(items[i].Get("content")), "\n")
+			return strings.Join(contentTexts(items[i].Get(content)), "\n")
 		}
 	}
 	return ""

@@ -20,6 +20,7 @@ const (
 	DialectChat      = "openai-chat"
 	DialectResponses = "openai-responses"
 	DialectMessages  = "anthropic-messages"
+	DialectGemini    = "gemini"
 )
 
 // DefaultModel is the model id the fake reports when a request names none, and
@@ -38,14 +39,26 @@ type Request struct {
 	Query   string // raw query, e.g. "beta=true"
 	Header  http.Header
 	Body    []byte
-	Dialect string // DialectChat | DialectResponses | DialectMessages | "" (models, unknown paths)
+	Dialect string // DialectChat | DialectResponses | DialectMessages | DialectGemini | "" (models, unknown paths)
 }
 
-// Stream reports whether the request body asks for a streamed answer.
-func (r *Request) Stream() bool { return gjson.GetBytes(r.Body, "stream").Bool() }
+// Stream reports whether the request asks for a streamed answer (Gemini:
+// the streamGenerateContent method).
+func (r *Request) Stream() bool {
+	if r.Dialect == DialectGemini {
+		_, method := geminiCall(r.Path)
+		return method == "streamGenerateContent"
+	}
+	return gjson.GetBytes(r.Body, "stream").Bool()
+}
 
-// Model is the request body's model, or DefaultModel.
+// Model is the request's model (Gemini: from the path), or DefaultModel.
 func (r *Request) Model() string {
+	if r.Dialect == DialectGemini {
+		if m, _ := geminiCall(r.Path); m != "" {
+			return m
+		}
+	}
 	if m := gjson.GetBytes(r.Body, "model").String(); m != "" {
 		return m
 	}
@@ -226,6 +239,9 @@ func dialectOf(path string) string {
 	case "/v1/messages", "/v1/messages/count_tokens":
 		return DialectMessages
 	}
+	if geminiPath(path) {
+		return DialectGemini
+	}
 	return ""
 }
 
@@ -279,6 +295,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/v1/messages/count_tokens":
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": estimateTokens(len(body))})
 		return
+	case dialect == DialectGemini:
+		switch _, method := geminiCall(path); method {
+		case "generateContent", "streamGenerateContent":
+		case "countTokens":
+			writeJSON(w, http.StatusOK, map[string]any{"totalTokens": estimateTokens(len(body))})
+			return
+		default:
+			writeError(w, dialect, http.StatusNotFound, fmt.Sprintf("unknown method %s", method))
+			return
+		}
 	}
 
 	reply := responder(req)
@@ -320,6 +346,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		a.responses(ctx, w)
 	case dialect == DialectMessages:
 		a.messages(ctx, w)
+	case dialect == DialectGemini:
+		a.gemini(ctx, w)
 	}
 }
 
@@ -347,6 +375,9 @@ func errorDialect(req *Request) string {
 	}
 	if req.Header.Get("anthropic-version") != "" {
 		return DialectMessages
+	}
+	if req.Header.Get("x-goog-api-key") != "" {
+		return DialectGemini
 	}
 	return DialectChat
 }

@@ -12,7 +12,11 @@ import (
 // Messages. All error responses of the proxy go through here.
 func writeError(w http.ResponseWriter, d dialect.Name, status int, message string) {
 	var body any
-	if d == dialect.AnthropicMessages {
+	if d == dialect.Gemini {
+		body = map[string]any{
+			"error": map[string]any{"code": status, "message": message, "status": geminiStatus(status)},
+		}
+	} else if d == dialect.AnthropicMessages {
 		body = map[string]any{
 			"type":  "error",
 			"error": map[string]any{"type": anthropicErrorType(status), "message": message},
@@ -80,4 +84,28 @@ func openAIErrorCode(status int) any {
 		return "upstream_timeout"
 	}
 	return nil
+}
+
+// geminiStatus is the google.rpc status name Gemini's API pairs with an
+// HTTP status.
+func geminiStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusNotImplemented:
+		return "UNIMPLEMENTED"
+	case http.StatusBadGateway, http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	return "INTERNAL"
 }

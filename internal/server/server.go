@@ -86,6 +86,10 @@ func New(opt Options) *Server {
 	m.HandleFunc("POST /v1/responses/compact", s.proxy(dialect.OpenAIResponses, config.FamilyOpenAI))
 	m.HandleFunc("POST /v1/messages", s.proxy(dialect.AnthropicMessages, config.FamilyAnthropic))
 	m.HandleFunc("POST /v1/messages/count_tokens", s.proxy(dialect.AnthropicMessages, config.FamilyAnthropic))
+	for _, v := range []string{"v1beta", "v1", "v1alpha"} {
+		m.HandleFunc("POST /"+v+"/models/{call}", s.proxy(dialect.Gemini, config.FamilyGemini))
+	}
+	m.HandleFunc("GET /v1beta/models", s.models)
 	m.HandleFunc("GET /v1/responses", s.websocketRefused)
 	m.HandleFunc("GET /v1/models", s.models)
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
@@ -129,6 +133,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // dialectForPath picks the error dialect for requests that never reached a
 // dialect route.
 func dialectForPath(p string, h http.Header) dialect.Name {
+	if strings.HasPrefix(p, "/v1beta/") || strings.HasPrefix(p, "/v1alpha/") || dialect.GeminiMethod(p) != "" || h.Get("x-goog-api-key") != "" {
+		return dialect.Gemini
+	}
 	if strings.HasPrefix(p, "/v1/messages") || h.Get("anthropic-version") != "" || h.Get("x-api-key") != "" {
 		return dialect.AnthropicMessages
 	}
@@ -146,8 +153,11 @@ func newID() string {
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	d := dialectForPath(r.URL.Path, r.Header)
 	family := config.FamilyOpenAI
-	if d == dialect.AnthropicMessages {
+	switch d {
+	case dialect.AnthropicMessages:
 		family = config.FamilyAnthropic
+	case dialect.Gemini:
+		family = config.FamilyGemini
 	}
 	p, err := s.auth.Authenticate(r.Header)
 	if err != nil {
@@ -260,6 +270,10 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		x.View, x.Body = v, body
 		model := v.Model()
 		if model == "" {
+			if d == dialect.Gemini {
+				fail(http.StatusNotFound, "the path names no model: use /v1beta/models/{model}:generateContent")
+				return
+			}
 			fail(http.StatusBadRequest, "request has no \"model\" field")
 			return
 		}
@@ -268,7 +282,9 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			fail(http.StatusNotFound, err.Error())
 			return
 		}
-		if x.Target.Model != model {
+		if x.Target.Model != model && d == dialect.Gemini {
+			x.Path = dialect.GeminiSetModel(x.Path, x.Target.Model)
+		} else if x.Target.Model != model {
 			if nb, err := sjson.SetBytes(x.Body, "model", x.Target.Model); err == nil {
 				x.Body = nb
 			}

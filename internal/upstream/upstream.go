@@ -147,9 +147,13 @@ func Outbound(ctx context.Context, t Target, method, requestURI string, in http.
 	if t.Provider.APIKey != "" {
 		req.Header.Del("Authorization")
 		req.Header.Del("x-api-key")
-		if t.Provider.Dialect == config.FamilyAnthropic {
+		req.Header.Del("x-goog-api-key")
+		switch t.Provider.Dialect {
+		case config.FamilyAnthropic:
 			req.Header.Set("x-api-key", t.Provider.APIKey)
-		} else {
+		case config.FamilyGemini:
+			req.Header.Set("x-goog-api-key", t.Provider.APIKey)
+		default:
 			req.Header.Set("Authorization", "Bearer "+t.Provider.APIKey)
 		}
 	}

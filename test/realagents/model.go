@@ -72,6 +72,9 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 				return fakemodel.Reply{Opaque: true, EncryptedContent: "opaque:" + demo.LossySummary, InputTokens: 300, OutputTokens: 80}
 			}
 			text := demo.LossySummary
+			if req.Dialect == fakemodel.DialectGemini {
+				text = "<state_snapshot>\n<overall_goal>" + text + "</overall_goal>\n</state_snapshot>"
+			}
 			if req.Dialect == fakemodel.DialectMessages && strings.Contains(string(req.Body), "<summary>") {
 				text = "<analysis>The user is building an inventory service.</analysis>\n<summary>" + text + "</summary>"
 			}
@@ -94,7 +97,7 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 		// The update: step one done, with the whole list again (agents whose
 		// plan tool takes the full list; the others just answer).
 		if strings.Contains(lastUser(req), stepDone) && !updatedPlan.Load() {
-			if t := toolNames(req); t["TodoWrite"] || t["update_plan"] || t["todowrite"] {
+			if t := toolNames(req); t["TodoWrite"] || t["update_plan"] || t["todowrite"] || t["write_todos"] {
 				updatedPlan.Store(true)
 				return fakemodel.Reply{ToolCalls: planCalls(req, 1), InputTokens: 100, OutputTokens: 40}
 			}
@@ -116,10 +119,13 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 }
 
 // turns returns the request's conversation items: messages (Chat and
-// Messages) or input (Responses).
+// Messages), input (Responses) or contents (Gemini).
 func turns(req *fakemodel.Request) []gjson.Result {
 	if req.Dialect == fakemodel.DialectResponses {
 		return gjson.GetBytes(req.Body, "input").Array()
+	}
+	if req.Dialect == fakemodel.DialectGemini {
+		return gjson.GetBytes(req.Body, "contents").Array()
 	}
 	return gjson.GetBytes(req.Body, "messages").Array()
 }
@@ -135,6 +141,8 @@ func lastIsToolResult(req *fakemodel.Request) bool {
 		return last.Get("type").String() == "function_call_output"
 	case fakemodel.DialectChat:
 		return last.Get("role").String() == "tool"
+	case fakemodel.DialectGemini:
+		return last.Get("parts.#.functionResponse|0").Exists()
 	}
 	return last.Get(`content.#(type=="tool_result")`).Exists()
 }
@@ -147,6 +155,11 @@ func lastUser(req *fakemodel.Request) string {
 			continue
 		}
 		c := items[i].Get("content")
+		if req.Dialect == fakemodel.DialectGemini {
+			if c = items[i].Get("parts"); !c.Get("#.text|0").Exists() {
+				continue // a function response
+			}
+		}
 		if c.Type == gjson.String {
 			return c.String()
 		}
@@ -166,6 +179,7 @@ func view(req *fakemodel.Request) string {
 	var b strings.Builder
 	b.WriteString(textOf(gjson.GetBytes(req.Body, "instructions")))
 	b.WriteString(textOf(gjson.GetBytes(req.Body, "system")))
+	b.WriteString(textOf(gjson.GetBytes(req.Body, "systemInstruction.parts")))
 	for _, it := range turns(req) {
 		b.WriteString(itemText(it))
 	}
@@ -180,6 +194,12 @@ func itemText(it gjson.Result) string {
 	if o := it.Get("output"); o.Type == gjson.String {
 		s += o.String() + "\n"
 	}
+	// Gemini: text parts, and function responses' output.
+	s += textOf(it.Get("parts"))
+	it.Get("parts.#.functionResponse.response").ForEach(func(_, r gjson.Result) bool {
+		s += textOf(gjson.Parse("[" + r.Raw + "]"))
+		return true
+	})
 	return s
 }
 
@@ -211,6 +231,10 @@ func toolNames(req *fakemodel.Request) map[string]bool {
 		if n := t.Get("function.name").String(); n != "" {
 			names[n] = true
 		}
+		t.Get("functionDeclarations.#.name").ForEach(func(_, n gjson.Result) bool {
+			names[n.String()] = true
+			return true
+		})
 		return true
 	})
 	return names
@@ -260,6 +284,13 @@ func planCalls(req *fakemodel.Request, done int) []fakemodel.ToolCall {
 			todos = append(todos, map[string]string{"content": s, "status": status(i), "priority": "high"})
 		}
 		args = map[string]any{"todos": todos}
+	case tools["write_todos"]: // Gemini CLI
+		name = "write_todos"
+		var todos []map[string]string
+		for i, s := range demo.PlanSteps {
+			todos = append(todos, map[string]string{"description": s, "status": status(i)})
+		}
+		args = map[string]any{"todos": todos}
 	case tools["todo"]: // Pi's packaged todo extension: one item a call
 		var calls []fakemodel.ToolCall
 		for _, s := range demo.PlanSteps {
@@ -286,6 +317,8 @@ func shellCall(req *fakemodel.Request) (fakemodel.ToolCall, bool) {
 		name, args = "exec_command", map[string]any{"cmd": noiseCommand}
 	case tools["bash"]:
 		name, args = "bash", map[string]any{"command": noiseCommand, "description": "Run the tests"}
+	case tools["run_shell_command"]: // Gemini CLI
+		name, args = "run_shell_command", map[string]any{"command": noiseCommand, "description": "Run the tests"}
 	default:
 		return fakemodel.ToolCall{}, false
 	}

@@ -86,13 +86,15 @@ store: "memory:"
 providers:
   - {name: anthropic, dialect: anthropic, base_url: %q}
   - {name: openai, dialect: openai, base_url: %q}
+  - {name: gemini, dialect: gemini, base_url: %q}
 routes:
   - {match: "*", provider: anthropic}
   - {match: "*", provider: openai}
+  - {match: "*", provider: gemini}
 compaction_continuity:
   enabled: true
   %s
-`, s.fake.URL, s.fake.URL+"/v1", strings.Join(continuity, "\n  "))), func(string) string { return "" })
+`, s.fake.URL, s.fake.URL+"/v1", s.fake.URL, strings.Join(continuity, "\n  "))), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
