@@ -121,8 +121,10 @@ func (v *View) leading(arr gjson.Result, parse func(int, gjson.Result) Message) 
 // Messages returns every conversation item, including the leading
 // system/developer items (with their role, so callers can skip them). The
 // Anthropic top-level "system" and the Responses "instructions" are not
-// items and are reported by System only. The slice is parsed once and shared:
-// callers must not modify it.
+// items and are reported by System only. The slice is parsed once and shared,
+// and items this process parsed before (the resent history of an agent)
+// are taken from a memo: callers must not modify the slice or the items'
+// slices.
 func (v *View) Messages() []Message {
 	v.msgsOnce.Do(func() { v.msgs = v.parseMessages() })
 	return v.msgs
@@ -139,7 +141,14 @@ func (v *View) parseMessages() []Message {
 	var out []Message
 	i := 0
 	arr.ForEach(func(_, item gjson.Result) bool {
-		out = append(out, parse(i, item))
+		k := memo.key(v.name, item.Raw)
+		m, ok := memo.get(k)
+		if !ok {
+			m = parse(i, item)
+			memo.put(k, m)
+		}
+		m.Index = i
+		out = append(out, m)
 		i++
 		return true
 	})

@@ -1,0 +1,50 @@
+package dialect
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// agentHistory builds a Claude Code–shaped body of about size bytes: text
+// turns, tool_use and tool_result blocks.
+func agentHistory(size int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"claude","messages":[`)
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]},`, strings.Repeat("please look at the inventory service and its repository layer; ", 3))
+		fmt.Fprintf(&b, `{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"grep -rn \"x\" ."}}]},`, i)
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}`, i, strings.Repeat("main.go:1: x\n", 30))
+	}
+	b.WriteString(`],"system":"You are a coding agent."}`)
+	return []byte(b.String())
+}
+
+// BenchmarkMessages200KiB: the conversation of a 200 KiB agent request,
+// the first time (every item decoded) and resent (items found in the memo).
+func BenchmarkMessages200KiB(b *testing.B) {
+	body := agentHistory(200 << 10)
+	for _, resent := range []bool{false, true} {
+		b.Run(map[bool]string{false: "first", true: "resent"}[resent], func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if !resent {
+					memo.mu.Lock()
+					memo.m = nil
+					memo.mu.Unlock()
+				}
+				v, err := Parse(AnthropicMessages, "/v1/messages", nil, body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(v.Messages()) == 0 {
+					b.Fatal("no messages")
+				}
+			}
+		})
+	}
+}
