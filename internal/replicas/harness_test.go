@@ -93,7 +93,13 @@ func startReplica(t testing.TB, yaml string) *replica {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{})
+	return serveApp(t, cfg, app.Options{})
+}
+
+// serveApp starts a replica from a parsed configuration.
+func serveApp(t testing.TB, cfg *config.Config, opt app.Options) *replica {
+	t.Helper()
+	a, err := app.New(context.Background(), cfg, opt)
 	if err != nil {
 		t.Fatalf("start replica: %v", err)
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	Schema string
 	// MaxConns bounds the pool; pgxpool's default if zero.
 	MaxConns int32
+	// Tracer, if set, observes every query and batch (benchmarks count
+	// round trips with it).
+	Tracer pgx.QueryTracer
 }
 
 // Store is a backend.Store on PostgreSQL.
@@ -61,6 +64,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	cfg.ConnConfig.Tracer = opts.Tracer
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
