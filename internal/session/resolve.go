@@ -231,38 +231,108 @@ func (l *lookup) head(aLeg string) (record, bool) {
 	return rec, ok && rec.ALeg == aLeg
 }
 
+// turnFacts is what the resolution of one turn knows: the request's
+// history and hints, and the lineage records read for it.
+type turnFacts struct {
+	ref      Ref
+	msgs     []dialect.Message
+	hist     []entry
+	hints    Hints
+	client   clientHint
+	hintKey  string
+	headKeys []string // head-record key of every prefix of hist
+	last     string   // chain digest of the whole history ("" when empty)
+	look     *lookup
+
+	hint   record // the client hint's mapping
+	hinted bool   // the client hint is mapped
+
+	match   int    // longest prefix with a head record in the hint's session, -1 if none
+	matched record // that head record
+
+	evidence epochEvidence
+}
+
+// epochEvidence names the A-leg a history says it continues after a
+// compaction: its epoch token, the summary lines it quotes, or (weakest)
+// its client hint with the agent's post-compaction marker or a newer Codex
+// window.
+type epochEvidence struct {
+	aLeg     string // "" when there is none
+	epoch    int    // the epoch the evidence was recorded in
+	pos      int    // normalised position of the newest evidence
+	fromHint bool
+}
+
+// resolveTurn resolves a request that is not out of band: its history
+// either continues a known head, opens a new epoch of a compacted A-leg,
+// is an in-band compaction of a head, diverges from a known branch, quotes
+// a branch as a side request, or is new (a reset under a known hint, or a
+// new session). The cases are tried in that order.
 func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Message, hist []entry, h Hints, ch clientHint, hintKey string) (Ref, error) {
-	p := ref.Principal
-	headKeys := make([]string, len(hist))
-	for i := range hist {
-		headKeys[i] = r.key(kindHead, p, string(hist[i].chain[:]))
+	t := &turnFacts{ref: ref, msgs: msgs, hist: hist, hints: h, client: ch, hintKey: hintKey}
+	if err := r.gather(ctx, t); err != nil {
+		return Ref{}, err
 	}
-	l := &lookup{r: r, ctx: ctx, principal: p, got: map[string]record{}}
+	if res, ok := r.continuation(t); ok {
+		return res, nil
+	}
+	if res, ok := t.newEpoch(); ok {
+		return res, nil
+	}
+	if res, ok := t.compactionOfHead(); ok {
+		return res, nil
+	}
+	if res, ok := r.divergence(t); ok {
+		return res, nil
+	}
+	res, ok, err := r.sideRequest(ctx, t)
+	if err != nil {
+		return Ref{}, err
+	}
+	if ok {
+		return res, nil
+	}
+	return r.fresh(t), nil
+}
+
+// gather reads what the cases need in one store round trip (a second one
+// only for A-leg heads not read yet, or when a cached head proved stale).
+func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
+	p, hist := t.ref.Principal, t.hist
+	t.headKeys = make([]string, len(hist))
+	for i := range hist {
+		t.headKeys[i] = r.key(kindHead, p, string(hist[i].chain[:]))
+	}
+	if len(hist) > 0 {
+		t.last = string(hist[len(hist)-1].chain[:])
+	}
+	t.look = &lookup{r: r, ctx: ctx, principal: p, got: map[string]record{}}
 
 	// The longest prefix already cached; only longer prefixes can change
 	// the answer, so only those go to the store.
 	best := -1
 	for i := len(hist) - 1; i >= 0; i-- {
-		if _, ok := r.cached(p, headKeys[i]); ok {
+		if _, ok := r.cached(p, t.headKeys[i]); ok {
 			best = i
 			break
 		}
 	}
-	query := append([]string(nil), headKeys[best+1:]...)
+	query := append([]string(nil), t.headKeys[best+1:]...)
 	hot, hotKey := false, ""
 	if best >= 0 {
-		rec, _ := r.cached(p, headKeys[best])
+		rec, _ := r.cached(p, t.headKeys[best])
 		hotKey = r.alegKey(p, rec.ALeg)
 		query = append(query, hotKey)
-		if hr, ok := r.cached(p, hotKey); ok && hr.Head == headKeys[best] {
+		if hr, ok := r.cached(p, hotKey); ok && hr.Head == t.headKeys[best] {
 			hot = true // extends a known head: no epoch evidence needed
 		}
 	}
-	if hintKey != "" {
-		query = append(query, hintKey)
+	if t.hintKey != "" {
+		query = append(query, t.hintKey)
 		// The hint's A-leg head is read too (as the store has it now), so
 		// a reset or a hinted epoch needs no second round trip.
-		if hr, ok := r.cached(p, hintKey); ok && hr.ALeg != "" {
+		if hr, ok := r.cached(p, t.hintKey); ok && hr.ALeg != "" {
 			query = append(query, r.alegKey(p, hr.ALeg))
 		}
 	}
@@ -270,11 +340,11 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	var lines []lineKey
 	evidence := func() []string {
 		var keys []string
-		tok, tokPos = tokenIn(msgs, hist)
+		tok, tokPos = tokenIn(t.msgs, hist)
 		if tok != "" {
 			keys = append(keys, kindALeg+":"+tok)
 		}
-		lines = r.scanLines(p, msgs, hist)
+		lines = r.scanLines(p, t.msgs, hist)
 		for _, lk := range lines {
 			keys = append(keys, lk.key)
 		}
@@ -285,155 +355,202 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	}
 	got, err := r.fetch(ctx, p, query)
 	if err != nil {
-		return Ref{}, err
+		return err
 	}
-	l.got = got
-	if hr, ok := got[hotKey]; hot && (!ok || hr.Head != headKeys[best]) {
+	t.look.got = got
+	if hr, ok := got[hotKey]; hot && (!ok || hr.Head != t.headKeys[best]) {
 		// The cached head was stale: another replica (or a purge) moved
 		// the A-leg since this process last saw it. Gather the epoch
 		// evidence the hot path skipped, as a cold resolution would.
 		more, err := r.fetch(ctx, p, evidence())
 		if err != nil {
-			return Ref{}, err
+			return err
 		}
 		for k, rec := range more {
-			l.got[k] = rec
+			t.look.got[k] = rec
 		}
 	}
 
-	hintRec, hintOK := record{}, false
-	if hintKey != "" {
-		hintRec, hintOK = l.rec(hintKey)
+	if t.hintKey != "" {
+		t.hint, t.hinted = t.look.rec(t.hintKey)
 	}
 	// Longest matching prefix; a mapped hint confines matches to its session.
-	m, mrec := -1, record{}
+	t.match = -1
 	for i := len(hist) - 1; i >= 0; i-- {
-		rec, ok := l.rec(headKeys[i])
-		if !ok || rec.ALeg == "" || (hintOK && rec.Session != hintRec.Session) {
+		rec, ok := t.look.rec(t.headKeys[i])
+		if !ok || rec.ALeg == "" || (t.hinted && rec.Session != t.hint.Session) {
 			continue
 		}
-		m, mrec = i, rec
+		t.match, t.matched = i, rec
 		break
 	}
 
 	// Epoch evidence, strongest first.
-	evLeg, evEpoch, evPos := "", -1, math.MaxInt
+	ev := epochEvidence{epoch: -1, pos: math.MaxInt}
 	if tok != "" {
-		if rec, ok := l.got[kindALeg+":"+tok]; ok && rec.ALeg != "" {
-			evLeg, evEpoch, evPos = rec.ALeg, rec.Epoch, tokPos
+		if rec, ok := t.look.got[kindALeg+":"+tok]; ok && rec.ALeg != "" {
+			ev = epochEvidence{aLeg: rec.ALeg, epoch: rec.Epoch, pos: tokPos}
 		}
 	}
-	if evLeg == "" && len(lines) > 0 {
-		evLeg, evEpoch, evPos = summaryEvidence(l, lines)
+	if ev.aLeg == "" && len(lines) > 0 {
+		ev.aLeg, ev.epoch, ev.pos = summaryEvidence(t.look, lines)
 	}
-	hintEvidence := false
-	if evLeg == "" && hintOK && hintRec.ALeg != "" && (h.PostCompaction || (ch.window > 0 && hintRec.Window > 0 && ch.window > hintRec.Window)) {
-		evLeg, hintEvidence = hintRec.ALeg, true
+	if ev.aLeg == "" && t.hinted && t.hint.ALeg != "" && (t.hints.PostCompaction || t.newerWindow()) {
+		ev.aLeg, ev.fromHint = t.hint.ALeg, true
 	}
-	var need []string
-	if m >= 0 {
-		need = append(need, mrec.ALeg)
-	}
-	need = append(need, evLeg)
-	if hintOK {
-		need = append(need, hintRec.ALeg)
-	}
-	if err := l.heads(need...); err != nil {
-		return Ref{}, err
-	}
+	t.evidence = ev
 
-	chainN := ""
-	if len(hist) > 0 {
-		chainN = string(hist[len(hist)-1].chain[:])
+	var need []string
+	if t.match >= 0 {
+		need = append(need, t.matched.ALeg)
 	}
-	// 1. Continuation of a known head — unless another client session
-	// picks up the branch's history (Claude Code --fork-session, a copied
-	// Codex thread): that is a fork, or the two would share one state.
-	if m >= 0 {
-		H, ok := l.head(mrec.ALeg)
-		if !ok || H.Head == headKeys[m] {
-			if ok && ref.Hint != "" && H.ClientHint != "" && H.ClientHint != ref.Hint && !ref.compaction && !(hintOK && hintRec.ALeg == mrec.ALeg) {
-				return r.forkRef(ref, mrec, chainN), nil
-			}
-			return continueRef(ref, mrec, H, ok, m), nil
+	need = append(need, ev.aLeg)
+	if t.hinted {
+		need = append(need, t.hint.ALeg)
+	}
+	return t.look.heads(need...)
+}
+
+// newerWindow reports whether the request comes from a later Codex window
+// than the one the client hint was last seen with.
+func (t *turnFacts) newerWindow() bool {
+	return t.client.window > 0 && t.hint.Window > 0 && t.client.window > t.hint.Window
+}
+
+// inHintSession reports whether an A-leg head belongs to the session the
+// client hint is mapped to (any session when the hint is not mapped).
+func (t *turnFacts) inHintSession(head record) bool {
+	return !t.hinted || head.Session == t.hint.Session
+}
+
+// continuation: the history extends the head of a known A-leg — unless
+// another client session picks up the branch's history (Claude Code
+// --fork-session, a copied Codex thread): that is a fork, or the two would
+// share one state.
+func (r *Resolver) continuation(t *turnFacts) (Ref, bool) {
+	if t.match < 0 {
+		return Ref{}, false
+	}
+	head, ok := t.look.head(t.matched.ALeg)
+	if ok && head.Head != t.headKeys[t.match] {
+		return Ref{}, false
+	}
+	ref := t.ref
+	otherClient := ref.Hint != "" && head.ClientHint != "" && head.ClientHint != ref.Hint
+	if ok && otherClient && !ref.compaction && !(t.hinted && t.hint.ALeg == t.matched.ALeg) {
+		return r.forkRef(ref, t.matched, t.last), true
+	}
+	return continueRef(ref, t.matched, head, ok, t.match), true
+}
+
+// newEpoch: the first turn after a compaction of the A-leg the evidence
+// names.
+func (t *turnFacts) newEpoch() (Ref, bool) {
+	ev := t.evidence
+	if ev.aLeg == "" {
+		return Ref{}, false
+	}
+	head, ok := t.look.head(ev.aLeg)
+	if !ok || !t.inHintSession(head) {
+		return Ref{}, false
+	}
+	if ev.fromHint {
+		ev.epoch = head.Epoch
+		if t.newerWindow() {
+			ev.pos = math.MaxInt
+		} else if head.Epoch > 0 {
+			ev.pos = -1 // marker seen before: only new if nothing of this epoch matches
 		}
 	}
-	// 2. First turn of a new epoch.
-	if evLeg != "" {
-		if H, ok := l.head(evLeg); ok && (!hintOK || H.Session == hintRec.Session) {
-			if hintEvidence {
-				evEpoch = H.Epoch
-				if ch.window > 0 && hintRec.Window > 0 && ch.window > hintRec.Window {
-					evPos = math.MaxInt
-				} else if H.Epoch > 0 {
-					evPos = -1 // marker seen before: only new if nothing of this epoch matches
-				}
-			}
-			// The branch was compacted (H.C) and this turn, under the
-			// branch's own client hint, carries the agent's post-compaction
-			// marker, but its summary repeats an older epoch's text word for
-			// word: it opens the next epoch all the same.
-			if H.Compacted && h.PostCompaction && hintOK && hintRec.ALeg == evLeg && evEpoch < H.Epoch {
-				evEpoch, evPos = H.Epoch, math.MaxInt
-			}
-			// A match inside the current epoch means no new epoch began —
-			// unless a compaction summary was relayed since the head: then
-			// a history that repeats this epoch's opening (the same summary
-			// and the same first words) is the next epoch, not a fork.
-			within := m >= 0 && mrec.ALeg == evLeg && mrec.Epoch == H.Epoch && m >= evPos && !H.Compacted
-			if evEpoch >= H.Epoch && !within {
-				ref.Session, ref.ALeg, ref.Epoch, ref.Event = H.Session, evLeg, max(H.Epoch, evEpoch)+1, EventEpoch
-				return ref, nil
-			}
+	// The branch was compacted and this turn, under the branch's own
+	// client hint, carries the agent's post-compaction marker, but its
+	// summary repeats an older epoch's text word for word: it opens the
+	// next epoch all the same.
+	if head.Compacted && t.hints.PostCompaction && t.hinted && t.hint.ALeg == ev.aLeg && ev.epoch < head.Epoch {
+		ev.epoch, ev.pos = head.Epoch, math.MaxInt
+	}
+	// A match inside the current epoch means no new epoch began — unless a
+	// compaction summary was relayed since the head: then a history that
+	// repeats this epoch's opening (the same summary and the same first
+	// words) is the next epoch, not a fork.
+	within := t.match >= 0 && t.matched.ALeg == ev.aLeg && t.matched.Epoch == head.Epoch && t.match >= ev.pos && !head.Compacted
+	if ev.epoch < head.Epoch || within {
+		return Ref{}, false
+	}
+	ref := t.ref
+	ref.Session, ref.ALeg, ref.Epoch, ref.Event = head.Session, ev.aLeg, max(head.Epoch, ev.epoch)+1, EventEpoch
+	return ref, true
+}
+
+// compactionOfHead: an in-band compaction edits the last message of the
+// live history; it belongs to the branch whose head it repeats up to that
+// message.
+func (t *turnFacts) compactionOfHead() (Ref, bool) {
+	n := len(t.hist)
+	if !t.ref.compaction || n < 2 {
+		return Ref{}, false
+	}
+	for _, a := range []string{t.matched.ALeg, t.hint.ALeg} {
+		if head, ok := t.look.head(a); ok && head.HeadParent == t.headKeys[n-2] && t.inHintSession(head) {
+			ref := t.ref
+			ref.Session, ref.ALeg, ref.Epoch, ref.Event, ref.base = head.Session, a, head.Epoch, EventContinue, n-1
+			return ref, true
 		}
 	}
-	// An in-band compaction edits the last message of the live history: it
-	// belongs to the branch whose head it repeats up to that message.
-	if ref.compaction && len(hist) >= 2 {
-		for _, a := range []string{mrec.ALeg, hintRec.ALeg} {
-			if H, ok := l.head(a); ok && H.HeadParent == headKeys[len(hist)-2] && (!hintOK || H.Session == hintRec.Session) {
-				ref.Session, ref.ALeg, ref.Epoch, ref.Event, ref.base = H.Session, a, H.Epoch, EventContinue, len(hist)-1
-				return ref, nil
-			}
-		}
+	return Ref{}, false
+}
+
+// divergence: the history leaves a known branch before its head — a fork,
+// or for a compaction request the compaction of an older point of the
+// branch.
+func (r *Resolver) divergence(t *turnFacts) (Ref, bool) {
+	if t.match < 0 {
+		return Ref{}, false
 	}
-	// 3. Divergence from a known branch.
-	if m >= 0 {
-		H, _ := l.head(mrec.ALeg)
-		if ref.compaction {
-			return continueRef(ref, mrec, H, true, m), nil
-		}
-		return r.forkRef(ref, mrec, chainN), nil
+	if t.ref.compaction {
+		head, _ := t.look.head(t.matched.ALeg)
+		return continueRef(t.ref, t.matched, head, true, t.match), true
 	}
-	// 4. Nothing known. A short request that quotes a known branch's
-	// conversation (<conversation> transcript, the branch's epoch token) is
-	// a side request about that branch — a summarisation request no rule
-	// recognised — not a new conversation: attribute it, move nothing, so it
-	// neither resets the branch nor takes its client hint.
-	if len(hist) <= 2 && quotesConversation(msgs) {
-		oob, err := r.resolveOutOfBand(ctx, ref, msgs, hintKey)
-		if err != nil {
-			return Ref{}, err
-		}
-		if oob.Event == EventOutOfBand && (!hintOK || oob.ALeg == hintRec.ALeg) {
-			oob.Side = true
-			return oob, nil
-		}
+	return r.forkRef(t.ref, t.matched, t.last), true
+}
+
+// sideRequest: nothing of the history is known, but a short request quotes
+// a known branch's conversation (<conversation> transcript, the branch's
+// epoch token). It is a side request about that branch — a summarisation
+// request no rule recognised — not a new conversation: attribute it, move
+// nothing, so it neither resets the branch nor takes its client hint.
+func (r *Resolver) sideRequest(ctx context.Context, t *turnFacts) (Ref, bool, error) {
+	if len(t.hist) > 2 || !quotesConversation(t.msgs) {
+		return Ref{}, false, nil
 	}
-	// Reset under a known hint, else a new session.
-	if hintOK && hintRec.Session != "" {
-		ref.Session, ref.Event = hintRec.Session, EventReset
-		ref.ALeg = "a_" + r.mac("reset", ref.Principal, hintRec.Session, chainN)
-		return ref, nil
+	oob, err := r.resolveOutOfBand(ctx, t.ref, t.msgs, t.hintKey)
+	if err != nil {
+		return Ref{}, false, err
 	}
-	if ch.value != "" {
-		ref.Session = "s_" + r.mac("session-hint", ref.Principal, ch.value)
+	if oob.Event != EventOutOfBand || (t.hinted && oob.ALeg != t.hint.ALeg) {
+		return Ref{}, false, nil
+	}
+	oob.Side = true
+	return oob, true, nil
+}
+
+// fresh: nothing known. A reset under a known client hint (its session, a
+// new A-leg), else a new session.
+func (r *Resolver) fresh(t *turnFacts) Ref {
+	ref := t.ref
+	if t.hinted && t.hint.Session != "" {
+		ref.Session, ref.Event = t.hint.Session, EventReset
+		ref.ALeg = "a_" + r.mac("reset", ref.Principal, t.hint.Session, t.last)
+		return ref
+	}
+	if t.client.value != "" {
+		ref.Session = "s_" + r.mac("session-hint", ref.Principal, t.client.value)
 	} else {
-		ref.Session = "s_" + r.mac("session", ref.Principal, chainN)
+		ref.Session = "s_" + r.mac("session", ref.Principal, t.last)
 	}
-	ref.ALeg = "a_" + r.mac("new", ref.Principal, ref.Session, chainN)
+	ref.ALeg = "a_" + r.mac("new", ref.Principal, ref.Session, t.last)
 	ref.Event = EventNew
-	return ref, nil
+	return ref
 }
 
 // quotesConversation reports whether a user message carries what
@@ -458,12 +575,14 @@ func (r *Resolver) forkRef(ref Ref, mrec record, chainN string) Ref {
 	return ref
 }
 
-func continueRef(ref Ref, mrec, H record, headOK bool, m int) Ref {
-	ref.Session, ref.ALeg, ref.Epoch, ref.Event = mrec.Session, mrec.ALeg, mrec.Epoch, EventContinue
-	if headOK && ref.compaction && H.Epoch > ref.Epoch {
-		ref.Epoch = H.Epoch // compaction of an older point: count it in the current epoch
+// continueRef continues matched's A-leg after its prefix of length
+// match+1, whose A-leg head (if known) is head.
+func continueRef(ref Ref, matched, head record, headKnown bool, match int) Ref {
+	ref.Session, ref.ALeg, ref.Epoch, ref.Event = matched.Session, matched.ALeg, matched.Epoch, EventContinue
+	if headKnown && ref.compaction && head.Epoch > ref.Epoch {
+		ref.Epoch = head.Epoch // compaction of an older point: count it in the current epoch
 	}
-	ref.base = m + 1
+	ref.base = match + 1
 	return ref
 }
 
