@@ -66,3 +66,23 @@ func TestStaleBlocksStripped(t *testing.T) {
 		t.Errorf("summary text around the blocks was lost:\n%s", got)
 	}
 }
+
+// A second compaction: the history the summariser is asked to compact holds
+// the first summary with its block, and the request is augmented with the
+// current block. The summariser must read one version of the state.
+func TestSecondCompactionSummariserGetsOneBlock(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: continuityYAML})
+	a := e.agent("second-compaction")
+	say(t, a, "Please make a plan and track it with your todo list.", "Decision: use PostgreSQL, not MongoDB.")
+	for i := range 2 {
+		compact(t, a)
+		sent := e.lastPrimary() // the compaction request as the summariser got it
+		if n := strings.Count(sent, "<continuity-capsule"); n != 1 {
+			t.Fatalf("compaction %d: the summariser got %d blocks, want 1", i+1, n)
+		}
+		if !strings.Contains(block(sent), "use PostgreSQL, not MongoDB") {
+			t.Fatalf("compaction %d: the block given to the summariser lost the decision:\n%s", i+1, block(sent))
+		}
+		say(t, a, "Continue.")
+	}
+}

@@ -152,3 +152,31 @@ func TestStreamEventsNotHeldBack(t *testing.T) {
 		t.Errorf("events arrived only after %v: the proxy held them until the upstream sent more", took)
 	}
 }
+
+// An upstream that ends its stream right after the last event, without the
+// blank line that closes it, still gets that event to the client, closed so
+// the client's parser takes it, with and without a response hook.
+func TestStreamFinalEventWithoutBlankLine(t *testing.T) {
+	first := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"
+	for _, tc := range []struct{ tail, want string }{
+		{"data: [DONE]", "data: [DONE]\n\n"},
+		{"data: [DONE]\n", "data: [DONE]\n\n"},
+		{"event: end\r\ndata: [DONE]\r\n", "event: end\ndata: [DONE]\n\n"},
+	} {
+		for _, hooked := range []bool{false, true} {
+			fake := startFake(t, fakemodel.Script(fakemodel.Reply{RawBody: first + tc.tail}))
+			var hooks []flow.Hook
+			if hooked {
+				hooks = []flow.Hook{hookFunc(func(_ context.Context, x *flow.Exchange) error {
+					x.AddResponseHook(flow.NopResponseHook{})
+					return nil
+				})}
+			}
+			p := startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil), hooks: hooks})
+			_, data := p.do(t, http.MethodPost, "/v1/chat/completions", routes[0].header, []byte(streamBody))
+			if got := string(data); got != first+tc.want {
+				t.Errorf("tail %q, hooked %v: client got %q, want %q", tc.tail, hooked, got, first+tc.want)
+			}
+		}
+	}
+}
