@@ -109,7 +109,7 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 			})})
 		a := e.agent("ac16-joined")
 		say(t, a, "Decision: use PostgreSQL, not MongoDB, because we need transactions.")
-		<-started // the extraction is in flight (and answers in 400ms)
+		await(t, started, "the extraction starting") // it is in flight (and answers in 400ms)
 		compact(t, a)
 		b := block(e.lastPrimary())
 		if !strings.Contains(b, "use PostgreSQL, not MongoDB") {
@@ -143,7 +143,7 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 		t.Cleanup(free) // runs before the model shuts down
 		a := e.agent("ac16-timeout")
 		say(t, a, "Decision: use PostgreSQL, not MongoDB, because we need transactions.")
-		<-started
+		await(t, started, "the extraction starting")
 		before := accountingMetric(t, e, `tether_barrier_waits_total{outcome="timeout"}`)
 		t0 := time.Now()
 		compact(t, a)
@@ -158,11 +158,7 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 		}
 		// The late result lands; the next turn carries it as proxy context.
 		free()
-		select {
-		case <-st.landed:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the late extraction result never reached the capsule")
-		}
+		await(t, st.landed, "the late extraction result reaching the capsule")
 		say(t, a, "Continue.")
 		last := e.lastPrimary()
 		if b := block(last); !strings.Contains(b, "use PostgreSQL, not MongoDB") {
@@ -196,12 +192,17 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 		t.Cleanup(free)
 		a := e.agent("ac16-finished")
 		say(t, a, "Decision: use PostgreSQL, not MongoDB, because we need transactions.")
-		<-started
+		await(t, started, "the extraction starting")
 		// The compaction's first capsule read lets the extractor answer and
 		// returns once the job has written its result and stopped running.
 		st.setHook(func() {
 			free()
-			<-st.landed
+			select { // on the store's goroutine: report, do not hang
+			case <-st.landed:
+			case <-time.After(10 * time.Second):
+				t.Error("the extraction result never reached the capsule")
+				return
+			}
 			barrierIdle(t, e)
 		})
 		compact(t, a)
@@ -212,6 +213,19 @@ func TestAC16_BarrierJoinsInFlightExtraction(t *testing.T) {
 			t.Errorf("the summary the agent kept lacks the decision:\n%s", a.Shown)
 		}
 	})
+}
+
+// await receives from ch, failing the test when nothing arrives within 10s
+// (a regression fails instead of hanging until the test binary's timeout).
+func await[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
 }
 
 // barrierSession runs a session whose capsule holds a Memcached decision
