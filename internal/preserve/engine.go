@@ -126,7 +126,7 @@ func Ordinal(epoch, i int) int64 { return int64(epoch)<<20 | int64(i) }
 // Before implements flow.Hook.
 func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 	cls := x.Verdict
-	if x.Internal || cls.Title || cls.Partial || x.View == nil {
+	if x.Internal || cls.Title || x.View == nil {
 		return nil
 	}
 	pol := e.opt.Policy(x.Principal)
@@ -148,10 +148,12 @@ func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 	if ref.Event == session.EventUnattributed {
 		return nil
 	}
-	if ref.Side {
-		// Probably a summarisation request no rule knows: leave it alone,
-		// and record its answer as the branch's summary, so the turn that
-		// opens with it starts the branch's next epoch.
+	if ref.Side || cls.Partial {
+		// Probably a summarisation request no rule knows, or the partial
+		// part of a compaction (Pi's split-turn prefix, whose answer Pi
+		// joins to its summary — or uses alone): leave it alone, and record
+		// its answer as the branch's summary, so the turn that opens with it
+		// starts the branch's next epoch.
 		x.AddResponseHook(&sideHook{e: e, ref: ref})
 		return nil
 	}
@@ -247,7 +249,13 @@ func (t *turn) compaction(ctx context.Context) error {
 		}
 	}
 	if cur.Empty() {
+		// Nothing to add, but the summary still marks the branch: the turn
+		// that opens with it is this branch's next epoch (Pi sends no
+		// session id). Lineage never depends on the capsule's content.
 		e.m.augment.WithLabelValues("empty").Inc()
+		if t.cls.Kind != compaction.Opaque {
+			x.AddResponseHook(&sideHook{e: e, ref: t.ref})
+		}
 		return nil
 	}
 	// The summariser gets the current block only, not older ones the

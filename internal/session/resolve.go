@@ -444,10 +444,12 @@ func (r *Resolver) continuation(t *turnFacts) (Ref, bool) {
 }
 
 // newEpoch: the first turn after a compaction of the A-leg the evidence
-// names.
+// names. A request quoting the conversation as a transcript is a
+// summarisation request (one no rule knows), never the turn the summary
+// opens, even though it quotes that summary.
 func (t *turnFacts) newEpoch() (Ref, bool) {
 	ev := t.evidence
-	if ev.aLeg == "" {
+	if ev.aLeg == "" || quotesTranscript(t.msgs) {
 		return Ref{}, false
 	}
 	head, ok := t.look.head(ev.aLeg)
@@ -560,6 +562,17 @@ func (r *Resolver) fresh(t *turnFacts) Ref {
 func quotesConversation(msgs []dialect.Message) bool {
 	for i := range msgs {
 		if msgs[i].Role == "user" && (strings.Contains(msgs[i].Text, "<conversation>") || capsule.Contains(msgs[i].Text)) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotesTranscript reports whether a user message quotes the conversation
+// as a <conversation> transcript, as summarisation requests do.
+func quotesTranscript(msgs []dialect.Message) bool {
+	for i := range msgs {
+		if msgs[i].Role == "user" && strings.Contains(msgs[i].Text, "<conversation>") {
 			return true
 		}
 	}
