@@ -97,3 +97,48 @@ func TestLineageAcrossReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleHotHeadAcrossReplicas: replica B saw only a conversation's first
+// turn; replica A served the next turns and relayed a compaction summary.
+// The first turn after the compaction, whose history still opens with the
+// first user message (the part B has cached as the A-leg's head), reaches
+// B: B's cache says "extends the head", the store says the head moved on,
+// and B must gather the epoch evidence (the summary) as one process would —
+// a new epoch of the same A-leg, not a fork.
+func TestStaleHotHeadAcrossReplicas(t *testing.T) {
+	st := newMemStore()
+	one, ra, rb := newTestResolver(newMemStore()), newTestResolver(st), newTestResolver(st)
+	u1 := u("We are building an inventory service in Go, please start with the schema")
+	first := []msg{u1}
+	later := append(conversation("inventory", 2), u("and now the REST handlers for the stock endpoints"))
+	later = append([]msg{u1, a("schema drafted")}, later...)
+	summary := "Summary of the work so far: the inventory schema is drafted in PostgreSQL\nThe REST handlers for the stock endpoints are next on the list"
+	post := []msg{u1, a(summary), u("continue with the handlers please, the stock endpoints first")}
+
+	var want, got []Ref
+	for _, run := range []struct {
+		rs  [3]*Resolver // first turn, later turn and compaction, post-compaction turn
+		out *[]Ref
+	}{{[3]*Resolver{one, one, one}, &want}, {[3]*Resolver{rb, ra, rb}, &got}} {
+		*run.out = append(*run.out, turn(t, run.rs[0], "alice", chatView(t, nil, first...), Hints{}))
+		*run.out = append(*run.out, turn(t, run.rs[1], "alice", chatView(t, nil, later...), Hints{}))
+		comp, err := run.rs[1].Resolve(context.Background(), "alice", chatView(t, nil, append(later, a("done"), u("Summarise the conversation so far"))...), Hints{Compaction: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run.rs[1].RecordSummary(context.Background(), comp, summary); err != nil {
+			t.Fatal(err)
+		}
+		*run.out = append(*run.out, turn(t, run.rs[2], "alice", chatView(t, nil, post...), Hints{PostCompaction: true}))
+	}
+	if want[2].Event != EventEpoch {
+		t.Fatalf("one process: the post-compaction turn is %s, want %s (the scenario tests nothing)", want[2].Event, EventEpoch)
+	}
+	w, g := make([]replicaRef, len(want)), make([]replicaRef, len(got))
+	for i := range want {
+		w[i], g[i] = seen(want[i]), seen(got[i])
+	}
+	if diff := cmp.Diff(w, g); diff != "" {
+		t.Errorf("replica B resolves differently from one process (-one +replicas):\n%s", diff)
+	}
+}

@@ -358,18 +358,8 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 		return err
 	}
 	t.look.got = got
-	if hr, ok := got[hotKey]; hot && (!ok || hr.Head != t.headKeys[best]) {
-		// The cached head was stale: another replica (or a purge) moved
-		// the A-leg since this process last saw it. Gather the epoch
-		// evidence the hot path skipped, as a cold resolution would.
-		more, err := r.fetch(ctx, p, evidence())
-		if err != nil {
-			return err
-		}
-		for k, rec := range more {
-			t.look.got[k] = rec
-		}
-	}
+	fresh, freshOK := got[hotKey]
+	stale := hot && (!freshOK || fresh.Head != t.headKeys[best])
 
 	if t.hintKey != "" {
 		t.hint, t.hinted = t.look.rec(t.hintKey)
@@ -383,6 +373,19 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 		}
 		t.match, t.matched = i, rec
 		break
+	}
+	if stale && !(freshOK && t.match >= 0 && t.matched.ALeg == fresh.ALeg && fresh.Head == t.headKeys[t.match]) {
+		// The cached head was stale: another replica (or a purge) moved
+		// the A-leg since this process last saw it, and the request does
+		// not simply extend the head the store has now. Gather the epoch
+		// evidence the hot path skipped, as a cold resolution would.
+		more, err := r.fetch(ctx, p, evidence())
+		if err != nil {
+			return err
+		}
+		for k, rec := range more {
+			t.look.got[k] = rec
+		}
 	}
 
 	// Epoch evidence, strongest first.
