@@ -56,3 +56,25 @@ func TestProxyKeyMode(t *testing.T) {
 		t.Errorf("AdminOK wrong")
 	}
 }
+
+// Provider keys share long vendor prefixes ("sk-proj-", "sk-ant-api03-"):
+// two keys that differ only at their end are two principals, whatever the
+// length of the shared part.
+func TestPassthroughKeysSharingAPrefixAreDistinct(t *testing.T) {
+	a := New(&config.Config{}, []byte("secret-one"))
+	body := strings.Repeat("A1b2C3d4", 12)
+	seen := map[string]string{}
+	for _, prefix := range []string{"sk-proj-", "sk-ant-api03-"} {
+		for _, last := range []string{"x", "y"} {
+			key := prefix + body + last
+			p, err := a.Authenticate(hdr("Authorization", "Bearer "+key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other, dup := seen[p.ID]; dup {
+				t.Errorf("keys %q… and %q… share principal %q", other[:20], key[:20], p.ID)
+			}
+			seen[p.ID] = key
+		}
+	}
+}

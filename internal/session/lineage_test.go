@@ -449,15 +449,19 @@ func TestTTLExpiry(t *testing.T) {
 // TestAC21_ForkResetNewALegDeterministic: fork, reset and new-A-leg
 // behaviour is deterministic, and no lineage record of one branch makes
 // another branch resolve to it.
-func TestAC21_ForkResetNewALegDeterministic(t *testing.T) {
-	hdr := map[string]string{"x-session-id": "ses_ac21"}
+// ac21Step is one request of the AC21 flow: new, continue, forks and a reset.
+type ac21Step struct {
+	name string
+	msgs []msg
+}
+
+var ac21Header = map[string]string{"x-session-id": "ses_ac21"}
+
+func ac21Steps() []ac21Step {
 	base := conversation("ac21", 3)
 	branchA := append(append([]msg{}, base[:6]...), u("branch A: keep PostgreSQL as decided"))
 	branchB := append(append([]msg{}, base[:5]...), a("alternative answer"), u("branch B: evaluate SQLite instead"))
-	steps := []struct {
-		name string
-		msgs []msg
-	}{
+	return []ac21Step{
 		{"new", base[:1]},
 		{"continue", base[:5]},
 		{"extend A", branchA},
@@ -467,6 +471,10 @@ func TestAC21_ForkResetNewALegDeterministic(t *testing.T) {
 		{"reset", []msg{u("unrelated: write release notes for version two")}},
 		{"fork B again", append(append([]msg{}, branchB...), a("yet another answer"), u("branch C off B"))},
 	}
+}
+
+func TestAC21_ForkResetNewALegDeterministic(t *testing.T) {
+	hdr, steps := ac21Header, ac21Steps()
 	type outcome struct {
 		Event   Event
 		Leg     int // A-legs numbered in order of appearance
@@ -509,6 +517,31 @@ func TestAC21_ForkResetNewALegDeterministic(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, first); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
+
+// Two replicas with one secret mint the same raw ids for the same requests:
+// session, A-leg and parent A-leg ids depend on the conversation and the
+// secret only, not on the clock or on which replica saw the request. Each
+// replica has its own store here, so neither can read the other's ids.
+func TestALegIDsAgreeAcrossReplicas(t *testing.T) {
+	type ids struct{ Session, ALeg, Parent string }
+	run := func(now time.Time) []ids {
+		r := NewResolver(newMemStore(), Options{Secret: testSecret, Now: func() time.Time { return now }})
+		var out []ids
+		for _, s := range ac21Steps() {
+			ref := turn(t, r, "alice", chatView(t, ac21Header, s.msgs...), Hints{})
+			out = append(out, ids{ref.Session, ref.ALeg, ref.ParentALeg})
+		}
+		return out
+	}
+	t0 := time.Now() // the stores expire records by the wall clock
+	first := run(t0)
+	if first[3].Parent == "" || first[7].Parent == "" {
+		t.Fatalf("the fork steps were not resolved as forks: %+v", first)
+	}
+	if diff := cmp.Diff(first, run(t0.Add(90*time.Minute+7*time.Nanosecond))); diff != "" {
+		t.Fatalf("replicas minted different ids (-first +second):\n%s", diff)
 	}
 }
 
