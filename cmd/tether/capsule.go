@@ -30,13 +30,27 @@ func runCapsule(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("%w: capsule needs a subcommand", errUsage)
 	}
 	sub := args[0]
+	switch sub {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, capsuleUsage)
+		return nil
+	case "list", "show", "history", "purge":
+	default:
+		fmt.Fprint(stderr, capsuleUsage)
+		return fmt.Errorf("%w: unknown capsule subcommand %q", errUsage, sub)
+	}
 	fs := flag.NewFlagSet("capsule "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgFile := fs.String("config", getenv(config.EnvConfig), "configuration file")
 	principal := fs.String("principal", "", "principal id")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args[1:]); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	maxArgs := 1
+	if sub == "list" {
+		maxArgs = 0
+	}
+	pos, err := parseArgs(fs, args[1:], maxArgs)
+	if err != nil {
+		return err
 	}
 	cfg, err := config.Load(*cfgFile, getenv)
 	if err != nil {
@@ -51,7 +65,10 @@ func runCapsule(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	aLeg := fs.Arg(0)
+	aLeg := ""
+	if len(pos) > 0 {
+		aLeg = pos[0]
+	}
 	switch sub {
 	case "list":
 		recs, err := st.ListCapsules(ctx, *principal)

@@ -14,8 +14,8 @@ func runDemo(ctx context.Context, args []string, _ func(string) string, stdout, 
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	logs := fs.Bool("logs", false, "also print the proxy's JSON logs (ids and counts only) to stderr")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if _, err := parseArgs(fs, args, 0); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

@@ -17,8 +17,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.SetOutput(stderr)
 	cfgFile := fs.String("config", getenv(config.EnvConfig), "configuration file (YAML); default: none, passthrough on 127.0.0.1:8787")
 	listen := fs.String("listen", "", "listen address (overrides the file and TETHER_LISTEN)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if _, err := parseArgs(fs, args, 0); err != nil {
+		return err
 	}
 	cfg, err := config.Load(*cfgFile, getenv)
 	if err != nil {
@@ -40,13 +40,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	fmt.Fprintf(stdout, "tether %s listening on http://%s (continuity %s)\n", versionString(), ln.Addr(), onOff(cfg.Continuity.Enabled))
+	fmt.Fprintf(stdout, "tether %s ready on http://%s (store %s; upstreams %s; continuity %s)\n",
+		versionString(), ln.Addr(), app.StoreKind(cfg.Store), app.Upstreams(cfg), continuityState(cfg))
 	return a.Serve(ctx, ln)
 }
 
-func onOff(b bool) string {
-	if b {
-		return "on"
+func continuityState(cfg *config.Config) string {
+	if !cfg.Continuity.Enabled {
+		return "off"
 	}
-	return "off"
+	return "on, extractor " + cfg.Continuity.Extractor.Route
 }

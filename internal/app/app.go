@@ -12,6 +12,8 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -199,8 +201,6 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	go a.retention(cfg.Continuity.CapsuleTTL)
 	a.wg.Add(1)
 	go a.reconcile()
-	logger.Info("tether ready", slog.Bool("continuity", cfg.Continuity.Enabled), slog.Bool("passthrough", cfg.Passthrough()),
-		slog.Int("extractor_routes", len(a.pools)), slog.Int("providers", len(cfg.Providers)))
 	return a, nil
 }
 
@@ -212,6 +212,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// ln is bound: connections queue until Serve accepts them.
+	cfg := a.Config
+	a.Logger.Info("tether ready", slog.String("listen", ln.Addr().String()), slog.String("store", StoreKind(cfg.Store)),
+		slog.String("upstreams", Upstreams(cfg)), slog.Bool("continuity", cfg.Continuity.Enabled),
+		slog.String("extractor", cfg.Continuity.Extractor.Route), slog.Bool("passthrough", cfg.Passthrough()),
+		slog.Int("principals", len(cfg.Principals)))
 	select {
 	case err := <-errc:
 		return err
@@ -314,4 +320,36 @@ func (a *App) closeStore() error {
 		return a.Store.Close()
 	}
 	return nil
+}
+
+// StoreKind describes a store URL without its credentials: "memory",
+// "sqlite <path>" or "postgres <host>/<database>".
+func StoreKind(storeURL string) string {
+	switch {
+	case storeURL == "":
+		return "sqlite " + store.DefaultSQLitePath()
+	case strings.HasPrefix(storeURL, "memory"):
+		return "memory"
+	case strings.HasPrefix(storeURL, "postgres://") || strings.HasPrefix(storeURL, "postgresql://"):
+		u, err := url.Parse(storeURL)
+		if err != nil {
+			return "postgres"
+		}
+		return "postgres " + u.Host + u.Path
+	}
+	return "sqlite " + strings.TrimPrefix(strings.TrimPrefix(storeURL, "sqlite:"), "//")
+}
+
+// Upstreams lists the configured providers as name=dialect:base_url (any
+// credentials in a URL redacted).
+func Upstreams(cfg *config.Config) string {
+	parts := make([]string, 0, len(cfg.Providers))
+	for _, p := range cfg.Providers {
+		base := p.BaseURL
+		if u, err := url.Parse(base); err == nil {
+			base = u.Redacted()
+		}
+		parts = append(parts, p.Name+"="+p.Dialect+":"+base)
+	}
+	return strings.Join(parts, " ")
 }

@@ -12,8 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/goccy/go-yaml"
 )
 
 // Config is the whole configuration. The zero value, after WithDefaults, is a
@@ -205,14 +203,16 @@ func Expand(data []byte, getenv func(string) string) []byte {
 func Parse(data []byte, getenv func(string) string) (*Config, error) {
 	var c Config
 	data = Expand(data, getenv)
+	var lines map[string]int
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
-			return nil, fmt.Errorf("config: %s", yaml.FormatError(err, false, true))
+		var err error
+		if lines, err = decodeStrict(data, &c); err != nil {
+			return nil, err
 		}
 	}
 	c.WithDefaults(getenv)
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, withLines(err, lines)
 	}
 	return &c, nil
 }

@@ -102,3 +102,26 @@ func TestPostgresStoreNeedsASharedSecret(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped setting is reported as the file names it — YAML path and line —
+// never as a Go type or struct field.
+func TestDecodeErrorsNameYAMLPathAndLine(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"compaction_continuity:\n  enabled: true\n  barrier_timeout: 2 seconds\n",
+			`line 3: compaction_continuity.barrier_timeout: must be a duration like 30s, 2m or 1h30m (got "2 seconds")`},
+		{"compaction_continuity:\n  enabled: yes please\n", `line 2: compaction_continuity.enabled: must be true or false (got "yes please")`},
+		{"listen: 127.0.0.1:1\nmax_body_bytes: lots\n", `line 2: max_body_bytes: must be a whole number (got "lots")`},
+		{"providers:\n  - name: x\n    dialect: openai\n    base_url: http://a/v1\n    timeout: soon\n", `line 5: providers[0].timeout: must be a duration`},
+		{"compaction_continuity:\n  barier_timeout: 2s\n", `line 2: compaction_continuity.barier_timeout: unknown setting`},
+		{"compaction_continuity:\n  max_capsule_tokens: [1]\n", `line 2: compaction_continuity.max_capsule_tokens: must be a whole number (got a list)`},
+		{"compaction_continuity:\n  enabled: true\n  max_capsule_tokens: 5\n", `line 3: compaction_continuity.max_capsule_tokens: must be between 200 and 32000`},
+	} {
+		_, err := Parse([]byte(tc.yaml), noEnv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\nerror %v\nwant  %s", tc.yaml, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "Config.") || strings.Contains(err.Error(), "time:")) {
+			t.Errorf("%q: error names Go internals: %v", tc.yaml, err)
+		}
+	}
+}
