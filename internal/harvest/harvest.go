@@ -53,6 +53,10 @@ type Plan struct {
 	Status      string // accepted | provisional
 	Steps       []Step
 	Turn        int // dialect.Message.Index of the message that set it
+	// Offset is how many earlier steps (done and condensed away) precede
+	// Steps: the first step's id in an id-keyed carrier is Offset+1. Read
+	// only from a seed.
+	Offset int
 }
 
 // Harvest returns the latest plan set by a structured carrier in
@@ -60,7 +64,12 @@ type Plan struct {
 // tasks, Pi's todo extension) are rebuilt from the whole of msgs, but only a
 // call at or after from counts as setting the plan. Malformed arguments are
 // ignored. It reports false when no carrier in msgs[from:] set a plan.
-func Harvest(rules []compaction.HarvestRule, msgs []dialect.Message, from int) (Plan, bool) {
+//
+// seed, when given, is the plan recorded before: an accumulating carrier
+// that set it starts from its steps, so a call that refers to a step by id
+// ("toggle 2") still applies after a compaction removed the calls that
+// created the steps from the history.
+func Harvest(rules []compaction.HarvestRule, msgs []dialect.Message, from int, seed ...Plan) (Plan, bool) {
 	if from < 0 {
 		from = 0
 	}
@@ -99,6 +108,16 @@ func Harvest(rules []compaction.HarvestRule, msgs []dialect.Message, from int) (
 		tasks taskList
 		todos taskList
 	)
+	for _, sd := range seed {
+		if r := byTool[sd.Tool]; r != nil && sd.Source == SourceStructuredTool {
+			switch r.Format {
+			case compaction.FormatClaudeTasks:
+				tasks.seed(sd)
+			case compaction.FormatPiTodo:
+				todos.seed(sd)
+			}
+		}
+	}
 	set := func(i int, p Plan) {
 		if i >= from {
 			best, found = p, true
@@ -226,6 +245,15 @@ func (l *taskList) add(id, text string) {
 		l.order = append(l.order, id)
 	}
 	l.items[id] = &Step{Text: text, Status: StepPending}
+}
+
+// seed starts the list from a recorded plan: step i has id Offset+i+1.
+func (l *taskList) seed(p Plan) {
+	for i, st := range p.Steps {
+		id := strconv.Itoa(p.Offset + i + 1)
+		l.add(id, st.Text)
+		l.items[id].Status = st.Status
+	}
 }
 
 func (l *taskList) steps() []Step {

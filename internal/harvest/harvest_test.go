@@ -262,3 +262,32 @@ func FuzzHarvest(f *testing.F) {
 		}
 	})
 }
+
+// After a compaction the calls that added Pi's todos are gone from the
+// history; a later toggle (a step completed) must still mark the step the
+// capsule recorded, not be dropped as naming an unknown id.
+func TestPiToggleAfterCompaction(t *testing.T) {
+	msgs := indexed(
+		dialect.Message{Role: "user", Text: "The conversation history before this point was compacted into the following summary: …"},
+		dialect.Message{Role: "assistant", ToolCalls: []dialect.ToolCall{{ID: "t1", Name: "todo", Arguments: []byte(`{"action":"toggle","id":2}`)}}},
+		dialect.Message{Role: "user", ToolResults: []dialect.ToolResult{{CallID: "t1", Text: "Toggled todo #2"}}},
+	)
+	if _, ok := Harvest(rules, msgs, 0); ok {
+		t.Fatal("a toggle with no known list set a plan")
+	}
+	seed := Plan{Tool: "todo", Source: SourceStructuredTool, Offset: 1,
+		Steps: []Step{{"Implement the repository layer", StepPending}, {"Add the REST handlers", StepPending}}}
+	got, ok := Harvest(rules, msgs, 0, seed)
+	if !ok {
+		t.Fatal("the toggle was not harvested")
+	}
+	want := []Step{{"Implement the repository layer", StepCompleted}, {"Add the REST handlers", StepPending}}
+	if diff := cmp.Diff(want, got.Steps); diff != "" {
+		t.Errorf("steps after the toggle (-want +got):\n%s", diff)
+	}
+	// A seed from another carrier is not used.
+	seed.Tool = "update_plan"
+	if _, ok := Harvest(rules, msgs, 0, seed); ok {
+		t.Error("a seed from another tool was used")
+	}
+}

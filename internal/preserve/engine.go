@@ -337,7 +337,15 @@ func (t *turn) harvest(ctx context.Context, cur *capsule.Capsule, msgs []dialect
 	if !*t.pol.Preserve.Plan {
 		return cur
 	}
-	plan, ok := harvest.Harvest(t.e.opt.Rules.HarvestRules(), msgs, 0)
+	var seed []harvest.Plan
+	if p := cur.LatestPlan; p != nil && p.Source == capsule.SourceStructuredTool {
+		sd := harvest.Plan{Tool: p.Tool, Source: harvest.SourceStructuredTool, Offset: p.Condensed}
+		for _, st := range p.Steps {
+			sd.Steps = append(sd.Steps, harvest.Step{Text: st.Text, Status: st.Status})
+		}
+		seed = append(seed, sd)
+	}
+	plan, ok := harvest.Harvest(t.e.opt.Rules.HarvestRules(), msgs, 0, seed...)
 	if !ok || len(plan.Steps) == 0 {
 		return cur
 	}
