@@ -8,9 +8,13 @@
 //
 //	go run ./cmd/tether-bench [-duration 3s] [-concurrency 1,64] [-stream both]
 //	go run ./cmd/tether-bench continuity [-config tether.yaml] [-details]
+//	go run ./cmd/tether-bench sessions [-sessions 220] [-pad 100000]
+//	go run ./cmd/tether-bench kill [-kills 20]
 //
 // The continuity subcommand scores extractors over the public continuity
-// corpus (bench/continuity) instead.
+// corpus (bench/continuity) instead; sessions runs concurrent compacting
+// Claude Code sessions and counts decisions lost (bench/sessions); kill
+// SIGKILLs a serving Tether under load and checks the ledger (bench/crash).
 //
 // Everything runs in this one process on 127.0.0.1; request loops are
 // bounded by time and by count.
@@ -27,6 +31,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tether-dev/tether/bench/crash"
 )
 
 func main() {
@@ -34,8 +40,18 @@ func main() {
 	defer stop()
 	runner := run
 	args := os.Args[1:]
-	if len(args) > 0 && args[0] == "continuity" {
-		runner, args = runContinuity, args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "continuity":
+			runner, args = runContinuity, args[1:]
+		case "sessions":
+			runner, args = runSessions, args[1:]
+		case "kill":
+			runner, args = runKill, args[1:]
+		case "kill-child": // a process of the kill test, killed by its parent
+			crash.Child()
+			return
+		}
 	}
 	if err := runner(ctx, args, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "tether-bench:", err)

@@ -212,7 +212,10 @@ func (p *Pool) claim() {
 // caller's goroutine: its result is in the capsule before Enqueue returns.
 // A delta with nothing to add is provably empty and changes nothing.
 func (p *Pool) runInline(job Job) error {
-	ctx, cancel := context.WithTimeout(p.base, p.opt.Timeout)
+	// The work is microseconds; the bound is for the store, which the rest
+	// of the request path waits for without one, so it is generous: under
+	// load a short one would fail the apply and lose the statement.
+	ctx, cancel := context.WithTimeout(p.base, max(p.opt.Timeout, time.Minute))
 	defer cancel()
 	if p.opt.Load != nil {
 		if cur, err := p.opt.Load(ctx, job); err == nil && cur != nil && (job.Prev == nil || cur.Revision >= job.Prev.Revision) {

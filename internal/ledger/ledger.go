@@ -164,7 +164,8 @@ type reservation struct {
 // reserves, for every budget that applies to c's principal or account in the
 // current period, c.EstimatedTokens (token budgets) or the estimated cost
 // (spend budgets), and records the reservation, so that a process killed
-// while the call runs leaves it in the store (Reconcile settles it). If any
+// while the call runs leaves it in the store (Reconcile releases it). A
+// call no budget applies to makes no store write here. If any
 // budget refuses, nothing is reserved and the error wraps
 // flow.ErrBudgetExceeded and names the budget. If the store cannot be
 // reached, the Outage policy decides (the error then wraps
@@ -209,8 +210,14 @@ func (l *Ledger) Reserve(ctx context.Context, c Charge) (settle func(Result), er
 	est := c.estimatedUsage()
 	r := backend.Reservation{ID: bleg, Holds: holds, Expires: start.Add(l.ttl),
 		Entry: l.entry(c, bleg, start, dialect.Usage{InputTokens: estTokens - est.OutputTokens, OutputTokens: est.OutputTokens}, estCost, 0, 0)}
-	reserved := true
-	ok, err := l.store.PutReservation(ctx, r)
+	// A call no budget applies to holds nothing a dead process could leave
+	// counted: it needs no reservation row, only its settlement (written
+	// when the call ends, before settle returns).
+	reserved := len(holds) > 0
+	ok, err := true, error(nil)
+	if reserved {
+		ok, err = l.store.PutReservation(ctx, r)
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("reserve %s call: %w", c.Kind, err)
@@ -275,7 +282,9 @@ func (l *Ledger) settle(ctx context.Context, c Charge, bleg string, start time.T
 
 	st := backend.Settlement{ReservationID: bleg}
 	if !reserved {
-		st.ReservationID = "" // admitted without the store: the counters take it all
+		// No reservation (no budget applies, or admitted while the store
+		// was unreachable): the counters take the whole amount.
+		st.ReservationID = ""
 	}
 	for _, h := range held {
 		actual := tokens

@@ -99,7 +99,7 @@ func (h *summaryHook) record(text string) {
 // recordSummary notes text as the summary the client received for ref's
 // A-leg (failures are counted, never returned: traffic goes on).
 func (e *Engine) recordSummary(ref session.Ref, text string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
 	defer cancel()
 	if err := e.opt.Resolver.RecordSummary(ctx, ref, text); err != nil {
 		e.m.failures.WithLabelValues("record_summary").Inc()
@@ -165,7 +165,7 @@ func (h *commitHook) Opened(x *flow.Exchange, status int) {
 	h.done = make(chan struct{})
 	go func() {
 		defer close(h.done)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
 		defer cancel()
 		if err := h.e.opt.Resolver.Commit(ctx, h.ref, x.View); err != nil {
 			h.e.m.failures.WithLabelValues("commit").Inc()
@@ -180,9 +180,16 @@ func (h *commitHook) wait() {
 	}
 	select {
 	case <-h.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(lineageWriteBound):
 	}
 }
+
+// lineageWriteBound bounds the lineage writes an answer waits for (the turn
+// commit, the summary record) so a stuck store never holds it forever. It is
+// generous: a write that gives up loses the turn's lineage, and under load
+// (a busy SQLite writer) 5 s was measured too short — the next turn after a
+// compaction then started a new conversation without the decisions.
+const lineageWriteBound = 30 * time.Second
 
 func (h *commitHook) EditBody(_ *flow.Exchange, body []byte) []byte {
 	h.wait()
