@@ -28,7 +28,7 @@ var (
 // "\n\n"+text if present; otherwise a leading system/developer input item
 // gets an input_text part; otherwise a developer message is inserted first.
 func AppendSystemText(name Name, body []byte, text string) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !Valid(body) {
 		return nil, fmt.Errorf("append system text: %w", ErrInvalidJSON)
 	}
 	switch name {
@@ -79,7 +79,7 @@ func AppendSystemText(name Name, body []byte, text string) ([]byte, error) {
 // content becomes content+"\n\n"+text, part lists get a trailing text part
 // (Responses: input_text). It returns ErrNoUserMessage if there is none.
 func AppendToLastUser(name Name, body []byte, text string) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !Valid(body) {
 		return nil, fmt.Errorf("append to last user message: %w", ErrInvalidJSON)
 	}
 	arrPath, partType := "messages", "text"
@@ -113,7 +113,7 @@ func AppendToLastUser(name Name, body []byte, text string) ([]byte, error) {
 // messages / input array (index == length appends). For Responses the item
 // is a message with an input_text part (output_text for the assistant role).
 func InsertMessageBefore(name Name, body []byte, index int, role, text string) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !Valid(body) {
 		return nil, fmt.Errorf("insert message: %w", ErrInvalidJSON)
 	}
 	var arrPath, item string

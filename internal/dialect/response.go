@@ -75,7 +75,7 @@ func ResponseText(name Name, body []byte) string {
 // goes into the first text part and the others are emptied. A Responses
 // top-level output_text, if present, is kept equal to the new text.
 func EditResponseText(name Name, body []byte, edit func(string) string) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !Valid(body) {
 		return nil, fmt.Errorf("edit response text: %w", ErrInvalidJSON)
 	}
 	paths := textPaths(name, body)
@@ -146,7 +146,7 @@ func ResponseToolInput(name Name, body []byte, tool string) []byte {
 	case OpenAIChat:
 		gjson.GetBytes(body, "choices.0.message.tool_calls").ForEach(func(_, c gjson.Result) bool {
 			if c.Get("function.name").String() == tool {
-				if a := c.Get("function.arguments"); a.Type == gjson.String && gjson.Valid(a.String()) && gjson.Parse(a.String()).IsObject() {
+				if a := c.Get("function.arguments"); a.Type == gjson.String && Valid([]byte(a.String())) && gjson.Parse(a.String()).IsObject() {
 					out = []byte(a.String())
 				}
 				return false

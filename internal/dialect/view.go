@@ -31,8 +31,8 @@ func Parse(name Name, path string, header http.Header, body []byte) (*View, erro
 	default:
 		return nil, fmt.Errorf("parse %q body: %w", name, ErrUnknownDialect)
 	}
-	if !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject() {
-		return nil, fmt.Errorf("parse %s body: %w", name, ErrInvalidJSON)
+	if err := checkObject(body); err != nil {
+		return nil, fmt.Errorf("parse %s body: %w", name, err)
 	}
 	return &View{name: name, path: path, header: header, body: body}, nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/tether-dev/tether/internal/dialect"
@@ -108,4 +109,17 @@ func geminiStatus(status int) string {
 		return "DEADLINE_EXCEEDED"
 	}
 	return "INTERNAL"
+}
+
+// parseErrorMessage is the 400 message for a body dialect.Parse refused.
+func parseErrorMessage(err error) string {
+	switch {
+	case errors.Is(err, dialect.ErrTooDeep):
+		return "request body " + dialect.ErrTooDeep.Error()
+	case errors.Is(err, dialect.ErrDuplicateKey):
+		return "request body names a top-level field twice; send each field once"
+	case errors.Is(err, dialect.ErrTooManyFields):
+		return "request body: " + dialect.ErrTooManyFields.Error()
+	}
+	return "request body is not a valid JSON object"
 }

@@ -72,6 +72,10 @@ func FuzzProxyBody(f *testing.F) {
 	for _, r := range routes {
 		f.Add([]byte(r.body("m")))
 	}
+	// The deep-nesting crash (shortened: the limit trips long before) and a
+	// duplicate field.
+	f.Add([]byte(`{"model":"m","messages":` + strings.Repeat("[", 64<<10)))
+	f.Add([]byte(`{"model":"m","messages":[],"model":"n"}`))
 	for _, s := range []string{"", "null", "[]", "{}", `{"model":5}`, `{"model":""}`, `{"model":"a\u0000b"}`, "{\"model\":\"x\"", "\xff\xfe", `{"model":"x","stream":true}`} {
 		f.Add([]byte(s))
 	}

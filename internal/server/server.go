@@ -264,7 +264,7 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		}
 		v, err := dialect.Parse(d, x.Path, r.Header, body)
 		if err != nil {
-			fail(http.StatusBadRequest, "request body is not a valid JSON object")
+			fail(http.StatusBadRequest, parseErrorMessage(err))
 			return
 		}
 		x.View, x.Body = v, body
