@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,13 +18,41 @@ func hostileSetup(t *testing.T) (*fakemodel.Server, *proxy) {
 	return fake, startProxy(t, proxyOpts{cfg: passthroughConfig(t, fake.URL, nil)})
 }
 
+// hostileRoutes are the dialect routes plus Gemini's generateContent.
+var hostileRoutes = append(append([]route(nil), routes...), route{
+	name: "gemini", path: "/v1beta/models/m:generateContent",
+	body:   func(string) string { return `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}` },
+	header: http.Header{"X-Goog-Api-Key": {"caller-gemini-key"}, "Content-Type": {"application/json"}},
+})
+
+// errorIn checks that data is an error body in rt's dialect and returns its
+// message.
+func errorIn(t *testing.T, rt route, data []byte) string {
+	t.Helper()
+	if rt.name != "gemini" {
+		return dialectError(t, rt.anthropic, data)
+	}
+	var e struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &e); err != nil || e.Error == nil || e.Error.Code == 0 || e.Error.Status == "" || e.Error.Message == "" {
+		t.Errorf("body %s is not a Gemini error {error:{code,message,status}} (%v)", data, err)
+		return ""
+	}
+	return e.Error.Message
+}
+
 // A body of ~6 MiB of nested "[" used to overflow the stack of the JSON
 // validator and kill the process. It is refused with a 400 in the caller's
 // dialect before any recursive parse, and the provider never sees it.
 func TestDeepNestingRefusedInDialect(t *testing.T) {
 	fake, p := hostileSetup(t)
 	deep := strings.Repeat("[", 6<<20)
-	for _, rt := range routes {
+	for _, rt := range hostileRoutes {
 		body := rt.body("m")
 		i := strings.LastIndex(body, "}")
 		body = body[:i] + `,"x":` + deep + body[i:]
@@ -30,7 +60,7 @@ func TestDeepNestingRefusedInDialect(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("%s: status %d, want 400: %.200s", rt.name, resp.StatusCode, data)
 		}
-		if msg := dialectError(t, rt.anthropic, data); !strings.Contains(msg, "nests deeper than 512") {
+		if msg := errorIn(t, rt, data); !strings.Contains(msg, "nests deeper than 512") {
 			t.Errorf("%s: message %q does not name the nesting limit", rt.name, msg)
 		}
 	}
@@ -49,15 +79,19 @@ func TestDeepNestingRefusedInDialect(t *testing.T) {
 // the last: a body that names a top-level field twice is refused.
 func TestDuplicateTopLevelKeyRefused(t *testing.T) {
 	fake, p := hostileSetup(t)
-	for _, rt := range routes {
+	for _, rt := range hostileRoutes {
 		body := rt.body("cheap-model")
-		for _, dup := range []string{`"model":"expensive-model",`, `"mod\u0065l":"expensive-model",`, `"stream":false,"stream":true,`} {
+		first := body[2:strings.Index(body[2:], `"`)+2] // "model", or Gemini's "contents"
+		for _, dup := range []string{
+			`"` + first + `":"expensive-model",`,
+			`"` + first[:3] + `\u00` + fmt.Sprintf("%x", first[3]) + first[4:] + `":"expensive-model",`, // the same name, escaped
+		} {
 			b := "{" + dup + body[1:]
 			resp, data := p.do(t, http.MethodPost, rt.path, rt.header, []byte(b))
 			if resp.StatusCode != http.StatusBadRequest {
 				t.Fatalf("%s %s: status %d, want 400: %s", rt.name, dup, resp.StatusCode, data)
 			}
-			if msg := dialectError(t, rt.anthropic, data); !strings.Contains(msg, "twice") {
+			if msg := errorIn(t, rt, data); !strings.Contains(msg, "twice") {
 				t.Errorf("%s: message %q does not say a field is named twice", rt.name, msg)
 			}
 		}
