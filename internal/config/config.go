@@ -132,6 +132,17 @@ type Preserve struct {
 	RejectedAlternatives *bool `yaml:"rejected_alternatives"`
 }
 
+// Each switch reads as on when unset, the documented default, so a zero
+// Preserve keeps everything.
+
+func (p Preserve) PlanOn() bool                 { return on(p.Plan) }
+func (p Preserve) UserDecisionsOn() bool        { return on(p.UserDecisions) }
+func (p Preserve) ConstraintsOn() bool          { return on(p.Constraints) }
+func (p Preserve) RationaleOn() bool            { return on(p.Rationale) }
+func (p Preserve) RejectedAlternativesOn() bool { return on(p.RejectedAlternatives) }
+
+func on(b *bool) bool { return b == nil || *b }
+
 // Extractor configures the auxiliary semantic extractor. Its route is its
 // own: it is never derived from the primary session's route.
 type Extractor struct {

@@ -334,7 +334,7 @@ func (t *turn) load(ctx context.Context) (*capsule.Capsule, error) {
 // harvest copies structured plan state from the history into the capsule,
 // mechanically (no model call). It returns the capsule to use afterwards.
 func (t *turn) harvest(ctx context.Context, cur *capsule.Capsule, msgs []dialect.Message) *capsule.Capsule {
-	if !*t.pol.Preserve.Plan {
+	if !t.pol.Preserve.PlanOn() {
 		return cur
 	}
 	var seed []harvest.Plan
@@ -442,7 +442,7 @@ const claudeCompactMarker = "CRITICAL: Respond with TEXT ONLY."
 
 func extractionWanted(p Policy) bool {
 	pr := p.Preserve
-	return *pr.UserDecisions || *pr.Constraints || *pr.RejectedAlternatives
+	return pr.UserDecisionsOn() || pr.ConstraintsOn() || pr.RejectedAlternativesOn()
 }
 
 // needsReinjection reports whether a post-compaction history lacks facts of
@@ -705,23 +705,23 @@ func filterOps(ops []capsule.Op, p config.Preserve) []capsule.Op {
 	for _, op := range ops {
 		switch op.Op {
 		case capsule.OpAddDecision, capsule.OpSupersedeDecision, capsule.OpRejectDecision:
-			if !*p.UserDecisions {
+			if !p.UserDecisionsOn() {
 				continue
 			}
 		case capsule.OpAddConstraint, capsule.OpSupersedeConstraint, capsule.OpRemoveConstraint:
-			if !*p.Constraints {
+			if !p.ConstraintsOn() {
 				continue
 			}
 		case capsule.OpRejectAlternative:
-			if !*p.RejectedAlternatives {
+			if !p.RejectedAlternativesOn() {
 				continue
 			}
 		case capsule.OpSetPlan, capsule.OpSetStepStatus:
-			if !*p.Plan {
+			if !p.PlanOn() {
 				continue
 			}
 		}
-		if !*p.Rationale {
+		if !p.RationaleOn() {
 			op.Rationale, op.Reason = "", ""
 		}
 		out = append(out, op)

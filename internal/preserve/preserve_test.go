@@ -98,3 +98,20 @@ func TestFilterOpsHonoursPreserveSettings(t *testing.T) {
 		t.Errorf("input ops were modified")
 	}
 }
+
+// A zero Policy (switches unset) preserves everything instead of panicking
+// on a nil switch, a panic the hook runner would swallow as a silent no-op.
+func TestZeroPolicyKeepsEverything(t *testing.T) {
+	if !extractionWanted(Policy{}) {
+		t.Error("a zero policy does not want extraction")
+	}
+	ops := []capsule.Op{
+		{Op: capsule.OpAddDecision, Statement: "a", Rationale: "because"},
+		{Op: capsule.OpAddConstraint, Text: "b"},
+		{Op: capsule.OpRejectAlternative, Text: "c", Reason: "r"},
+		{Op: capsule.OpSetPlan},
+	}
+	if got := filterOps(ops, Policy{}.Preserve); len(got) != len(ops) || got[0].Rationale != "because" {
+		t.Errorf("filterOps under a zero policy = %+v", got)
+	}
+}
