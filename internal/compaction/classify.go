@@ -408,6 +408,12 @@ func (p *probe) match(c *Condition) bool {
 		return test(c, p.lastUserItem().lastBlock)
 	case c.Where == "last_item_type":
 		return test(c, p.lastItemType())
+	case c.Where == "block_type":
+		found := p.anyBlock(c.Within, func(typ string) bool { return c.How == "absent" || test(c, typ) })
+		if c.How == "absent" {
+			return !found
+		}
+		return found
 	case c.Where == "item_type":
 		found := p.anyTail(c.Within, func(it item) bool { return it.typ != "" && (c.How == "absent" || test(c, it.typ)) })
 		if c.How == "absent" {
@@ -449,6 +455,36 @@ func test(c *Condition, s string) bool {
 		return true
 	case "absent":
 		return s == ""
+	}
+	return false
+}
+
+// anyBlock calls fn on the "type" of each content block (Anthropic content
+// blocks, Chat and Responses content parts) of up to within trailing items,
+// newest first, until fn returns true.
+func (p *probe) anyBlock(within int, fn func(string) bool) bool {
+	if within <= 0 {
+		within = DefaultWithin
+	}
+	arr := p.v.Get("messages")
+	if p.name == dialect.OpenAIResponses {
+		arr = p.v.Get("input")
+	}
+	if !arr.IsArray() {
+		return false
+	}
+	items := arr.Array() // shallow: raw slices, nothing decoded
+	for i := len(items) - 1; i >= 0 && i >= len(items)-within; i-- {
+		found := false
+		items[i].Get("content").ForEach(func(_, b gjson.Result) bool {
+			if t := b.Get("type").String(); t != "" && fn(t) {
+				found = true
+			}
+			return !found
+		})
+		if found {
+			return true
+		}
 	}
 	return false
 }

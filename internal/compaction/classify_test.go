@@ -122,7 +122,35 @@ func TestClassifyNearMisses(t *testing.T) {
 			name: "gemini state snapshot system",
 			d:    dialect.OpenAIChat, path: "/v1/chat/completions",
 			body: `{"messages":[{"role":"system","content":"You are a specialized system component responsible for distilling chat history into a structured XML <state_snapshot>."},{"role":"user","content":"go"}]}`,
-			want: Result{Compaction: true, Kind: InBand, Agent: "gemini-cli", RuleID: "gemini-state-snapshot", RuleVersion: 1, Evidence: EvidenceSignature},
+			want: Result{Compaction: true, Kind: InBand, Agent: "gemini-cli", RuleID: "gemini-state-snapshot", RuleVersion: 2, Evidence: EvidenceSignature, SummaryAnchor: "</state_snapshot>"},
+		},
+		{
+			name: "gemini cli compression over the generateContent wire",
+			d:    dialect.Gemini, path: "/v1beta/models/gemini-2.5-pro:generateContent",
+			body: `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"user","parts":[{"text":"Generate a new <state_snapshot> based on the provided history."}]}],"systemInstruction":{"parts":[{"text":"You are a specialized system component responsible for distilling chat history into a structured XML <state_snapshot>."}]}}`,
+			want: Result{Compaction: true, Kind: InBand, Agent: "gemini-cli", RuleID: "gemini-state-snapshot", RuleVersion: 2, Evidence: EvidenceSignature, SummaryAnchor: "</state_snapshot>"},
+		},
+		{
+			name: "gemini cli history after compression: snapshot behind the session context",
+			d:    dialect.Gemini, path: "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+			body: `{"contents":[{"role":"user","parts":[{"text":"<session_context>\nThis is the Gemini CLI.\n</session_context>"},{"text":"<scratchpad>x</scratchpad>\n<state_snapshot>\n<overall_goal>g</overall_goal>\n</state_snapshot>"}]},{"role":"model","parts":[{"text":"Got it. Thanks for the additional context!"}]},{"role":"user","parts":[{"text":"What is next?"}]}]}`,
+			want: Result{PostCompaction: true, Agent: "gemini-cli", RuleID: "gemini-session-context-snapshot", RuleVersion: 1, Evidence: EvidenceSignature},
+		},
+		{
+			name: "a user quoting the snapshot tag is not a compressed history",
+			d:    dialect.Gemini, path: "/v1beta/models/gemini-2.5-pro:generateContent",
+			body: `{"contents":[{"role":"user","parts":[{"text":"what does <state_snapshot> mean?"}]}]}`,
+		},
+		{
+			name: "anthropic server-side compaction block in the history",
+			d:    dialect.AnthropicMessages, path: "/v1/messages",
+			body: `{"messages":[{"role":"user","content":"build it"},{"role":"assistant","content":[{"type":"compaction","content":"Summary of the work so far."},{"type":"text","text":"Continuing."}]},{"role":"user","content":"next"}],"context_management":{"edits":[{"type":"compact_20260112"}]}}`,
+			want: Result{PostCompaction: true, Kind: Opaque, Agent: "anthropic-api", RuleID: "anthropic-server-compaction-block", RuleVersion: 1, Evidence: EvidenceProtocol},
+		},
+		{
+			name: "anthropic compaction edit requested but not applied yet",
+			d:    dialect.AnthropicMessages, path: "/v1/messages",
+			body: `{"messages":[{"role":"user","content":[{"type":"text","text":"compaction"}]}],"context_management":{"edits":[{"type":"compact_20260112"}]}}`,
 		},
 		{
 			name: "opencode v2 summary instruction",

@@ -90,7 +90,7 @@ type Condition struct {
 	How      string   `yaml:"how"`
 	Value    string   `yaml:"value,omitempty"`
 	Values   []string `yaml:"values,omitempty"`
-	Within   int      `yaml:"within,omitempty"` // message_text / item_type: tail bound (default DefaultWithin)
+	Within   int      `yaml:"within,omitempty"` // message_text / item_type / block_type: tail bound (default DefaultWithin)
 }
 
 // DefaultWithin is how many trailing items message_text and item_type
@@ -292,7 +292,7 @@ func validateCondition(c *Condition) *RuleError {
 			return &RuleError{Field: "where", Msg: fmt.Sprintf("unknown role in %q", c.Where)}
 		}
 	case c.Where == "path", c.Where == "system", c.Where == "last_user_text",
-		c.Where == "last_user_block", c.Where == "last_item_type", c.Where == "item_type":
+		c.Where == "last_user_block", c.Where == "last_item_type", c.Where == "item_type", c.Where == "block_type":
 	case c.Where == "":
 		return &RuleError{Field: "where", Msg: "missing"}
 	default:

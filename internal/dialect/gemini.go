@@ -75,6 +75,7 @@ func geminiContent(i int, r gjson.Result) Message {
 		return m
 	}
 	var texts []string
+	var seen map[string]bool
 	k := 0
 	parts.ForEach(func(_, p gjson.Result) bool {
 		switch {
@@ -103,6 +104,15 @@ func geminiContent(i int, r gjson.Result) Message {
 			if id == "" {
 				id = fr.Get("name").String()
 			}
+			// Gemini CLI 0.61 repeats a call's response part in a resumed
+			// session; the repeat is the same result, read once.
+			if seen[id+"\x00"+fr.Raw] {
+				break
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[id+"\x00"+fr.Raw] = true
 			m.ToolResults = append(m.ToolResults, ToolResult{CallID: id, Text: text, IsError: resp.Get("error").Exists()})
 		case p.Get("inlineData").Exists(), p.Get("fileData").Exists():
 			m.HasImage = true

@@ -174,3 +174,20 @@ func TestGeminiStreamMerge(t *testing.T) {
 		t.Fatalf("cut stream %q", got.String())
 	}
 }
+
+func TestAppendCompactionInstructions(t *testing.T) {
+	body := `{"context_management":{"edits":[{"type":"clear_tool_uses_20250919"},{"type":"compact_20260112","instructions":"Keep file paths.\n\n` + strings.ReplaceAll(oldBlock, "\n", `\n`) + `"},{"type":"compact_20260112"}]},"messages":[]}`
+	out, ok := AppendCompactionInstructions(AnthropicMessages, []byte(body), testBlock)
+	if !ok {
+		t.Fatal("no change")
+	}
+	if got := gjson.GetBytes(out, "context_management.edits.1.instructions").String(); got != "Keep file paths.\n\n"+testBlock {
+		t.Fatalf("instructions %q", got)
+	}
+	if gjson.GetBytes(out, "context_management.edits.2.instructions").Exists() {
+		t.Fatal("an edit without instructions got some: that would replace the provider's prompt")
+	}
+	if _, ok := AppendCompactionInstructions(AnthropicMessages, []byte(`{"messages":[]}`), testBlock); ok {
+		t.Fatal("changed a body without compaction edits")
+	}
+}

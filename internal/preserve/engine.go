@@ -163,7 +163,27 @@ func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 	if cls.Compaction {
 		return t.compaction(ctx)
 	}
-	return t.main(ctx)
+	if err := t.main(ctx); err != nil {
+		return err
+	}
+	return t.compactInstructions(ctx)
+}
+
+// compactInstructions adds the block to the instructions a client gave the
+// provider's own compaction (Anthropic compact_20260112), after them, so a
+// summary the provider writes keeps the user's decisions too.
+func (t *turn) compactInstructions(ctx context.Context) error {
+	if t.x.Dialect != dialect.AnthropicMessages || !bytes.Contains(t.x.Body, []byte(dialect.AnthropicCompactEdit)) {
+		return nil
+	}
+	cur, err := t.load(ctx)
+	if err != nil || cur.Empty() {
+		return err
+	}
+	if body, ok := dialect.AppendCompactionInstructions(t.x.Dialect, t.x.Body, t.block(cur)); ok {
+		t.x.Body = body
+	}
+	return nil
 }
 
 // turn is the preservation work of one exchange.
@@ -189,7 +209,11 @@ func (t *turn) main(ctx context.Context) error {
 	cur = t.harvest(ctx, cur, msgs)
 	t.offer(cur, msgs)
 
-	if ref.Epoch == 0 {
+	// A compaction the provider made (a compaction block the client sent
+	// back) opens no epoch Tether saw: the history goes on, and the turns
+	// that follow it get the block all the same.
+	provider := t.cls.PostCompaction && t.cls.Kind == compaction.Opaque
+	if ref.Epoch == 0 && !provider {
 		t.stripCarried(true)
 		return nil
 	}
@@ -232,18 +256,19 @@ func (t *turn) compaction(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	waitFor := int64(1 << 62)
 	if t.cls.Kind != compaction.OutOfBand {
 		// In-band: the request carries the live history; its last turns may
 		// hold state not yet offered to the extractor.
 		msgs := withoutCompactionPrompt(x.View.Messages())
 		cur = t.harvest(ctx, cur, msgs)
 		t.offer(cur, msgs)
-		waitFor = t.ref.Ordinal
 	}
+	// Every extraction in flight for the A-leg is joined, not only those up
+	// to this request: Gemini CLI summarises an older part of the history
+	// while the turn that made it compress (and its extraction) is newer.
 	// Reload also when nothing was in flight: a job that finished between
 	// the load above and the barrier has written a newer revision already.
-	if waited := t.barrier(ctx, waitFor); waited || t.pol.Extractor != nil {
+	if waited := t.barrier(ctx, 1<<62); waited || t.pol.Extractor != nil {
 		if cur, err = t.load(ctx); err != nil {
 			return err
 		}

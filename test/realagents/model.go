@@ -317,8 +317,8 @@ func shellCall(req *fakemodel.Request) (fakemodel.ToolCall, bool) {
 		name, args = "exec_command", map[string]any{"cmd": noiseCommand}
 	case tools["bash"]:
 		name, args = "bash", map[string]any{"command": noiseCommand, "description": "Run the tests"}
-	case tools["run_shell_command"]: // Gemini CLI
-		name, args = "run_shell_command", map[string]any{"command": noiseCommand, "description": "Run the tests"}
+	case tools["run_shell_command"]: // Gemini CLI, which refuses command substitution
+		name, args = "run_shell_command", map[string]any{"command": strings.Replace(noiseCommand, "$(seq 1 400)", "{1..400}", 1), "description": "Run the tests"}
 	default:
 		return fakemodel.ToolCall{}, false
 	}

@@ -298,7 +298,8 @@ func planCalled(reqs []fakemodel.Request, name string) bool {
 		for _, it := range turns(r) {
 			if it.Get("type").String() == "function_call" && it.Get("name").String() == name ||
 				it.Get(`tool_calls.#(function.name=="`+name+`")`).Exists() ||
-				it.Get(`content.#(name=="`+name+`")`).Exists() {
+				it.Get(`content.#(name=="`+name+`")`).Exists() ||
+				it.Get(`parts.#(functionCall.name=="`+name+`")`).Exists() {
 				return true
 			}
 		}

@@ -1,0 +1,53 @@
+package dialect
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/capsule"
+)
+
+// Provider-side compaction fields (Anthropic Messages beta
+// compact-2026-01-12: context_management.edits[] of type compact_20260112,
+// whose optional "instructions" replace the provider's default summary
+// prompt).
+
+// AnthropicCompactEdit is the edit type of Anthropic's server-side
+// compaction.
+const AnthropicCompactEdit = "compact_20260112"
+
+// AppendCompactionInstructions adds text to the instructions of every
+// server-side compaction edit of an Anthropic body that has instructions of
+// its own, after them. An edit without instructions is left alone: setting
+// some would replace the provider's default prompt. It reports whether it
+// changed anything; bytes outside the edited strings stay as they are.
+func AppendCompactionInstructions(name Name, body []byte, text string) ([]byte, bool) {
+	if name != AnthropicMessages {
+		return body, false
+	}
+	edits := gjson.GetBytes(body, "context_management.edits")
+	if !edits.IsArray() {
+		return body, false
+	}
+	changed := false
+	i := 0
+	edits.ForEach(func(_, e gjson.Result) bool {
+		ins := e.Get("instructions")
+		if e.Get("type").String() == AnthropicCompactEdit && ins.Type == gjson.String && ins.String() != "" {
+			path := "context_management.edits." + strconv.Itoa(i) + ".instructions"
+			if out, err := setString(body, path, stripped(ins.String())+"\n\n"+text); err == nil {
+				body, changed = out, true
+			}
+		}
+		i++
+		return true
+	})
+	return body, changed
+}
+
+func stripped(s string) string {
+	out, _ := capsule.Strip(s)
+	return strings.TrimRight(out, " \n")
+}
