@@ -114,6 +114,17 @@ type Admitter interface {
 // Admitter for a primary B-leg and by the ledger for an extraction.
 var ErrBudgetExceeded = errors.New("budget exceeded")
 
+// RetryAfter returns how long until the budget that refused err starts a
+// new period, or 0 when err says nothing of it (a total budget never
+// resets by itself).
+func RetryAfter(err error) time.Duration {
+	var r interface{ RetryAfter() time.Duration }
+	if errors.As(err, &r) {
+		return r.RetryAfter()
+	}
+	return 0
+}
+
 // NopResponseHook implements ResponseHook with no effect; embed it.
 type NopResponseHook struct{}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -49,6 +50,11 @@ func (l *Ledger) Admit(ctx context.Context, x *flow.Exchange) (func(flow.Outcome
 		// to whatever principal the extractor provider's key maps to.
 		return func(flow.Outcome) {}, nil
 	}
+	if strings.HasSuffix(x.Method+" "+pathOnly(x.Path), "POST /v1/messages/count_tokens") {
+		// Counting tokens generates nothing and providers do not bill it:
+		// it is neither reserved against a budget nor charged.
+		return func(flow.Outcome) {}, nil
+	}
 	kind := Kind(x.Kind)
 	if kind == "" {
 		kind = KindPrimary
@@ -81,4 +87,9 @@ func (l *Ledger) Admit(ctx context.Context, x *flow.Exchange) (func(flow.Outcome
 	return func(o flow.Outcome) {
 		settle(Result{Usage: o.Usage, Status: o.Status, Err: o.Err, Duration: o.Duration})
 	}, nil
+}
+
+func pathOnly(p string) string {
+	p, _, _ = strings.Cut(p, "?")
+	return p
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/flow"
 )
 
 // Budget units.
@@ -99,3 +100,27 @@ func (l limit) String() string {
 	}
 	return fmt.Sprintf("%s %q %s budget of $%.2f", l.scope, l.id, l.period, float64(l.max)/1e6)
 }
+
+// resetAt is when the period containing now ends (UTC); zero for a total
+// budget, which never resets by itself.
+func (l limit) resetAt(now time.Time) time.Time {
+	now = now.UTC()
+	switch l.period {
+	case "day":
+		return time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	case "month":
+		return time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Time{}
+}
+
+// budgetError is a refusal by one budget: it wraps flow.ErrBudgetExceeded
+// and tells the server how long until the budget's period resets.
+type budgetError struct {
+	msg   string
+	retry time.Duration
+}
+
+func (e *budgetError) Error() string             { return e.msg }
+func (e *budgetError) Unwrap() error             { return flow.ErrBudgetExceeded }
+func (e *budgetError) RetryAfter() time.Duration { return e.retry }

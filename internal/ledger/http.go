@@ -56,6 +56,54 @@ type UsageReport struct {
 	Totals    Amounts            `json:"totals"`
 	ByKind    map[string]Amounts `json:"by_kind"`
 	Rows      []UsageRow         `json:"rows"`
+	// Budgets are the configured budgets that bound this principal (or its
+	// account) in their current period; every budget for an admin report
+	// of all principals.
+	Budgets []BudgetStatus `json:"budgets"`
+}
+
+// BudgetStatus is one budget in its current period. Used counts settled
+// calls plus the reservations of calls still running; Remaining is what a
+// new call can still reserve. Amounts are tokens or US dollars (Unit).
+type BudgetStatus struct {
+	Scope     string  `json:"scope"` // principal | account
+	ID        string  `json:"id"`
+	Period    string  `json:"period"` // day | month | total
+	Unit      string  `json:"unit"`   // tokens | usd
+	Limit     float64 `json:"limit"`
+	Used      float64 `json:"used"`
+	Remaining float64 `json:"remaining"`
+	// ResetsAt is when the period ends (RFC 3339, UTC); absent for total.
+	ResetsAt string `json:"resets_at,omitempty"`
+}
+
+// Budgets reports the budgets that bound principal or account ("" and ""
+// for every budget) in the period containing now.
+func (l *Ledger) Budgets(ctx context.Context, principal, account string) ([]BudgetStatus, error) {
+	if account == "" {
+		account = principal
+	}
+	now := l.now()
+	out := []BudgetStatus{}
+	for _, lim := range l.limits {
+		if principal != "" && !lim.applies(principal, account) {
+			continue
+		}
+		used, err := l.store.Used(ctx, lim.key(now))
+		if err != nil {
+			return nil, err
+		}
+		b := BudgetStatus{Scope: lim.scope, ID: lim.id, Period: lim.period, Unit: "tokens",
+			Limit: float64(lim.max), Used: float64(used), Remaining: float64(max(lim.max-used, 0))}
+		if lim.unit == unitMicros {
+			b.Unit, b.Limit, b.Used, b.Remaining = "usd", b.Limit/1e6, b.Used/1e6, b.Remaining/1e6
+		}
+		if at := lim.resetAt(now); !at.IsZero() {
+			b.ResetsAt = at.Format(time.RFC3339)
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // Report flushes pending entries (so a caller sees its latest calls) and
@@ -138,6 +186,9 @@ func (l *Ledger) serveReport(w http.ResponseWriter, r *http.Request, principal, 
 		since = t
 	}
 	rep, err := l.Report(r.Context(), principal, account, since)
+	if err == nil {
+		rep.Budgets, err = l.Budgets(r.Context(), principal, account)
+	}
 	if err != nil {
 		l.log.Error("ledger: usage report failed", slog.Any("error", err))
 		writeJSONError(w, http.StatusInternalServerError, "usage is unavailable")

@@ -97,7 +97,7 @@ func TestUsageAPI_OwnPrincipalWithExtractionSplit(t *testing.T) {
 	}
 	// primary: 1000·2 + 100·8 + 2000·0.5 = 3800 µ$; extraction: 500·2 + 50·8 = 1400 µ$.
 	want := map[string]any{
-		"principal": "alice", "account": "acme", "since": "2026-11-02",
+		"principal": "alice", "account": "acme", "since": "2026-11-02", "budgets": []any{},
 		"totals": map[string]any{"calls": 2.0, "input_tokens": 1500.0, "output_tokens": 150.0, "cache_read_tokens": 2000.0,
 			"cache_write_tokens": 0.0, "cost_micros": 5200.0, "cost_usd": 0.0052},
 		"by_kind": map[string]any{

@@ -228,7 +228,12 @@ func (l *Ledger) Reserve(ctx context.Context, c Charge) (settle func(Result), er
 		reserved = false
 	case !ok:
 		l.m.rejected.WithLabelValues(string(c.Kind)).Inc()
-		return nil, fmt.Errorf("%s call for principal %q refused by the %s: %w", c.Kind, c.Principal, l.refusing(ctx, lims, holds), flow.ErrBudgetExceeded)
+		lim := l.refusing(ctx, lims, holds)
+		var retry time.Duration
+		if at := lim.resetAt(start); !at.IsZero() {
+			retry = at.Sub(start)
+		}
+		return nil, &budgetError{msg: fmt.Sprintf("%s call for principal %q refused by the %s: %v", c.Kind, c.Principal, lim, flow.ErrBudgetExceeded), retry: retry}
 	default:
 		l.storeReachable()
 	}

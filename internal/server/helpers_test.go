@@ -60,6 +60,7 @@ type proxyOpts struct {
 	detector flow.Detector
 	hooks    []flow.Hook
 	ready    func(context.Context) error
+	admitter flow.Admitter
 }
 
 // startProxy serves server.New over real HTTP on loopback. Everything it
@@ -76,6 +77,7 @@ func startProxy(t *testing.T, o proxyOpts) *proxy {
 		Detector: o.detector,
 		Hooks:    o.hooks,
 		Ready:    o.ready,
+		Admitter: o.admitter,
 	})
 	srv := httptest.NewServer(h)
 	p := &proxy{URL: srv.URL, srv: srv, registry: reg, b: b, client: &http.Client{Transport: &http.Transport{}}}

@@ -302,6 +302,13 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			st, err := s.opt.Admitter.Admit(r.Context(), x)
 			if err != nil {
 				if errors.Is(err, flow.ErrBudgetExceeded) {
+					// Not a rate limit: retrying now cannot succeed, so the
+					// SDKs are told not to (x-should-retry), and when the
+					// budget's period resets (Retry-After).
+					w.Header().Set("X-Should-Retry", "false")
+					if d := flow.RetryAfter(err); d > 0 {
+						w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+					}
 					fail(http.StatusTooManyRequests, "budget exceeded for this principal or account; see GET /v1/usage")
 				} else {
 					fail(http.StatusServiceUnavailable, "usage admission is unavailable")
