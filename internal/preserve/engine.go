@@ -202,12 +202,23 @@ func (t *turn) main(ctx context.Context) error {
 	x.AddResponseHook(&commitHook{e: e, ref: ref})
 	msgs := x.View.Messages()
 
-	cur, err := t.load(ctx)
-	if err != nil {
+	// The capsule is read only when this turn needs it: a turn of the
+	// first epoch that brings no new plan and nothing new to offer the
+	// extractor costs no store read for it.
+	lc := &lazyCapsule{t: t, ctx: ctx}
+	if ref.Event == session.EventFork {
+		// A fork copies the parent's state now (copy_on_fork): the fork
+		// point is known only on this turn.
+		if _, err := lc.get(); err != nil {
+			return err
+		}
+	}
+	if err := t.harvest(ctx, lc, msgs); err != nil {
 		return err
 	}
-	cur = t.harvest(ctx, cur, msgs)
-	t.offer(cur, msgs)
+	if err := t.offer(lc, msgs); err != nil {
+		return err
+	}
 
 	// A compaction the provider made (a compaction block the client sent
 	// back) opens no epoch Tether saw: the history goes on, and the turns
@@ -216,6 +227,10 @@ func (t *turn) main(ctx context.Context) error {
 	if ref.Epoch == 0 && !provider {
 		t.stripCarried(true)
 		return nil
+	}
+	cur, err := lc.get()
+	if err != nil {
+		return err
 	}
 	if ref.Event == session.EventEpoch {
 		// First turn after a compaction: join any extraction still covering
@@ -260,8 +275,10 @@ func (t *turn) compaction(ctx context.Context) error {
 		// In-band: the request carries the live history; its last turns may
 		// hold state not yet offered to the extractor.
 		msgs := withoutCompactionPrompt(x.View.Messages())
-		cur = t.harvest(ctx, cur, msgs)
-		t.offer(cur, msgs)
+		lc := &lazyCapsule{t: t, ctx: ctx, cur: cur, loaded: true}
+		_ = t.harvest(ctx, lc, msgs) // loaded already: no load error
+		_ = t.offer(lc, msgs)
+		cur = lc.cur
 	}
 	// Every extraction in flight for the A-leg is joined, not only those up
 	// to this request: Gemini CLI summarises an older part of the history
@@ -358,21 +375,40 @@ func (t *turn) load(ctx context.Context) (*capsule.Capsule, error) {
 
 // harvest copies structured plan state from the history into the capsule,
 // mechanically (no model call). It returns the capsule to use afterwards.
-func (t *turn) harvest(ctx context.Context, cur *capsule.Capsule, msgs []dialect.Message) *capsule.Capsule {
+func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Message) error {
 	if !t.pol.Preserve.PlanOn() {
-		return cur
+		return nil
 	}
-	var seed []harvest.Plan
+	// The plan the capsule recorded seeds the carriers that accumulate
+	// state, so a step toggled by id still applies after a compaction
+	// removed the calls that created it. Before any compaction (Tether's
+	// or the provider's) the history holds every such call and the seed
+	// cannot make a plan appear: the capsule is read only once the history
+	// yields one.
+	rules := t.e.opt.Rules.HarvestRules()
+	var plan harvest.Plan
+	ok := false
+	before := t.ref.Epoch == 0 && !t.cls.PostCompaction
+	if before {
+		if plan, ok = harvest.Harvest(rules, msgs, 0); !ok || len(plan.Steps) == 0 {
+			return nil
+		}
+	}
+	cur, err := lc.get()
+	if err != nil {
+		return err
+	}
 	if p := cur.LatestPlan; p != nil && p.Source == capsule.SourceStructuredTool {
 		sd := harvest.Plan{Tool: p.Tool, Source: harvest.SourceStructuredTool, Offset: p.Condensed}
 		for _, st := range p.Steps {
 			sd.Steps = append(sd.Steps, harvest.Step{Text: st.Text, Status: st.Status})
 		}
-		seed = append(seed, sd)
+		plan, ok = harvest.Harvest(rules, msgs, 0, sd)
+	} else if !before {
+		plan, ok = harvest.Harvest(rules, msgs, 0)
 	}
-	plan, ok := harvest.Harvest(t.e.opt.Rules.HarvestRules(), msgs, 0, seed...)
 	if !ok || len(plan.Steps) == 0 {
-		return cur
+		return nil
 	}
 	turnOrd := int(Ordinal(t.ref.Epoch, plan.Turn))
 	op := capsule.Op{Op: capsule.OpSetPlan, Status: plan.Status, Source: plan.Source, Tool: plan.Tool, Turn: turnOrd}
@@ -381,7 +417,7 @@ func (t *turn) harvest(ctx context.Context, cur *capsule.Capsule, msgs []dialect
 	}
 	tx := "plan:" + t.ref.ALeg + ":" + digestJSON(op)
 	if containsTx(cur, tx) {
-		return cur
+		return nil
 	}
 	d := capsule.Delta{FromTurn: turnOrd, ToTurn: turnOrd}
 	next, err := t.e.update(ctx, t.x.Principal.ID, t.ref, func(c *capsule.Capsule) (*capsule.Capsule, error) {
@@ -389,28 +425,55 @@ func (t *turn) harvest(ctx context.Context, cur *capsule.Capsule, msgs []dialect
 	})
 	if err != nil {
 		t.e.m.failures.WithLabelValues("harvest").Inc()
-		return cur
+		return nil
 	}
 	t.e.m.harvest.WithLabelValues(plan.Tool).Inc()
-	return next
+	lc.cur = next
+	return nil
+}
+
+// lazyCapsule is the A-leg's capsule of one turn, loaded on first use.
+type lazyCapsule struct {
+	t      *turn
+	ctx    context.Context
+	cur    *capsule.Capsule
+	loaded bool
+}
+
+func (lc *lazyCapsule) get() (*capsule.Capsule, error) {
+	if !lc.loaded {
+		cur, err := lc.t.load(lc.ctx)
+		if err != nil {
+			return nil, err
+		}
+		lc.cur, lc.loaded = cur, true
+	}
+	return lc.cur, nil
 }
 
 // offer runs the eligibility gate over the part of the history not yet
 // offered and enqueues extraction when it may add something. It never waits.
-func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
+func (t *turn) offer(lc *lazyCapsule, msgs []dialect.Message) error {
 	ex := t.pol.Extractor
 	if ex == nil || !extractionWanted(t.pol) {
-		return
+		return nil
 	}
 	from := 0
 	if s, ok := t.e.scanned.get(t.ref.ALeg); ok && s.epoch == t.ref.Epoch {
 		from = s.n
 	}
+	if from >= len(msgs) {
+		return nil // the capsule's watermark could only move from further
+	}
+	cur, err := lc.get()
+	if err != nil {
+		return err
+	}
 	if wm := cur.Watermark.Turn; wm>>20 == t.ref.Epoch && int(wm&(1<<20-1)) > from {
 		from = int(wm & (1<<20 - 1))
 	}
 	if from >= len(msgs) {
-		return
+		return nil
 	}
 	delta := msgs[from:]
 	mark := scanMark{epoch: t.ref.Epoch, n: len(msgs)}
@@ -418,7 +481,7 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 	ex.ObserveGate(sig)
 	if !sig.Eligible {
 		t.e.scanned.set(t.ref.ALeg, mark) // provably nothing to extract
-		return
+		return nil
 	}
 	job := extract.Job{
 		Principal: t.x.Principal.ID, Account: t.x.Principal.Account, Session: t.ref.Session, ALeg: t.ref.ALeg,
@@ -430,10 +493,11 @@ func (t *turn) offer(cur *capsule.Capsule, msgs []dialect.Message) {
 		// this delta again.
 		t.e.m.failures.WithLabelValues("enqueue").Inc()
 		t.e.log.Warn("extraction not queued; offered again next turn", slog.String("id", t.x.ID), slog.String("a_leg", t.ref.ALeg))
-		return
+		return nil
 	}
 	// Applied (inline), queued, or owed in the store's outbox.
 	t.e.scanned.set(t.ref.ALeg, mark)
+	return nil
 }
 
 type scanMark struct{ epoch, n int }

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/internal/store/backend"
+	"github.com/tether-dev/tether/internal/store/memstore"
+)
+
+// countingStore counts the store round trips of the preservation path.
+type countingStore struct {
+	store.Store
+	mu                                       sync.Mutex
+	capsuleReads, lineageReads, lineageWrite int
+}
+
+func (s *countingStore) count(n *int) {
+	s.mu.Lock()
+	*n++
+	s.mu.Unlock()
+}
+
+func (s *countingStore) counts() (capsules, reads, writes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.capsuleReads, s.lineageReads, s.lineageWrite
+}
+
+func (s *countingStore) GetCapsule(ctx context.Context, principal, aLeg string) (backend.CapsuleRecord, error) {
+	s.count(&s.capsuleReads)
+	return s.Store.GetCapsule(ctx, principal, aLeg)
+}
+
+func (s *countingStore) GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error) {
+	s.count(&s.lineageReads)
+	return s.Store.GetLineage(ctx, principal, keys)
+}
+
+func (s *countingStore) PutLineage(ctx context.Context, principal, key string, value []byte, expires time.Time) error {
+	s.count(&s.lineageWrite)
+	return s.Store.PutLineage(ctx, principal, key, value, expires)
+}
+
+func (s *countingStore) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	s.count(&s.lineageWrite)
+	return s.Store.PutLineages(ctx, principal, puts)
+}
+
+// An ordinary turn of an agent's tool loop costs one lineage read to
+// resolve and one write to commit, plus the capsule read the extraction
+// gate needs for the new messages (the built-in extractor is on by
+// default); the same request sent again (a client retry) reads lineage once,
+// reads no capsule and writes nothing.
+func TestTurnStoreRoundTrips(t *testing.T) {
+	st := &countingStore{Store: memstore.New(memstore.Options{})}
+	e := newEnv(t, envOptions{yaml: "\ncompaction_continuity:\n  enabled: true\n", store: st})
+	history := `{"role":"user","content":"Plan the inventory service. Keep PostgreSQL as the store."},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Looking."},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"main.go"}]}`
+	next := `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"main.go"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"package main"}]}`
+	send := func(msgs string) {
+		t.Helper()
+		body := `{"model":"claude-sonnet-4-5","max_tokens":256,"messages":[` + msgs + `]}`
+		req, err := http.NewRequest(http.MethodPost, e.url+"/v1/messages", bytes.NewReader([]byte(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("x-api-key", "test-key-0123456789")
+		req.Header.Set("anthropic-version", "2023-06-01")
+		req.Header.Set("X-Claude-Code-Session-Id", "roundtrips-session")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	send(history) // the session's first turn
+	for _, tc := range []struct {
+		name                              string
+		msgs                              string
+		capsules, lineageReads, lineageWr int
+	}{
+		{"tool-loop turn", history + next, 1, 1, 1},
+		{"the same request again", history + next, 0, 1, 0},
+	} {
+		c0, r0, w0 := st.counts()
+		send(tc.msgs)
+		c1, r1, w1 := st.counts()
+		if c1-c0 != tc.capsules || r1-r0 != tc.lineageReads || w1-w0 != tc.lineageWr {
+			t.Errorf("%s: %d capsule reads, %d lineage reads, %d lineage writes; want %d, %d, %d",
+				tc.name, c1-c0, r1-r0, w1-w0, tc.capsules, tc.lineageReads, tc.lineageWr)
+		}
+	}
+}
