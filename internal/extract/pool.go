@@ -628,8 +628,29 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 		}
 		return verdictRetry
 	}
+	// Only what the transcript supports is kept; the user's plainly
+	// stated choices are kept beside the model's reading.
+	ops, dropped := Ground(ops, in)
+	if dropped > 0 {
+		log.Warn("extraction ops not grounded in the transcript dropped", slog.Int("dropped", dropped))
+	}
 	actx, acancel := context.WithTimeout(p.base, p.opt.Timeout)
 	defer acancel()
+	if marked := p.marked(actx, in); len(marked) > 0 {
+		merged := Merge(ops, marked)
+		if len(merged) > len(ops) {
+			err := p.opt.Apply(actx, job, merged, in.Delta)
+			if err == nil {
+				p.m.jobs.WithLabelValues(OutcomeCompleted).Inc()
+				log.Info("extraction applied", slog.Int("ops", len(merged)), slog.Int("input_tokens", in.Tokens),
+					slog.Int64("duration_ms", dur.Milliseconds()), slog.String("prompt_version", prompts.ExtractVersion))
+				return verdictDone
+			}
+			if !errors.Is(err, capsule.ErrInvalidOp) {
+				ops = merged // stale or store error: handled below as for the model's ops
+			}
+		}
+	}
 	switch err := p.opt.Apply(actx, job, ops, in.Delta); {
 	case errors.Is(err, capsule.ErrStale), errors.Is(err, capsule.ErrAlreadyApplied):
 		p.m.jobs.WithLabelValues(OutcomeStale).Inc()
@@ -668,6 +689,23 @@ func (p *Pool) fallback(job Job, in Input, log *slog.Logger) bool {
 	p.m.jobs.WithLabelValues(OutcomeFallback).Inc()
 	log.Info("fallback extraction applied", slog.Int("ops", len(ops)))
 	return true
+}
+
+// marked returns the built-in extractor's validated ops for in (nil when
+// the pool has no built-in fallback).
+func (p *Pool) marked(ctx context.Context, in Input) []capsule.Op {
+	if _, ok := p.opt.Fallback.(MarkersCaller); !ok {
+		return nil
+	}
+	raw, _, err := p.opt.Fallback.Extract(ctx, in, p.prompt)
+	if err != nil {
+		return nil
+	}
+	ops, err := Validate(raw, in)
+	if err != nil {
+		return nil
+	}
+	return ops
 }
 
 // call runs the Caller, turning a panic in it into an error.
