@@ -456,9 +456,9 @@ func ExtractorRoute(route string) (provider, model string, ok bool) {
 	return provider, model, ok && provider != "" && model != ""
 }
 
-// MarkersRoute is the extractor route of the built-in extractor: explicitly
-// marked user statements ("Decision:", "Constraint:", "Rejected:", "… instead
-// of …"), no model call, no cost.
+// MarkersRoute is the extractor route of the built-in extractor: what the
+// user plainly decided in everyday English (extract.MarkersCaller), no model
+// call, no cost.
 const MarkersRoute = "builtin/markers"
 
 // NoExtractor is the extractor route that turns extraction off (plan state
