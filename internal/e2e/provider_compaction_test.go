@@ -133,3 +133,54 @@ func TestAnthropicCompactionInstructionsKeepCapsule(t *testing.T) {
 		t.Errorf("an edit without instructions got some, replacing the provider's default prompt")
 	}
 }
+
+// TestResponsesServerCompactionReinjects: OpenAI Responses server-side
+// compaction (context_management compaction with compact_threshold): once
+// the client sends back the opaque compaction item the provider produced,
+// the turns after it show the model exactly one block with the user's
+// decisions, and the encrypted item is relayed untouched.
+func TestResponsesServerCompactionReinjects(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: continuityYAML})
+	post := func(body string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/responses", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer test-key-0123456789")
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("%d %s", r.StatusCode, b)
+		}
+	}
+	// The client names its conversation (prompt_cache_key, as the OpenAI
+	// SDKs and Codex send it) and drops everything before the compaction
+	// item, as the provider allows.
+	const cm = `"prompt_cache_key":"conv-7","context_management":[{"type":"compaction","compact_threshold":200000}]`
+	first := `{"role":"user","content":"We are building an inventory service. Decision: use PostgreSQL, not MongoDB."}`
+	second := `{"role":"user","content":"Constraint: never change the public REST API."}`
+	post(`{"model":"gpt-5",` + cm + `,"input":[` + first + `]}`)
+	post(`{"model":"gpt-5",` + cm + `,"input":[` + first + `,{"role":"assistant","content":"ok"},` + second + `]}`)
+	e.waitCapsule(t, "never change the public REST API")
+	const item = `{"type":"compaction","id":"cmp_1","encrypted_content":"gAAAAABsigned"}`
+	post(`{"model":"gpt-5",` + cm + `,"input":[` + item + `,{"role":"user","content":"What is next?"}]}`)
+	var last string
+	for _, r := range e.fake.Requests() {
+		if r.Path == "/v1/responses" {
+			last = string(r.Body)
+		}
+	}
+	if n := strings.Count(last, "<continuity-capsule"); n != 1 {
+		t.Fatalf("the turn after the provider's compaction shows %d blocks, want 1:\n%s", n, last)
+	}
+	for _, f := range []string{"use PostgreSQL, not MongoDB", "never change the public REST API"} {
+		if !strings.Contains(block(last), f) {
+			t.Errorf("the reinjected block lacks %q", f)
+		}
+	}
+	if !strings.Contains(last, item) || !strings.Contains(last, cm) {
+		t.Errorf("the compaction item or context_management did not reach the model as sent:\n%s", last)
+	}
+}
