@@ -141,3 +141,56 @@ func BenchmarkReplicas(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExtractionCalls: model extraction calls for the demo session
+// (eight turns, three compactions; the scripted extractor answers in
+// 300 ms, the agent sends its next turn at once) through 1 or 3 replicas.
+// A replica that did not see the previous turn offers the history again
+// from the capsule's watermark while the other replica's job still runs:
+// the difference is the cost of scan marks being per replica.
+//
+//	TETHER_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable \
+//	  go test -run '^$' -bench ExtractionCalls -benchtime 3x ./internal/replicas/
+func BenchmarkExtractionCalls(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			var calls atomic.Int64
+			model := demo.Model()
+			fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
+				rep := model(r)
+				if r.Model() == demo.ExtractorModel {
+					calls.Add(1)
+					rep.Delay = 300 * time.Millisecond
+				}
+				return rep
+			})
+			b.Cleanup(fake.Close)
+			for i := range b.N {
+				storeURL := freshSchema(b, pgURL(b))
+				yaml := sprintf(barrierYAML, fake.URL, storeURL)
+				reps := make([]*replica, n)
+				for j := range reps {
+					reps[j] = startReplica(b, yaml)
+				}
+				fr := startFront(b, reps)
+				ag := &demo.Agent{BaseURL: fr.url, APIKey: "replicas-calls-key-0123456789", SessionID: fmt.Sprintf("calls-%d", i),
+					Model: "claude-sonnet-4-5", HTTP: &http.Client{Timeout: 30 * time.Second}}
+				for _, s := range demo.Script {
+					var err error
+					if s.Compact {
+						err = ag.Compact(context.Background())
+					} else {
+						_, err = ag.Say(context.Background(), s.User)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, r := range reps {
+					r.stop(b, false) // drains the extraction still running
+				}
+			}
+			b.ReportMetric(float64(calls.Load())/float64(b.N), "extractor-calls/session")
+		})
+	}
+}
