@@ -42,7 +42,8 @@
 // Accounting survives kill -9. Reserve records the call's reservation and
 // its counter increments in one store transaction before the call is
 // forwarded; settle records the ledger entry, corrects the counters and
-// deletes the reservation in another. A process that dies mid-call leaves
+// deletes the reservation in another, before it returns (concurrent settles
+// share one transaction: group commit). A process that dies mid-call leaves
 // its reservation in the store, and Reconcile (at start for a store the
 // process owns alone, periodically for expired ones on a shared store)
 // releases it and records the call with status 0 and no usage, so every

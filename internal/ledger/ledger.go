@@ -98,9 +98,14 @@ type Ledger struct {
 
 	mu      sync.Mutex
 	pending []backend.Settlement
-	closed  bool
 
 	flushMu sync.Mutex // one store write at a time, in order
+
+	// Group commit: concurrent settles share one store transaction.
+	cmu        sync.RWMutex
+	committing bool
+	settleCh   chan settleReq
+	committed  chan struct{}
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -146,6 +151,10 @@ func New(opt Options) *Ledger {
 		reg = prometheus.NewRegistry()
 	}
 	l.m = newMetrics(reg)
+	l.settleCh = make(chan settleReq, 1024)
+	l.committing = true
+	l.committed = make(chan struct{})
+	go l.commit()
 	go l.run()
 	return l
 }
@@ -321,13 +330,65 @@ func (l *Ledger) settle(ctx context.Context, c Charge, bleg string, start time.T
 	l.record(actx, st)
 }
 
-// record writes a settlement at once (the call's counters and ledger row
-// are durable when settle returns). If the store fails, the settlement is
-// kept and retried by the writer; meanwhile the reservation stays in the
+// settleReq is one settlement waiting for the group commit.
+type settleReq struct {
+	st   backend.Settlement
+	done chan error
+}
+
+// commit writes the settlements record hands it, as many per transaction as
+// have arrived while the previous one was written (group commit): under
+// load one SQLite writer transaction carries many calls' rows instead of one.
+func (l *Ledger) commit() {
+	defer close(l.committed)
+	const maxBatch = 256
+	batch := make([]settleReq, 0, maxBatch)
+	for r := range l.settleCh {
+		batch = append(batch[:0], r)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r2, ok := <-l.settleCh:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r2)
+			default:
+				break more
+			}
+		}
+		sts := make([]backend.Settlement, len(batch))
+		for i, r := range batch {
+			sts[i] = r.st
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		err := l.store.SettleReservations(ctx, sts)
+		cancel()
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
+}
+
+// record writes a settlement before it returns (the call's counters and
+// ledger row are durable when settle returns), in a transaction shared with
+// the settlements that arrive meanwhile. If the store fails, the settlement
+// is kept and retried by the writer; meanwhile the reservation stays in the
 // store until the write succeeds (Reconcile ends it only after a crash or
 // its TTL).
 func (l *Ledger) record(ctx context.Context, st backend.Settlement) {
-	if err := l.store.SettleReservations(ctx, []backend.Settlement{st}); err == nil {
+	var err error
+	l.cmu.RLock()
+	if l.committing {
+		done := make(chan error, 1)
+		l.settleCh <- settleReq{st: st, done: done}
+		l.cmu.RUnlock()
+		err = <-done
+	} else {
+		l.cmu.RUnlock()
+		err = l.store.SettleReservations(ctx, []backend.Settlement{st})
+	}
+	if err == nil {
 		l.storeReachable()
 		return
 	}
@@ -400,11 +461,17 @@ func (l *Ledger) run() {
 // error if the writer does not stop in time, or the final write's error.
 func (l *Ledger) Close(ctx context.Context) error {
 	l.closeOnce.Do(func() {
-		l.mu.Lock()
-		l.closed = true
-		l.mu.Unlock()
+		l.cmu.Lock()
+		l.committing = false
+		close(l.settleCh)
+		l.cmu.Unlock()
 		close(l.stop)
 	})
+	select {
+	case <-l.committed:
+	case <-ctx.Done():
+		return fmt.Errorf("close ledger: %w", ctx.Err())
+	}
 	select {
 	case <-l.done:
 	case <-ctx.Done():
