@@ -98,7 +98,9 @@ func TestBadInputAnswersInDialect(t *testing.T) {
 		{name: "body over max_body_bytes", body: func(r route) string {
 			return `{"pad":"` + strings.Repeat("x", 4096) + `",` + r.body("fake-a")[1:]
 		}, status: 413},
-		{name: "unknown path", path: "/batches", body: func(r route) string { return r.body("fake-a") }, status: 404},
+		// An endpoint without a dialect route is relayed to the provider,
+		// whose own 404 comes back.
+		{name: "unknown path", path: "/batches", body: func(r route) string { return r.body("fake-a") }, status: 404, reaches: true},
 		{name: "no route for model", body: func(r route) string { return r.body("llama-3") }, status: 404},
 		{name: "upstream unreachable", body: func(r route) string { return r.body("down-a") }, status: 502},
 		{name: "upstream timeout", body: func(r route) string { return r.body("slow-a") }, status: 504, reaches: true, maxDelay: 1500 * time.Millisecond},

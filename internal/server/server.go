@@ -98,6 +98,8 @@ func New(opt Options) *Server {
 	if opt.Mount != nil {
 		opt.Mount(m)
 	}
+	m.HandleFunc("/v1/", s.relayOther)
+	m.HandleFunc("/v1beta/", s.relayOther)
 	m.HandleFunc("/", s.notFound)
 	return s
 }
@@ -152,33 +154,14 @@ func newID() string {
 // implies (Anthropic when anthropic-version or x-api-key is present).
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	d := dialectForPath(r.URL.Path, r.Header)
-	family := config.FamilyOpenAI
-	switch d {
-	case dialect.AnthropicMessages:
-		family = config.FamilyAnthropic
-	case dialect.Gemini:
-		family = config.FamilyGemini
-	}
-	p, err := s.auth.Authenticate(r.Header)
-	if err != nil {
+	if _, err := s.auth.Authenticate(r.Header); err != nil {
 		writeError(w, d, http.StatusUnauthorized, "missing or invalid API key: send your Tether key as a Bearer token or x-api-key")
 		return
 	}
-	_ = p
-	t, err := s.router.Route(family, "*")
+	t, err := s.defaultTarget(familyOf(d))
 	if err != nil {
-		// Fall back to the first provider of the family.
-		for _, pr := range s.cfg.Providers {
-			if pr.Dialect == family {
-				t = upstream.Target{Provider: pr}
-				err = nil
-				break
-			}
-		}
-		if err != nil {
-			writeError(w, d, http.StatusNotFound, err.Error())
-			return
-		}
+		writeError(w, d, http.StatusNotFound, err.Error())
+		return
 	}
 	req, err := upstream.Outbound(r.Context(), t, http.MethodGet, r.URL.RequestURI(), r.Header, nil)
 	if err != nil {
@@ -301,18 +284,9 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		if s.opt.Admitter != nil {
 			st, err := s.opt.Admitter.Admit(r.Context(), x)
 			if err != nil {
-				if errors.Is(err, flow.ErrBudgetExceeded) {
-					// Not a rate limit: retrying now cannot succeed, so the
-					// SDKs are told not to (x-should-retry), and when the
-					// budget's period resets (Retry-After).
-					w.Header().Set("X-Should-Retry", "false")
-					if d := flow.RetryAfter(err); d > 0 {
-						w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
-					}
-					fail(http.StatusTooManyRequests, "budget exceeded for this principal or account; see GET /v1/usage")
-				} else {
-					fail(http.StatusServiceUnavailable, "usage admission is unavailable")
-				}
+				// A budget refusal is not a rate limit: retrying now cannot
+				// succeed, so the SDKs are told not to.
+				status = s.admissionRefused(w, d, err)
 				x.Finish(flow.Outcome{Err: err})
 				return
 			}
