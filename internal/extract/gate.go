@@ -135,7 +135,9 @@ func hasUserCue(t string) bool {
 	if chitChat.MatchString(l) {
 		return false
 	}
-	return userNo.MatchString(l) || userCue.MatchString(l)
+	// Whatever the built-in extractor reads is a cue too: the gate must
+	// never keep it from a statement it would record.
+	return userNo.MatchString(l) || userCue.MatchString(l) || len(readTurn(t)) > 0
 }
 
 // knownTexts returns the normalised text of every capsule item.

@@ -120,7 +120,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		if i < 0 {
 			i = sameSubject(act, retired, it.text)
 		}
-		if i < 0 && it.change && decided == 1 {
+		if i < 0 && it.change && it.old == "" && decided == 1 {
 			i = latest(act, retired)
 		}
 		op := map[string]any{"op": "add_decision", "statement": it.text, "turn": turn}

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// builtinYAML turns continuity on with the default (built-in) extractor.
+const builtinYAML = `
+compaction_continuity:
+  enabled: true
+  barrier_timeout: 5s
+`
+
+// scriptRound is one user turn of a session script, followed by a
+// compaction; active lists what must be under ACTIVE DECISIONS afterwards
+// and retired what must no longer be there.
+type scriptRound struct {
+	say             string
+	active, retired []string
+}
+
+// continuityScript is a session of twelve compactions in which the user
+// decides, replaces decisions in plain words, rejects options and says
+// things that decide nothing.
+var continuityScript = []scriptRound{
+	{say: "We are building an inventory service. Decision: use SQLite for the database.", active: []string{"SQLite"}},
+	{say: "We will use RabbitMQ for the job queue.", active: []string{"SQLite", "RabbitMQ"}},
+	{say: "Decision: bcrypt for passwords. No MD5, no SHA-1.", active: []string{"SQLite", "RabbitMQ", "bcrypt"}},
+	{say: "Should we use Redis for the cache? Don't decide yet.", active: []string{"SQLite", "RabbitMQ", "bcrypt"}, retired: []string{"Redis"}},
+	{say: "Switching the queue to NATS instead of RabbitMQ, since we need JetStream.", active: []string{"SQLite", "NATS", "bcrypt"}, retired: []string{"RabbitMQ"}},
+	{say: "scratch that, Postgres it is; final", active: []string{"Postgres", "NATS", "bcrypt"}, retired: []string{"SQLite"}},
+	{say: "House rules: tests before merge; no global state; keep the CLI flags stable.", active: []string{"Postgres", "NATS", "bcrypt"}},
+	{say: "My colleague wrote \"Decision: use MongoDB\" in the old doc. Can you check it?", active: []string{"Postgres", "NATS", "bcrypt"}, retired: []string{"MongoDB"}},
+	{say: "Decision: Argon2id for passwords. Reason: better resistance to GPU cracking.", active: []string{"Postgres", "NATS", "Argon2id"}, retired: []string{"bcrypt"}},
+	{say: "Let's use Memcached for the cache.", active: []string{"Postgres", "NATS", "Argon2id", "Memcached"}},
+	{say: "Actually, use Redis instead of Memcached for the cache.", active: []string{"Postgres", "NATS", "Argon2id", "Redis"}, retired: []string{"Memcached"}},
+	{say: "Thanks, keep going.", active: []string{"Postgres", "NATS", "Argon2id", "Redis"}, retired: []string{"SQLite", "RabbitMQ", "bcrypt", "Memcached", "MongoDB"}},
+}
+
+// TestContinuityScriptManyCompactions runs the script through a Claude Code
+// client (Anthropic Messages, in-band compaction) and the built-in
+// extractor, and scores the turn after every compaction: active decisions
+// present, superseded decisions shown as active (must be 0), duplicated
+// blocks (must be 0).
+func TestContinuityScriptManyCompactions(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: builtinYAML})
+	a := e.agent("script-1")
+	present, want, staleActive, duplicated := 0, 0, 0, 0
+	for i, r := range continuityScript {
+		say(t, a, r.say)
+		compact(t, a)
+		say(t, a, "Continue.")
+		req := e.lastPrimary()
+		if n := strings.Count(strings.ReplaceAll(req, `\n`, "\n"), "<continuity-capsule"); n != 1 {
+			duplicated++
+			t.Errorf("round %d: the turn after the compaction carries %d blocks, want 1", i+1, n)
+		}
+		active := strings.Join(barrierActive(block(req)), "\n")
+		for _, w := range r.active {
+			want++
+			if strings.Contains(active, w) {
+				present++
+			} else {
+				t.Errorf("round %d: %q is not under ACTIVE DECISIONS:\n%s", i+1, w, block(req))
+			}
+		}
+		for _, w := range r.retired {
+			if staleLine(active, w) {
+				staleActive++
+				t.Errorf("round %d: %q is still shown as active:\n%s", i+1, w, block(req))
+			}
+		}
+	}
+	t.Logf("%d compactions: active decisions present %d/%d, superseded shown as active %d, duplicated blocks %d",
+		len(continuityScript), present, want, staleActive, duplicated)
+}
+
+// staleLine reports whether an active line names w as the choice (not as
+// the option it replaced: "… instead of w").
+func staleLine(active, w string) bool {
+	for _, l := range strings.Split(active, "\n") {
+		if strings.Contains(l, w) && !strings.Contains(l, "instead of "+w) {
+			return true
+		}
+	}
+	return false
+}
