@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/store/backend"
 )
 
@@ -200,14 +201,21 @@ func (l *Ledger) serveReport(w http.ResponseWriter, r *http.Request, principal, 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		status, data = http.StatusInternalServerError, []byte(`{"error":{"message":"encoding failed"}}`)
+		writeJSONError(w, http.StatusInternalServerError, "encoding failed")
+		return
 	}
+	writeBody(w, status, data)
+}
+
+// writeJSONError answers with the OpenAI error object the proxy's own
+// errors use (dialect.ErrorBody).
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeBody(w, status, dialect.ErrorBody(dialect.OpenAIChat, status, msg))
+}
+
+func writeBody(w http.ResponseWriter, status int, data []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(data, '\n'))
-}
-
-func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "code": status}})
 }
