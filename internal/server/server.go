@@ -170,7 +170,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		s.upstreamError(w, d, err)
+		_ = s.upstreamError(w, d, err)
 		return
 	}
 	defer resp.Body.Close()
@@ -179,12 +179,16 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(w, resp.Body)
 }
 
-func (s *Server) upstreamError(w http.ResponseWriter, d dialect.Name, err error) {
-	if upstream.IsTimeout(err) {
-		writeError(w, d, http.StatusGatewayTimeout, "the upstream provider did not answer in time")
-		return
+// upstreamError answers a failed B-leg in the caller's dialect and returns
+// the status it sent.
+func (s *Server) upstreamError(w http.ResponseWriter, d dialect.Name, err error) int {
+	status := upstream.ErrorStatus(err)
+	msg := "the upstream provider could not be reached"
+	if status == http.StatusGatewayTimeout {
+		msg = "the upstream provider did not answer in time"
 	}
-	writeError(w, d, http.StatusBadGateway, "the upstream provider could not be reached")
+	writeError(w, d, status, msg)
+	return status
 }
 
 func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
@@ -365,11 +369,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 			res.errStatus = 499 // client went away
 			return res
 		}
-		res.errStatus = http.StatusBadGateway
-		if upstream.IsTimeout(err) {
-			res.errStatus = http.StatusGatewayTimeout
-		}
-		s.upstreamError(w, x.Dialect, err)
+		res.errStatus = s.upstreamError(w, x.Dialect, err)
 		return res
 	}
 	defer resp.Body.Close()
@@ -391,11 +391,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 		if r.Context().Err() != nil {
 			return res
 		}
-		res.Status, res.errStatus = 0, http.StatusBadGateway
-		if upstream.IsTimeout(err) {
-			res.errStatus = http.StatusGatewayTimeout
-		}
-		s.upstreamError(w, x.Dialect, err)
+		res.Status = 0
+		res.errStatus = s.upstreamError(w, x.Dialect, err)
 		return res
 	}
 	if resp.StatusCode == http.StatusOK {

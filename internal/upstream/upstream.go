@@ -172,6 +172,15 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	return c.HTTP.Do(req)
 }
 
+// ErrorStatus is the status a client gets when the B-leg failed with err:
+// 504 when the provider did not answer in time, else 502.
+func ErrorStatus(err error) int {
+	if IsTimeout(err) {
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
 // IsTimeout reports whether err is a deadline or network timeout.
 func IsTimeout(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
