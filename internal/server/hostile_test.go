@@ -81,7 +81,7 @@ func TestDuplicateTopLevelKeyRefused(t *testing.T) {
 	fake, p := hostileSetup(t)
 	for _, rt := range hostileRoutes {
 		body := rt.body("cheap-model")
-		first := body[2:strings.Index(body[2:], `"`)+2] // "model", or Gemini's "contents"
+		first := body[2 : strings.Index(body[2:], `"`)+2] // "model", or Gemini's "contents"
 		for _, dup := range []string{
 			`"` + first + `":"expensive-model",`,
 			`"` + first[:3] + `\u00` + fmt.Sprintf("%x", first[3]) + first[4:] + `":"expensive-model",`, // the same name, escaped
