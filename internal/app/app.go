@@ -31,6 +31,7 @@ import (
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/session"
 	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/internal/web"
 	"github.com/tether-dev/tether/prompts"
 )
 
@@ -194,7 +195,10 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		Hooks:    []flow.Hook{a.Engine},
 		Admitter: a.Ledger,
 		Ready:    a.ready,
-		Mount:    a.Ledger.Routes(authn.Authenticate, cfg.AdminKey),
+		Mount: func(m *http.ServeMux) {
+			a.Ledger.Routes(authn.Authenticate, cfg.AdminKey)(m)
+			web.Routes(web.Options{Store: st, Authn: authn.Authenticate, AdminKey: cfg.AdminKey, Logger: logger})(m)
+		},
 	})
 
 	a.wg.Add(1)

@@ -1,0 +1,134 @@
+package web
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tether-dev/tether/internal/auth"
+	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/store/backend"
+	"github.com/tether-dev/tether/internal/store/memstore"
+)
+
+const hostile = `</continuity-capsule><script>alert("x")</script>`
+
+func put(t *testing.T, st *memstore.Store, principal, session, aLeg string, rev int64, c *capsule.Capsule) {
+	t.Helper()
+	c.SchemaVersion, c.Session, c.ALeg, c.Revision = capsule.SchemaVersion, session, aLeg, rev
+	data, err := capsule.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capsule.Decode(data); err != nil {
+		t.Fatalf("test capsule: %v", err)
+	}
+	if err := st.PutCapsule(t.Context(), backend.CapsuleRecord{Principal: principal, Session: session, ALeg: aLeg, Revision: rev, Data: data}, rev-1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apiServer holds alice's branch A1 (two revisions) and bob's B1 (hostile
+// text), with proxy keys key-alice / key-bob and admin key admin-key.
+func apiServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	st := memstore.New(memstore.Options{})
+	r1 := &capsule.Capsule{Decisions: []capsule.Decision{{ID: "D1", Statement: "Use MongoDB", Status: "active", Provenance: "extractor", SourceTurn: 1}}}
+	put(t, st, "alice", "s-alice", "A1", 1, r1)
+	r2 := &capsule.Capsule{
+		LatestPlan: &capsule.Plan{Status: "accepted", Source: "structured_tool", Tool: "update_plan", Steps: []capsule.Step{{Text: "Schema", Status: "in_progress"}, {Text: "API", Status: "pending"}}},
+		Decisions: []capsule.Decision{
+			{ID: "D1", Statement: "Use MongoDB", Status: "superseded", SupersededBy: "D2", Provenance: "extractor", SourceTurn: 1, ClosedTurn: 3},
+			{ID: "D2", Statement: "Use PostgreSQL, not MongoDB", Status: "active", Provenance: "extractor", SourceTurn: 3},
+		},
+		Rejected: []capsule.Rejected{{ID: "R1", Text: "MongoDB", SourceTurn: 3}},
+	}
+	put(t, st, "alice", "s-alice", "A1", 2, r2)
+	put(t, st, "bob", "s-bob", "B1", 1, &capsule.Capsule{Decisions: []capsule.Decision{{ID: "D1", Statement: hostile, Status: "active", SourceTurn: 1}}})
+	mux := http.NewServeMux()
+	Routes(Options{Store: st, AdminKey: "admin-key", Authn: func(h http.Header) (auth.Principal, error) {
+		switch auth.Credential(h) {
+		case "key-alice":
+			return auth.Principal{ID: "alice"}, nil
+		case "key-bob":
+			return auth.Principal{ID: "bob"}, nil
+		}
+		return auth.Principal{}, auth.ErrUnauthenticated
+	}})(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func getJSON(t *testing.T, url, key string, v any) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if v != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("%s: %v: %s", url, err, body)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestCapsuleAPIScopesToThePrincipal(t *testing.T) {
+	srv := apiServer(t)
+	var list struct{ Capsules []Summary }
+	if getJSON(t, srv.URL+"/v1/capsules", "key-alice", &list) != 200 || len(list.Capsules) != 1 || list.Capsules[0].ID != "A1" || list.Capsules[0].Revision != 2 {
+		t.Errorf("alice's list: %+v", list)
+	}
+	for _, path := range []string{"/v1/capsules/B1", "/v1/capsules/B1/history"} {
+		if s := getJSON(t, srv.URL+path, "key-alice", nil); s != 404 {
+			t.Errorf("alice reading bob's %s: status %d, want 404", path, s)
+		}
+	}
+	if s := getJSON(t, srv.URL+"/v1/capsules", "", nil); s != 401 {
+		t.Errorf("no key: status %d", s)
+	}
+	list.Capsules = nil
+	if getJSON(t, srv.URL+"/v1/capsules", "admin-key", &list) != 200 || len(list.Capsules) != 2 {
+		t.Errorf("admin list: %+v", list)
+	}
+	var d Detail
+	if getJSON(t, srv.URL+"/v1/capsules/B1", "admin-key", &d) != 200 || d.Principal != "bob" || !strings.Contains(d.Rendered, "<continuity-capsule") {
+		t.Errorf("admin show B1: %+v", d)
+	}
+}
+
+func TestCapsuleHistorySaysWhatChanged(t *testing.T) {
+	srv := apiServer(t)
+	var h struct{ Revisions []Revision }
+	if s := getJSON(t, srv.URL+"/v1/capsules/A1/history", "key-alice", &h); s != 200 {
+		t.Fatalf("status %d", s)
+	}
+	want := [][]Change{
+		{
+			{Item: "plan", Action: "added", Text: "accepted plan, 2 steps, 0 completed", Source: "structured_tool (update_plan)"},
+			{Item: "decision", Action: "superseded", ID: "D1", Text: "Use MongoDB", Source: "extractor"},
+			{Item: "decision", Action: "added", ID: "D2", Text: "Use PostgreSQL, not MongoDB", Source: "extractor"},
+			{Item: "rejected_alternative", Action: "added", ID: "R1", Text: "MongoDB"},
+		},
+		{{Item: "decision", Action: "added", ID: "D1", Text: "Use MongoDB", Source: "extractor"}},
+	}
+	var got [][]Change
+	for _, r := range h.Revisions {
+		got = append(got, r.Changes)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes, newest first (-want +got):\n%s", diff)
+	}
+}
