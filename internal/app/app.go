@@ -213,7 +213,8 @@ func (a *App) Handler() http.Handler { return a.handler }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 30 * time.Second}
+	srv := server.NewHTTPServer(a.handler, a.Config.HTTP)
+	ln = server.LimitListener(ln, a.Config.HTTP.MaxConnections, a.Config.HTTP.MaxConnectionsPerRemote)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// ln is bound: connections queue until Serve accepts them.

@@ -20,6 +20,10 @@ type Config struct {
 	Listen       string `yaml:"listen"`
 	Store        string `yaml:"store"`          // memory: | sqlite path or sqlite:///path | postgres://…
 	MaxBodyBytes int64  `yaml:"max_body_bytes"` // default 32 MiB
+	// MaxResponseBytes bounds a non-streamed provider answer the proxy
+	// reads; default 64 MiB. A larger answer is a 502 in the caller's dialect.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	HTTP             HTTP  `yaml:"http"`
 	// Secret keys every fingerprint and token the proxy derives (passthrough
 	// principals, hint lookups, internal markers). Empty: generated once and
 	// kept beside the SQLite store (or per process for memory:). Required
@@ -42,6 +46,18 @@ type Config struct {
 
 	Continuity Continuity `yaml:"compaction_continuity"`
 	Transcript Transcript `yaml:"transcript"`
+}
+
+// HTTP bounds what an inbound connection may hold: every field has a
+// default, and 0 means the default.
+type HTTP struct {
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"` // default 30s
+	BodyReadTimeout   time.Duration `yaml:"body_read_timeout"`   // whole request body; default 2m
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`        // keep-alive between requests; default 2m
+	MaxConnections    int           `yaml:"max_connections"`     // open at once; default 4096
+	// MaxConnectionsPerRemote bounds the connections of one remote IP
+	// address; default 256.
+	MaxConnectionsPerRemote int `yaml:"max_connections_per_remote"`
 }
 
 // Dialect families a provider can serve.
@@ -249,6 +265,13 @@ func (c *Config) WithDefaults(getenv func(string) string) {
 	c.Listen = cmp.Or(getenv(EnvListen), c.Listen, DefaultListen)
 	c.Store = cmp.Or(getenv(EnvStore), c.Store)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, 32<<20)
+	c.MaxResponseBytes = cmp.Or(c.MaxResponseBytes, 64<<20)
+	h := &c.HTTP
+	h.ReadHeaderTimeout = cmp.Or(h.ReadHeaderTimeout, 30*time.Second)
+	h.BodyReadTimeout = cmp.Or(h.BodyReadTimeout, 2*time.Minute)
+	h.IdleTimeout = cmp.Or(h.IdleTimeout, 2*time.Minute)
+	h.MaxConnections = cmp.Or(h.MaxConnections, 4096)
+	h.MaxConnectionsPerRemote = cmp.Or(h.MaxConnectionsPerRemote, 256)
 	c.LogLevel = cmp.Or(c.LogLevel, "info")
 	if len(c.Providers) == 0 {
 		c.Providers = []Provider{
@@ -318,6 +341,17 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("max_body_bytes", "must be at least 1024 (got %d)", c.MaxBodyBytes)
+	}
+	if c.MaxResponseBytes < 1024 {
+		bad("max_response_bytes", "must be at least 1024 (got %d)", c.MaxResponseBytes)
+	}
+	for f, d := range map[string]time.Duration{"http.read_header_timeout": c.HTTP.ReadHeaderTimeout, "http.body_read_timeout": c.HTTP.BodyReadTimeout, "http.idle_timeout": c.HTTP.IdleTimeout} {
+		if d < 0 {
+			bad(f, "must be positive (got %s)", d)
+		}
+	}
+	if c.HTTP.MaxConnections < 0 || c.HTTP.MaxConnectionsPerRemote < 0 || c.HTTP.MaxConnectionsPerRemote > c.HTTP.MaxConnections {
+		bad("http.max_connections_per_remote", "must be between 1 and http.max_connections (got %d of %d)", c.HTTP.MaxConnectionsPerRemote, c.HTTP.MaxConnections)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -1,12 +1,19 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
@@ -98,5 +105,134 @@ func TestDuplicateTopLevelKeyRefused(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("the provider saw %d requests with duplicate fields", n)
+	}
+}
+
+// faultyUpstream answers every call with the fault its caller names in the
+// Fault header, and counts the calls it gets.
+func faultyUpstream(t *testing.T) (url string, calls *atomic.Int64) {
+	t.Helper()
+	calls = new(atomic.Int64)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a redirect was followed: %s %s reached another host (key %q)", r.Method, r.URL, r.Header.Get("Authorization")+r.Header.Get("X-Api-Key"))
+	}))
+	t.Cleanup(elsewhere.Close)
+	good := `data: {"type":"ping","choices":[]}` + "\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		sse := func(status int, body string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		}
+		switch r.Header.Get("Fault") {
+		case "garbage lines":
+			sse(200, good+"this is not SSE\n\n")
+		case "binary":
+			sse(200, good+"\x00\xff\xfe\x01\x9c\n\n")
+		case "binary data":
+			sse(200, good+"data: \x00\xff\xfe\x01\x9c\n\n")
+		case "no terminal event":
+			sse(200, good)
+		case "500 event stream":
+			sse(500, `data: {"type":"error"`+"\n\n")
+		case "200 HTML":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body>Bad gateway</body></html>")
+		case "502 HTML":
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(502)
+			io.WriteString(w, "<html><body>Bad gateway</body></html>")
+		case "307 redirect", "302 redirect":
+			code, _ := strconv.Atoi(r.Header.Get("Fault")[:3])
+			http.Redirect(w, r, elsewhere.URL+r.URL.Path, code)
+		case "too large":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"pad":"`+strings.Repeat("x", 8<<10)+`"}`)
+		default:
+			t.Errorf("unknown fault %q", r.Header.Get("Fault"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, calls
+}
+
+// Every protocol fault of a provider ends, in every dialect, streamed or
+// not, in a well-formed error of the caller's dialect: a JSON error body
+// with an error status, or a stream whose last event is the dialect's error
+// event. Each is logged and counted.
+func TestUpstreamFaultsAnswerInDialect(t *testing.T) {
+	url, _ := faultyUpstream(t)
+	cfg := passthroughConfig(t, url, func(c *config.Config) {
+		c.MaxResponseBytes = 4 << 10
+		c.Providers = append(c.Providers, config.Provider{Name: "gemini", Dialect: config.FamilyGemini, BaseURL: url})
+	})
+	p := startProxy(t, proxyOpts{cfg: cfg})
+	faults := []string{"garbage lines", "binary", "binary data", "no terminal event", "500 event stream", "200 HTML", "502 HTML", "307 redirect", "302 redirect", "too large"}
+	for _, rt := range hostileRoutes {
+		for _, stream := range []bool{false, true} {
+			for _, fault := range faults {
+				path, body := rt.path, rt.body("m")
+				if stream {
+					body = strings.Replace(body, "{", `{"stream":true,`, 1)
+					path = strings.Replace(path, ":generateContent", ":streamGenerateContent?alt=sse", 1)
+				}
+				h := rt.header.Clone()
+				h.Set("Fault", fault)
+				resp, data := p.do(t, http.MethodPost, path, h, []byte(body))
+				name := fmt.Sprintf("%s stream=%v %s", rt.name, stream, fault)
+				if resp.StatusCode != http.StatusOK {
+					if resp.StatusCode < 400 {
+						t.Errorf("%s: status %d relayed", name, resp.StatusCode)
+					}
+					errorIn(t, rt, data)
+					continue
+				}
+				rd := dialect.NewSSEReader(bytes.NewReader(data))
+				var last dialect.Event
+				for {
+					ev, err := rd.Next()
+					if err != nil {
+						break
+					}
+					if !json.Valid(ev.Data) {
+						t.Errorf("%s: the client got an event with data %q", name, ev.Data)
+					}
+					last = ev
+				}
+				if !bytes.Contains(last.Data, []byte(`"error"`)) {
+					t.Errorf("%s: the stream does not end with the dialect's error event: %q", name, data)
+				}
+			}
+		}
+	}
+	got := p.metric(t, "tether_upstream_faults_total")
+	if got == "" {
+		t.Errorf("no tether_upstream_faults_total on /metrics")
+	}
+}
+
+// A client's X-Tether-* headers, and the headers its Connection header names,
+// never reach the provider.
+func TestForgedAndHopByHopHeadersNotForwarded(t *testing.T) {
+	fake, p := hostileSetup(t)
+	h := routes[0].header.Clone()
+	h.Set("X-Tether-Principal", "admin")
+	h.Set("x-tether-aux-depth", "0")
+	h.Set("X-Private-Hop", "secret")
+	h.Add("Connection", "X-Private-Hop")
+	h.Set("X-Kept", "yes")
+	resp, data := p.do(t, http.MethodPost, "/v1/chat/completions", h, []byte(routes[0].body("m")))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	got := fake.Requests()[0].Header
+	for k := range got {
+		if strings.HasPrefix(strings.ToLower(k), "x-tether-") || strings.EqualFold(k, "X-Private-Hop") {
+			t.Errorf("the provider got %s: %q", k, got.Get(k))
+		}
+	}
+	if got.Get("X-Kept") != "yes" {
+		t.Errorf("an ordinary header was dropped")
 	}
 }

@@ -13,6 +13,7 @@ type httpMetrics struct {
 	requests     *prometheus.CounterVec
 	duration     *prometheus.HistogramVec
 	hookFailures prometheus.Counter
+	faults       *prometheus.CounterVec
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -27,8 +28,11 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 		hookFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tether_hook_failures_total", Help: "Request hooks that failed or panicked; the request went on unchanged.",
 		}),
+		faults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_upstream_faults_total", Help: "Provider answers that broke the protocol (redirect, too large, malformed body or stream, no terminal event); the caller got an error in its dialect.",
+		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.hookFailures)
+	reg.MustRegister(m.requests, m.duration, m.hookFailures, m.faults)
 	return m
 }
 

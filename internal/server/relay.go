@@ -74,6 +74,17 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *h
 	defer s.putRelay(b)
 	usage := dialect.NewUsageTracker(x.Dialect)
 	hooked := x.HasResponseHooks()
+	terminal := false
+	endWithError := func(kind, msg string) {
+		if kind != "" {
+			s.noteFault(x, kind, resp.StatusCode)
+			res.Err = fmt.Errorf("upstream protocol fault: %s", kind)
+		}
+		b.out.Reset()
+		_ = dialect.WriteEvent(&b.out, dialect.ErrorEvent(x.Dialect, msg))
+		_, _ = w.Write(b.out.Bytes())
+		_ = rc.Flush()
+	}
 	for {
 		raw, complete, err := b.next()
 		if src.err != nil {
@@ -88,13 +99,15 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *h
 			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 				return // client went away; upstream call is cancelled with ctx
 			}
-			b.out.Reset()
-			_ = dialect.WriteEvent(&b.out, dialect.ErrorEvent(x.Dialect, "the upstream stream ended unexpectedly"))
-			_, _ = w.Write(b.out.Bytes())
-			_ = rc.Flush()
+			endWithError("", "the upstream stream ended unexpectedly")
 			return
 		}
 		ev, isEvent := b.parse(raw)
+		if !wellFormed(x.Dialect, raw, ev, isEvent) {
+			endWithError(faultStream, "the upstream provider sent a malformed event stream")
+			return
+		}
+		terminal = terminal || (isEvent && dialect.IsTerminal(x.Dialect, ev))
 		out := raw
 		switch {
 		case !isEvent && !complete:
@@ -126,11 +139,42 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, resp *h
 		res.bytesOut += int64(len(out))
 		src.pending = true
 	}
+	res.Usage = usage.Usage()
+	if !terminal {
+		endWithError(faultTruncated, "the upstream stream ended before its final event")
+		return
+	}
 	if err := rc.Flush(); err != nil {
 		res.Err = err
 		return
 	}
-	res.Usage = usage.Usage()
+}
+
+// wellFormed reports whether an event block holds only SSE fields and
+// comments and, if it is an event, data that is JSON (or Chat's "[DONE]").
+// Garbage lines, binary and non-JSON data are a provider's protocol fault.
+func wellFormed(d dialect.Name, raw []byte, ev dialect.Event, isEvent bool) bool {
+	for len(raw) > 0 {
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) == 0 || line[0] == ':' {
+			continue
+		}
+		field, _, _ := bytes.Cut(line, []byte{':'})
+		switch string(field) {
+		case "event", "data", "id", "retry":
+		default:
+			return false
+		}
+	}
+	if !isEvent || len(ev.Data) == 0 {
+		return true
+	}
+	if d == dialect.OpenAIChat && string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
+		return true
+	}
+	return dialect.Valid(ev.Data)
 }
 
 // unchanged reports whether the hooks gave back exactly ev.

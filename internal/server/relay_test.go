@@ -21,8 +21,8 @@ import (
 // line ends, comments, id lines, named events and a usage chunk.
 const rawUpstream = "event: keep\r\ndata: {\"a\":1}\r\n\r\n" +
 	": OPENROUTER PROCESSING\n\n" +
-	"id: 3\nevent: upper\ndata: abc\n\n" +
-	"event: drop\ndata: x\n\n" +
+	"id: 3\nevent: upper\ndata: \"abc\"\n\n" +
+	"event: drop\ndata: {}\n\n" +
 	"event: split\ndata: 1\n\n" +
 	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7,\"total_tokens\":12}}\n\n" +
 	"data: [DONE]\n\n"
@@ -76,7 +76,7 @@ func TestStreamRelayWithEditingHook(t *testing.T) {
 	// re-encoded.
 	want := "event: keep\r\ndata: {\"a\":1}\r\n\r\n" +
 		": OPENROUTER PROCESSING\n\n" +
-		"event: upper\ndata: ABC\n\n" +
+		"event: upper\ndata: \"ABC\"\n\n" +
 		"event: split\ndata: 1\n\nevent: split\ndata: 2\n\n" +
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7,\"total_tokens\":12}}\n\n" +
 		"data: [DONE]\n\n"
@@ -98,7 +98,7 @@ func TestStreamRelayWithEditingHook(t *testing.T) {
 func TestStreamEventsNotHeldBack(t *testing.T) {
 	events := []string{
 		"data: {\"n\":1}\n\n",
-		"event: big\ndata: " + strings.Repeat("z", 100<<10) + "\n\n",
+		"event: big\ndata: \"" + strings.Repeat("z", 100<<10-2) + "\"\n\n",
 		"data: [DONE]\n\n",
 	}
 	got := make(chan struct{})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/tether-dev/tether/internal/auth"
@@ -223,6 +224,9 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			}
 			x.Internal = true
 		}
+		// Nothing past this point reads a caller's X-Tether-* header, and
+		// none goes upstream.
+		upstream.DropTetherHeaders(r.Header)
 
 		// An internal request (the extractor routed back through this proxy)
 		// is proven by its marker, not by a proxy key: it carries the
@@ -238,12 +242,25 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		}
 		x.Principal = p
 
+		// The body has a deadline of its own: a caller that sends half a
+		// body cannot hold the connection. It is lifted once the body is
+		// in, so it never cuts the answer.
+		rc := http.NewResponseController(w)
+		if t := s.cfg.HTTP.BodyReadTimeout; t > 0 {
+			_ = rc.SetReadDeadline(time.Now().Add(t))
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		_ = rc.SetReadDeadline(time.Time{})
 		bytesIn = len(body)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the %d-byte limit", s.cfg.MaxBodyBytes))
+				return
+			}
+			if upstream.IsTimeout(err) {
+				w.Header().Set("Connection", "close")
+				fail(http.StatusRequestTimeout, "request body was not received within http.body_read_timeout")
 				return
 			}
 			fail(http.StatusBadRequest, "request body could not be read")
@@ -377,6 +394,13 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 	res.TTFB = time.Since(x.Start)
 	x.Opened(resp.StatusCode)
 
+	// A provider's redirect is never followed (it would carry the body and
+	// the key to a host nobody configured) nor relayed (a client would
+	// follow it with its own key).
+	if upstream.IsRedirect(resp.StatusCode) {
+		return s.upstreamFault(w, x, res, faultRedirect, http.StatusBadGateway,
+			fmt.Sprintf("the upstream provider answered with a redirect (HTTP %d), which Tether does not follow; check the provider's base_url", resp.StatusCode))
+	}
 	ct := resp.Header.Get("Content-Type")
 	if resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream") {
 		res.Stream = true
@@ -384,7 +408,21 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 		res.Duration = time.Since(x.Start)
 		return res
 	}
-	data, err := io.ReadAll(resp.Body)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxResponseBytes+1))
+	if err == nil && int64(len(data)) > s.cfg.MaxResponseBytes {
+		return s.upstreamFault(w, x, res, faultTooLarge, http.StatusBadGateway,
+			fmt.Sprintf("the upstream answer exceeds the %d-byte limit (max_response_bytes)", s.cfg.MaxResponseBytes))
+	}
+	if err == nil && (!dialect.Valid(data) || !gjson.ParseBytes(data).IsObject()) {
+		// An HTML page, a stream where an object was due, binary: never
+		// relayed as if it were an answer or the provider's own error.
+		status, msg := http.StatusBadGateway, fmt.Sprintf("the upstream provider sent a malformed answer (HTTP %d, not a JSON object)", resp.StatusCode)
+		if resp.StatusCode >= 400 {
+			status = resp.StatusCode
+			msg = fmt.Sprintf("the upstream provider failed (HTTP %d) without a JSON error body", resp.StatusCode)
+		}
+		return s.upstreamFault(w, x, res, faultMalformed, status, msg)
+	}
 	if err != nil {
 		res.Err = err
 		res.Duration = time.Since(x.Start)
@@ -408,14 +446,41 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 	return res
 }
 
+// Kinds of upstream protocol fault (the label of tether_upstream_faults_total).
+const (
+	faultRedirect  = "redirect"
+	faultTooLarge  = "too_large"
+	faultMalformed = "malformed_body"
+	faultStream    = "malformed_stream"
+	faultTruncated = "no_terminal_event"
+)
+
+// upstreamFault answers a provider's protocol fault with an error in the
+// caller's dialect, logs it (no content) and counts it.
+func (s *Server) upstreamFault(w http.ResponseWriter, x *flow.Exchange, res forwardResult, kind string, status int, msg string) forwardResult {
+	s.noteFault(x, kind, res.Status)
+	res.Err = fmt.Errorf("upstream protocol fault: %s", kind)
+	res.Status, res.errStatus = 0, status
+	res.Duration = time.Since(x.Start)
+	writeError(w, x.Dialect, status, msg)
+	return res
+}
+
+func (s *Server) noteFault(x *flow.Exchange, kind string, upstreamStatus int) {
+	s.metrics.faults.WithLabelValues(kind).Inc()
+	s.log.Warn("upstream protocol fault", slog.String("id", x.ID), slog.String("kind", kind),
+		slog.String("route", routeLabel(x.Target)), slog.Int("upstream_status", upstreamStatus))
+}
+
 var skipResponseHeaders = map[string]bool{
 	"Connection": true, "Keep-Alive": true, "Transfer-Encoding": true, "Content-Length": true,
 	"Content-Encoding": true, "Trailer": true, "Upgrade": true, "Proxy-Connection": true,
 }
 
 func copyResponseHeader(dst, src http.Header) {
+	hop := upstream.ConnectionHeaders(src)
 	for k, vv := range src {
-		if skipResponseHeaders[http.CanonicalHeaderKey(k)] {
+		if skipResponseHeaders[http.CanonicalHeaderKey(k)] || hop[http.CanonicalHeaderKey(k)] {
 			continue
 		}
 		dst[k] = vv

@@ -93,7 +93,8 @@ type Client struct {
 // streams to few hosts.
 func NewClient() *Client {
 	tr := &http.Transport{
-		Proxy:                 nil,
+		// HTTPS_PROXY, HTTP_PROXY and NO_PROXY, read once per process.
+		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          1024,
@@ -103,7 +104,18 @@ func NewClient() *Client {
 		ExpectContinueTimeout: time.Second,
 		ResponseHeaderTimeout: 0,
 	}
-	return &Client{HTTP: &http.Client{Transport: tr}}
+	return &Client{HTTP: &http.Client{Transport: tr, CheckRedirect: refuseRedirect}}
+}
+
+// refuseRedirect never follows a provider's redirect: following one would
+// re-send the body and the operator's key to a host nobody configured. The
+// caller gets the 3xx itself as the response (see IsRedirect).
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// IsRedirect reports whether a provider answered with a redirect, which
+// Tether never follows nor relays.
+func IsRedirect(status int) bool {
+	return status >= 300 && status < 400 && status != http.StatusNotModified
 }
 
 // hop-by-hop and proxy-owned headers never forwarded upstream.
@@ -117,6 +129,38 @@ const (
 	HeaderAux      = "X-Tether-Aux"
 	HeaderAuxDepth = "X-Tether-Aux-Depth"
 )
+
+// ConnectionHeaders returns the (canonical) names h's Connection header
+// lists: hop-by-hop headers of that one connection, never relayed.
+func ConnectionHeaders(h http.Header) map[string]bool {
+	var hop map[string]bool
+	for _, v := range h.Values("Connection") {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				if hop == nil {
+					hop = map[string]bool{}
+				}
+				hop[http.CanonicalHeaderKey(f)] = true
+			}
+		}
+	}
+	return hop
+}
+
+// DropTetherHeaders removes every X-Tether-* header from h: only Tether
+// itself may set them.
+func DropTetherHeaders(h http.Header) {
+	for k := range h {
+		if isTetherHeader(k) {
+			delete(h, k)
+		}
+	}
+}
+
+// isTetherHeader reports whether k is in Tether's own X-Tether- namespace.
+func isTetherHeader(k string) bool {
+	return len(k) >= len("X-Tether-") && strings.EqualFold(k[:len("X-Tether-")], "X-Tether-")
+}
 
 // URL joins a provider base URL and an inbound path. OpenAI base URLs end in
 // /v1 (the SDK convention) and inbound paths start with /v1.
@@ -135,13 +179,16 @@ func Outbound(ctx context.Context, t Target, method, requestURI string, in http.
 	if err != nil {
 		return nil, fmt.Errorf("build upstream request: %w", err)
 	}
+	// Headers the caller names in Connection are hop-by-hop (RFC 9110
+	// 7.6.1), as is every X-Tether-* header: only Tether sets those.
+	hop := ConnectionHeaders(in)
 	for k, vv := range in {
+		if hop[http.CanonicalHeaderKey(k)] || isTetherHeader(k) {
+			continue
+		}
 		req.Header[k] = vv
 	}
 	for _, k := range dropHeaders {
-		req.Header.Del(k)
-	}
-	for _, k := range []string{HeaderAux, HeaderAuxDepth} {
 		req.Header.Del(k)
 	}
 	if t.Provider.APIKey != "" {
