@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/store"
@@ -29,13 +28,17 @@ func loadSecret(cfg *config.Config) ([]byte, error) {
 	if url == "" {
 		url = store.DefaultSQLitePath()
 	}
-	if strings.HasPrefix(url, "memory:") || config.IsPostgres(url) {
-		// PostgreSQL gets here only with allow_generated_secret (config
-		// validation): one throwaway process; principals stay isolated.
+	loc, err := store.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if loc.Kind != store.SQLite {
+		// A memory store lives as long as the process; PostgreSQL gets
+		// here only with allow_generated_secret (config validation): one
+		// throwaway process; principals stay isolated.
 		return randomSecret(), nil
 	}
-	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
-	file := filepath.Join(filepath.Dir(path), "secret")
+	file := filepath.Join(filepath.Dir(loc.Path), "secret")
 	if data, err := os.ReadFile(file); err == nil && len(data) >= 32 {
 		return data, nil
 	}

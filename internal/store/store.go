@@ -42,7 +42,24 @@ var (
 // HistoryLimit is the number of most recent revisions kept per A-leg.
 const HistoryLimit = backend.HistoryLimit
 
-// Open opens the store named by url:
+// Kind is the backend a store URL names.
+type Kind int
+
+// Store kinds.
+const (
+	Memory Kind = iota + 1
+	SQLite
+	Postgres
+)
+
+// Location is a parsed store URL: its kind, and for SQLite the file path
+// (with a leading ~/ expanded).
+type Location struct {
+	Kind Kind
+	Path string
+}
+
+// ParseURL reads a store URL:
 //
 //	memory:                              in-memory, lost on Close
 //	sqlite:///var/lib/tether/tether.db   SQLite file (sqlite:relative.db also works)
@@ -50,42 +67,47 @@ const HistoryLimit = backend.HistoryLimit
 //	postgres://user@host:5432/db?…       PostgreSQL (postgresql:// too)
 //
 // Errors never repeat the URL, which may hold a password.
-func Open(ctx context.Context, url string) (Store, error) {
+func ParseURL(url string) (Location, error) {
+	var path string
 	switch {
 	case url == "memory:" || url == "memory://" || url == "memory":
-		return memstore.New(memstore.Options{}), nil
+		return Location{Kind: Memory}, nil
 	case strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://"):
-		s, err := pgstore.Open(ctx, url, pgstore.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
+		return Location{Kind: Postgres}, nil
 	case strings.HasPrefix(url, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
-		return openSQLite(ctx, path)
+		path = strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
 	case strings.HasSuffix(url, ".db") && !strings.Contains(url, "://"):
-		return openSQLite(ctx, url)
+		path = url
+	default:
+		scheme, _, _ := strings.Cut(url, ":")
+		return Location{}, fmt.Errorf("open store: unsupported store url (scheme %q); use memory:, sqlite:///path.db, a path ending in .db, or postgres://: %w", scheme, ErrInvalid)
 	}
-	scheme, _, _ := strings.Cut(url, ":")
-	return nil, fmt.Errorf("open store: unsupported store url (scheme %q); use memory:, sqlite:///path.db, a path ending in .db, or postgres://: %w", scheme, ErrInvalid)
-}
-
-func openSQLite(ctx context.Context, path string) (Store, error) {
 	if path == "" {
-		return nil, fmt.Errorf("open store: sqlite url without a path: %w", ErrInvalid)
+		return Location{}, fmt.Errorf("open store: sqlite url without a path: %w", ErrInvalid)
 	}
 	if strings.HasPrefix(path, "~/") {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return nil, fmt.Errorf("open store: expand ~: %w", err)
+			return Location{}, fmt.Errorf("open store: expand ~: %w", err)
 		}
 		path = filepath.Join(home, path[2:])
 	}
-	s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	return Location{Kind: SQLite, Path: path}, nil
+}
+
+// Open opens the store named by url (see ParseURL).
+func Open(ctx context.Context, url string) (Store, error) {
+	loc, err := ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	switch loc.Kind {
+	case Memory:
+		return memstore.New(memstore.Options{}), nil
+	case Postgres:
+		return pgstore.Open(ctx, url, pgstore.Options{})
+	}
+	return sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
 }
 
 // DefaultSQLitePath is where the embedded store lives unless configured:
