@@ -119,10 +119,6 @@ func New(opt Options) *Engine {
 	return &Engine{opt: opt, log: log, m: m}
 }
 
-// Ordinal positions message i of epoch e on the A-leg's timeline, as
-// session.Ref.Ordinal does for whole requests.
-func Ordinal(epoch, i int) int64 { return int64(epoch)<<20 | int64(i) }
-
 // Before implements flow.Hook.
 func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 	cls := x.Verdict
@@ -410,7 +406,7 @@ func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Mess
 	if !ok || len(plan.Steps) == 0 {
 		return nil
 	}
-	turnOrd := int(Ordinal(t.ref.Epoch, plan.Turn))
+	turnOrd := int(session.Ordinal(t.ref.Epoch, plan.Turn))
 	op := capsule.Op{Op: capsule.OpSetPlan, Status: plan.Status, Source: plan.Source, Tool: plan.Tool, Turn: turnOrd}
 	for _, s := range plan.Steps {
 		op.Steps = append(op.Steps, capsule.Step{Text: s.Text, Status: s.Status})
@@ -485,8 +481,8 @@ func (t *turn) offer(lc *lazyCapsule, msgs []dialect.Message) error {
 	}
 	job := extract.Job{
 		Principal: t.x.Principal.ID, Account: t.x.Principal.Account, Session: t.ref.Session, ALeg: t.ref.ALeg,
-		ParentRequestID: t.x.ID, Ordinal: Ordinal(t.ref.Epoch, len(msgs)), Messages: delta,
-		FirstTurn: int(Ordinal(t.ref.Epoch, from)), Prev: cur,
+		ParentRequestID: t.x.ID, Ordinal: session.Ordinal(t.ref.Epoch, len(msgs)), Messages: delta,
+		FirstTurn: int(session.Ordinal(t.ref.Epoch, from)), Prev: cur,
 	}
 	if err := ex.Enqueue(job); err != nil {
 		// Not queued, not owed: the mark stays, so the next turn offers
@@ -549,7 +545,7 @@ func (t *turn) needsReinjection(cur *capsule.Capsule, msgs []dialect.Message) bo
 	if _, digest, ok := capsule.Find(carried); ok && digest == capsule.Digest(cur) {
 		return false
 	}
-	epochStart := int(Ordinal(t.ref.Epoch, 0))
+	epochStart := int(session.Ordinal(t.ref.Epoch, 0))
 	missing := func(id string, turn int) bool {
 		return turn < epochStart && !strings.Contains(carried, id+":")
 	}

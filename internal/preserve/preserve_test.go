@@ -12,7 +12,7 @@ import (
 
 func apply(t *testing.T, c *capsule.Capsule, tx string, ops ...capsule.Op) *capsule.Capsule {
 	t.Helper()
-	d := capsule.Delta{FromTurn: 0, ToTurn: int(Ordinal(3, 100))}
+	d := capsule.Delta{FromTurn: 0, ToTurn: int(session.Ordinal(3, 100))}
 	for _, op := range ops {
 		d.UserTurns = append(d.UserTurns, op.Turn)
 	}
@@ -26,9 +26,9 @@ func apply(t *testing.T, c *capsule.Capsule, tx string, ops ...capsule.Op) *caps
 func TestNeedsReinjection(t *testing.T) {
 	// Epoch 1: D1 was decided before the compaction, D2 is a late result
 	// for a pre-compaction turn, D3 was decided in the new epoch.
-	atCompaction := apply(t, nil, "t1", capsule.Op{Op: capsule.OpAddDecision, Statement: "use PostgreSQL", Turn: int(Ordinal(0, 1))})
-	late := apply(t, atCompaction, "t2", capsule.Op{Op: capsule.OpAddDecision, Statement: "never change the public API", Turn: int(Ordinal(0, 5))})
-	newer := apply(t, atCompaction, "t3", capsule.Op{Op: capsule.OpAddDecision, Statement: "use Redis", Turn: int(Ordinal(1, 3))})
+	atCompaction := apply(t, nil, "t1", capsule.Op{Op: capsule.OpAddDecision, Statement: "use PostgreSQL", Turn: int(session.Ordinal(0, 1))})
+	late := apply(t, atCompaction, "t2", capsule.Op{Op: capsule.OpAddDecision, Statement: "never change the public API", Turn: int(session.Ordinal(0, 5))})
+	newer := apply(t, atCompaction, "t3", capsule.Op{Op: capsule.OpAddDecision, Statement: "use Redis", Turn: int(session.Ordinal(1, 3))})
 	summary := "Summary: working on it.\n" + capsule.Render(atCompaction)
 	hist := func(texts ...string) []dialect.Message {
 		var m []dialect.Message
