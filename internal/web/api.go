@@ -208,3 +208,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "code": status}})
 }
+
+// renderRecord decodes a stored revision and renders it as the model is
+// shown it.
+func renderRecord(rec backend.CapsuleRecord) (string, *capsule.Capsule) {
+	c, err := capsule.Decode(rec.Data)
+	if err != nil {
+		return "(this revision could not be decoded)", nil
+	}
+	c.Revision = rec.Revision
+	return capsule.Render(c), c
+}

@@ -37,6 +37,16 @@ func put(t *testing.T, st *memstore.Store, principal, session, aLeg string, rev 
 // text), with proxy keys key-alice / key-bob and admin key admin-key.
 func apiServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	mux := http.NewServeMux()
+	Routes(testOptions(t))(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testOptions is the store and keys apiServer describes.
+func testOptions(t *testing.T) Options {
+	t.Helper()
 	st := memstore.New(memstore.Options{})
 	r1 := &capsule.Capsule{Decisions: []capsule.Decision{{ID: "D1", Statement: "Use MongoDB", Status: "active", Provenance: "extractor", SourceTurn: 1}}}
 	put(t, st, "alice", "s-alice", "A1", 1, r1)
@@ -50,8 +60,7 @@ func apiServer(t *testing.T) *httptest.Server {
 	}
 	put(t, st, "alice", "s-alice", "A1", 2, r2)
 	put(t, st, "bob", "s-bob", "B1", 1, &capsule.Capsule{Decisions: []capsule.Decision{{ID: "D1", Statement: hostile, Status: "active", SourceTurn: 1}}})
-	mux := http.NewServeMux()
-	Routes(Options{Store: st, AdminKey: "admin-key", Authn: func(h http.Header) (auth.Principal, error) {
+	return Options{Store: st, AdminKey: "admin-key", Authn: func(h http.Header) (auth.Principal, error) {
 		switch auth.Credential(h) {
 		case "key-alice":
 			return auth.Principal{ID: "alice"}, nil
@@ -59,10 +68,7 @@ func apiServer(t *testing.T) *httptest.Server {
 			return auth.Principal{ID: "bob"}, nil
 		}
 		return auth.Principal{}, auth.ErrUnauthenticated
-	}})(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	}}
 }
 
 func getJSON(t *testing.T, url, key string, v any) int {
@@ -131,4 +137,29 @@ func TestCapsuleHistorySaysWhatChanged(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes, newest first (-want +got):\n%s", diff)
 	}
+}
+
+// uiServer is apiServer with the web view mounted too.
+func uiServer(t *testing.T) *httptest.Server { return uiServerWithCookie(t, "") }
+
+// uiServerWithCookie adds the sign-in cookie for key to every request that
+// has none, as a browser signed in with key would.
+func uiServerWithCookie(t *testing.T, key string) *httptest.Server {
+	t.Helper()
+	opt := testOptions(t)
+	mux := http.NewServeMux()
+	Routes(opt)(mux)
+	UIRoutes(opt)(mux)
+	h := http.Handler(mux)
+	if key != "" {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := r.Cookie(cookieName); err != nil {
+				r.AddCookie(&http.Cookie{Name: cookieName, Value: key})
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -1,0 +1,155 @@
+package web
+
+import (
+	"embed"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+)
+
+//go:embed assets
+var assets embed.FS
+
+var pages = template.Must(template.ParseFS(assets, "assets/page.html"))
+
+// cookieName holds the signed-in key: HttpOnly (no script reads it),
+// SameSite=Strict (no other site's page sends it), scoped to /ui/. The view
+// is read-only, so a forged request can change nothing.
+const cookieName = "tether_key"
+
+type pageData struct {
+	Title, Who, Error string
+	All               bool
+	Capsules          []Summary
+	Detail            Detail
+	History           []Revision
+}
+
+// UIRoutes mounts the read-only web view on mux under /ui/.
+func UIRoutes(opt Options) func(*http.ServeMux) {
+	a := &api{opt: opt}
+	static, _ := fs.Sub(assets, "assets")
+	return func(mux *http.ServeMux) {
+		mux.Handle("GET /ui/static/style.css", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+		mux.HandleFunc("GET /ui/{$}", a.uiList)
+		mux.HandleFunc("GET /ui/c/{id}", a.uiCapsule)
+		mux.HandleFunc("POST /ui/login", a.uiLogin)
+		mux.HandleFunc("POST /ui/logout", a.uiLogout)
+		mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusSeeOther) })
+	}
+}
+
+// keyed returns r with the cookie's key as its credential.
+func keyed(r *http.Request) (*http.Request, bool) {
+	c, err := r.Cookie(cookieName)
+	if err != nil || c.Value == "" {
+		return r, false
+	}
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+c.Value)
+	r2.Header.Del("x-api-key")
+	return r2, true
+}
+
+func render(w http.ResponseWriter, status int, name string, d pageData) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	_ = pages.ExecuteTemplate(w, name, d)
+}
+
+// signedIn resolves the cookie to who may be seen; it renders the login
+// page and returns false when there is no valid one.
+func (a *api) signedIn(w http.ResponseWriter, r *http.Request) (*http.Request, string, bool, bool) {
+	r2, ok := keyed(r)
+	if !ok {
+		render(w, http.StatusOK, "login", pageData{Title: "Sign in"})
+		return nil, "", false, false
+	}
+	principal, all, err := a.who(r2)
+	if err != nil {
+		a.clearCookie(w)
+		render(w, http.StatusUnauthorized, "login", pageData{Title: "Sign in", Error: "That key is not valid (any more)."})
+		return nil, "", false, false
+	}
+	return r2, principal, all, true
+}
+
+func whoLabel(principal string, all bool) string {
+	if all {
+		return "admin"
+	}
+	return principal
+}
+
+func (a *api) uiList(w http.ResponseWriter, r *http.Request) {
+	r2, principal, all, ok := a.signedIn(w, r)
+	if !ok {
+		return
+	}
+	recs, err := a.opt.Store.ListCapsules(r2.Context(), principal)
+	if err != nil {
+		a.opt.Logger.Error("web view: store read failed")
+		render(w, http.StatusInternalServerError, "login", pageData{Error: "The store is unavailable."})
+		return
+	}
+	d := pageData{Title: "Conversations", Who: whoLabel(principal, all), All: all}
+	for _, rec := range recs {
+		d.Capsules = append(d.Capsules, summary(rec))
+	}
+	render(w, http.StatusOK, "list", d)
+}
+
+func (a *api) uiCapsule(w http.ResponseWriter, r *http.Request) {
+	r2, principal, all, ok := a.signedIn(w, r)
+	if !ok {
+		return
+	}
+	head, found := a.find(w, r2)
+	if !found {
+		return
+	}
+	recs, err := a.opt.Store.CapsuleHistory(r2.Context(), head.Principal, head.ALeg, 1)
+	if err != nil || len(recs) == 0 {
+		render(w, http.StatusInternalServerError, "login", pageData{Error: "The store is unavailable."})
+		return
+	}
+	d := pageData{Title: head.ALeg, Who: whoLabel(principal, all), Detail: Detail{Summary: summary(recs[0])}}
+	d.Detail.Rendered, d.Detail.Capsule = renderRecord(recs[0])
+	if d.History, err = History(r2.Context(), a.opt.Store, head.Principal, head.ALeg); err != nil {
+		render(w, http.StatusInternalServerError, "login", pageData{Error: "The store is unavailable."})
+		return
+	}
+	render(w, http.StatusOK, "capsule", d)
+}
+
+func (a *api) uiLogin(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		render(w, http.StatusBadRequest, "login", pageData{Error: "Bad form."})
+		return
+	}
+	key := strings.TrimSpace(r.PostForm.Get("key"))
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+key)
+	if _, _, err := a.who(r2); key == "" || err != nil {
+		render(w, http.StatusUnauthorized, "login", pageData{Title: "Sign in", Error: "That key is not valid."})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: key, Path: "/ui/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+func (a *api) uiLogout(w http.ResponseWriter, r *http.Request) {
+	a.clearCookie(w)
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+func (a *api) clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/ui/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+}
