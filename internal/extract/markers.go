@@ -120,7 +120,9 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		if i < 0 {
 			i = sameSubject(act, retired, it.text)
 		}
-		if i < 0 && it.change && it.old == "" && decided == 1 {
+		// A change that names what it replaces ("instead of RabbitMQ")
+		// replaces only that; otherwise the newest decision.
+		if i < 0 && it.change && !isNamed(it.old) && decided == 1 {
 			i = latest(act, retired)
 		}
 		op := map[string]any{"op": "add_decision", "statement": it.text, "turn": turn}

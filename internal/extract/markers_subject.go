@@ -146,6 +146,19 @@ func isOption(s string) bool {
 	return strings.HasPrefix(l, "in ") || strings.HasPrefix(l, "on ")
 }
 
+// isNamed reports whether s names an option: a known one or a capitalised
+// name ("RabbitMQ", "Fly.io"), not a phrase such as "in v1".
+func isNamed(s string) bool {
+	for _, raw := range strings.Fields(s) {
+		w := strings.ToLower(strings.Trim(raw, ".,;:()'\""))
+		r := []rune(strings.Trim(raw, ".,;:()'\""))
+		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) {
+			return true
+		}
+	}
+	return false
+}
+
 // findChoice returns the newest active decision (not retired) whose
 // choice names term, or -1.
 func findChoice(act []active, retired map[int]bool, term string) int {
