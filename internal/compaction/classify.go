@@ -32,6 +32,11 @@ type Result struct {
 	// is being compacted (Pi's split-turn prefix): the agent joins its
 	// answer to the main summary, which already carries the block.
 	Partial bool
+	// Older marks an in-band compaction request that carries only an older
+	// part of the history (Gemini CLI keeps its newest turns out of it):
+	// what it holds was offered to the extractor already, and its message
+	// numbering is not the live history's.
+	Older bool
 }
 
 // Any reports whether any mark is set.
@@ -39,7 +44,7 @@ func (r Result) Any() bool { return r.Compaction || r.PostCompaction || r.Title 
 
 func (r *Result) take(rule *Rule) {
 	r.Kind, r.Agent, r.RuleID, r.RuleVersion = rule.Kind, rule.Agent, rule.ID, rule.Version
-	r.Evidence, r.SummaryAnchor, r.Partial = rule.Evidence, rule.SummaryAnchor, rule.Partial
+	r.Evidence, r.SummaryAnchor, r.Partial, r.Older = rule.Evidence, rule.SummaryAnchor, rule.Partial, rule.Older
 }
 
 // Classify recognises compaction requests, post-compaction turns and title

@@ -122,13 +122,13 @@ func TestClassifyNearMisses(t *testing.T) {
 			name: "gemini state snapshot system",
 			d:    dialect.OpenAIChat, path: "/v1/chat/completions",
 			body: `{"messages":[{"role":"system","content":"You are a specialized system component responsible for distilling chat history into a structured XML <state_snapshot>."},{"role":"user","content":"go"}]}`,
-			want: Result{Compaction: true, Kind: InBand, Agent: "gemini-cli", RuleID: "gemini-state-snapshot", RuleVersion: 2, Evidence: EvidenceSignature, SummaryAnchor: "</state_snapshot>"},
+			want: Result{Compaction: true, Kind: InBand, Agent: "gemini-cli", RuleID: "gemini-state-snapshot", RuleVersion: 3, Evidence: EvidenceSignature, SummaryAnchor: "</state_snapshot>", Older: true},
 		},
 		{
 			name: "gemini cli compression over the generateContent wire",
 			d:    dialect.Gemini, path: "/v1beta/models/gemini-2.5-pro:generateContent",
 			body: `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"user","parts":[{"text":"Generate a new <state_snapshot> based on the provided history."}]}],"systemInstruction":{"parts":[{"text":"You are a specialized system component responsible for distilling chat history into a structured XML <state_snapshot>."}]}}`,
-			want: Result{Compaction: true, Kind: InBand, Agent: "gemini-cli", RuleID: "gemini-state-snapshot", RuleVersion: 2, Evidence: EvidenceSignature, SummaryAnchor: "</state_snapshot>"},
+			want: Result{Compaction: true, Kind: InBand, Agent: "gemini-cli", RuleID: "gemini-state-snapshot", RuleVersion: 3, Evidence: EvidenceSignature, SummaryAnchor: "</state_snapshot>", Older: true},
 		},
 		{
 			name: "gemini cli history after compression: snapshot behind the session context",

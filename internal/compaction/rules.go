@@ -108,6 +108,7 @@ type Rule struct {
 	Evidence      Evidence       `yaml:"evidence"`
 	SummaryAnchor string         `yaml:"summary_anchor,omitempty"` // text the agent keeps the summary before (Claude Code: "</summary>")
 	Partial       bool           `yaml:"partial,omitempty"`        // compaction of a part only; its answer is joined to the main summary
+	Older         bool           `yaml:"older_part,omitempty"`     // in-band request carrying only an older part of the history
 	Match         []Condition    `yaml:"match"`
 }
 

@@ -267,7 +267,7 @@ func (t *turn) compaction(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if t.cls.Kind != compaction.OutOfBand {
+	if t.cls.Kind != compaction.OutOfBand && !t.cls.Older {
 		// In-band: the request carries the live history; its last turns may
 		// hold state not yet offered to the extractor.
 		msgs := withoutCompactionPrompt(x.View.Messages())
