@@ -12,12 +12,13 @@ import (
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/store"
+	"github.com/tether-dev/tether/internal/web"
 )
 
 const capsuleUsage = `Usage:
   tether capsule list [--principal ID] [--json]
   tether capsule show [--principal ID] [--json] <a-leg>
-  tether capsule history [--principal ID] <a-leg>
+  tether capsule history [--principal ID] [--json] <a-leg>
   tether capsule purge --principal ID [<a-leg>]
 
 These commands read the configured store (--config / TETHER_CONFIG / TETHER_STORE).
@@ -114,35 +115,59 @@ func runCapsule(ctx context.Context, args []string, getenv func(string) string, 
 				return fmt.Errorf("no capsule for a-leg %s", aLeg)
 			}
 		}
-		limit := 1
 		if sub == "history" {
-			limit = 0
+			revs, err := web.History(ctx, st, *principal, aLeg)
+			if err != nil {
+				return err
+			}
+			if len(revs) == 0 {
+				return fmt.Errorf("no capsule for a-leg %s of principal %s", aLeg, *principal)
+			}
+			if *asJSON {
+				// One JSON document, as list prints: the API's history body.
+				return json.NewEncoder(stdout).Encode(map[string]any{"id": aLeg, "principal": *principal, "revisions": revs})
+			}
+			for _, r := range revs {
+				fmt.Fprintf(stdout, "revision %d  updated %s\n", r.Revision, r.UpdatedAt.Format(time.RFC3339))
+				if len(r.Changes) == 0 {
+					fmt.Fprintln(stdout, "  (no visible change)")
+				}
+				for _, c := range r.Changes {
+					line := "  " + c.Action + " " + c.Item
+					if c.ID != "" {
+						line += " " + c.ID
+					}
+					line += ": " + c.Text
+					if c.Source != "" {
+						line += " (" + c.Source + ")"
+					}
+					fmt.Fprintln(stdout, line)
+				}
+			}
+			return nil
 		}
-		recs, err := st.CapsuleHistory(ctx, *principal, aLeg, limit)
+		recs, err := st.CapsuleHistory(ctx, *principal, aLeg, 1)
 		if err != nil {
 			return err
 		}
 		if len(recs) == 0 {
 			return fmt.Errorf("no capsule for a-leg %s of principal %s", aLeg, *principal)
 		}
-		for _, r := range recs {
-			c, err := capsule.Decode(r.Data)
-			if err != nil {
-				fmt.Fprintf(stdout, "revision %d: unreadable (%v)\n", r.Revision, err)
-				continue
-			}
-			c.Revision = r.Revision
-			if *asJSON {
-				data, _ := capsule.Encode(c)
-				fmt.Fprintln(stdout, string(data))
-				continue
-			}
-			st := c.Stats()
-			fmt.Fprintf(stdout, "revision %d  updated %s  decisions %d  steps %d  tokens %d\n", r.Revision, r.UpdatedAt.Format(time.RFC3339), st.ActiveDecisions, st.Steps, st.Tokens)
-			if sub == "show" {
-				fmt.Fprintln(stdout, capsule.Render(c))
-			}
+		r := recs[0]
+		c, err := capsule.Decode(r.Data)
+		if err != nil {
+			return fmt.Errorf("revision %d is unreadable: %w", r.Revision, err)
 		}
+		c.Revision = r.Revision
+		if *asJSON {
+			// The API's GET /v1/capsules/{id} body.
+			return json.NewEncoder(stdout).Encode(web.Detail{
+				Summary:  web.Summary{ID: r.ALeg, Principal: r.Principal, Session: r.Session, Revision: r.Revision, UpdatedAt: r.UpdatedAt},
+				Rendered: capsule.Render(c), Capsule: c})
+		}
+		cs := c.Stats()
+		fmt.Fprintf(stdout, "revision %d  updated %s  decisions %d  steps %d  tokens %d\n", r.Revision, r.UpdatedAt.Format(time.RFC3339), cs.ActiveDecisions, cs.Steps, cs.Tokens)
+		fmt.Fprintln(stdout, capsule.Render(c))
 		return nil
 	case "purge":
 		if *principal == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,21 @@ func TestCapsuleCommands(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "revision "); n < 3 {
 		t.Errorf("capsule history shows %d revisions, want several:\n%s", n, out.String())
+	}
+	for _, want := range []string{"added decision", "superseded decision", "plan"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("capsule history does not say what changed (%q):\n%s", want, out.String())
+		}
+	}
+	for _, sub := range []string{"history", "show"} {
+		out.Reset()
+		if err := run(context.Background(), []string{"capsule", sub, aLeg, "--json"}, getenv, &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Errorf("capsule %s --json is not one JSON document: %v\n%s", sub, err, out.String())
+		}
 	}
 	out.Reset()
 	if err := run(context.Background(), []string{"capsule", "purge", "--principal", principal}, getenv, &out, &errb); err != nil {
