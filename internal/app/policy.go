@@ -46,5 +46,10 @@ func (p *policies) For(pr auth.Principal) preserve.Policy {
 	if extraction {
 		pol.Extractor = p.extractors[route]
 	}
+	if pr.ID == auth.Anonymous {
+		// Keyless passthrough callers share one principal: a capsule kept
+		// for one would be served to any other that names the same session.
+		pol.Enabled = false
+	}
 	return pol
 }

@@ -27,6 +27,11 @@ type Principal struct {
 	Passthrough bool // authenticated by its own provider key, forwarded upstream
 }
 
+// Anonymous is the principal of every keyless caller in passthrough mode.
+// Keyless callers cannot be told apart by anything a caller cannot forge, so
+// continuity is off for it.
+const Anonymous = "anonymous"
+
 // Authenticator maps credentials to principals.
 type Authenticator struct {
 	secret []byte
@@ -65,9 +70,11 @@ func (a *Authenticator) Authenticate(h http.Header) (Principal, error) {
 	key := Credential(h)
 	if len(a.keys) == 0 {
 		if key == "" {
-			// Passthrough without a key: the upstream decides; all such
-			// callers share one anonymous principal.
-			return Principal{ID: "anonymous", Account: "anonymous", Passthrough: true}, nil
+			// Passthrough without a key: the upstream decides. All such
+			// callers share one principal, so nothing may be kept for it
+			// that one keyless caller could read back for another (no
+			// continuity: see app's policies).
+			return Principal{ID: Anonymous, Account: Anonymous, Passthrough: true}, nil
 		}
 		id := "pt-" + a.Fingerprint(key)
 		return Principal{ID: id, Account: id, Passthrough: true}, nil

@@ -250,9 +250,10 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			_ = rc.SetReadDeadline(time.Now().Add(t))
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-		_ = rc.SetReadDeadline(time.Time{})
 		bytesIn = len(body)
-		if err != nil {
+		if err == nil {
+			_ = rc.SetReadDeadline(time.Time{})
+		} else {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the %d-byte limit", s.cfg.MaxBodyBytes))
