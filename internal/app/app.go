@@ -197,7 +197,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		Ready:    a.ready,
 		Mount: func(m *http.ServeMux) {
 			a.Ledger.Routes(authn.Authenticate, cfg.AdminKey)(m)
-			wo := web.Options{Store: st, Authn: authn.Authenticate, AdminKey: cfg.AdminKey, Logger: logger}
+			wo := web.Options{Store: st, Authn: authn.Authenticate, AdminKey: cfg.AdminKey, Logger: logger, Budgets: a.Ledger.Budgets}
 			web.Routes(wo)(m)
 			web.UIRoutes(wo)(m)
 		},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/auth"
 	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/ledger"
 	"github.com/tether-dev/tether/internal/store/backend"
 )
 
@@ -28,6 +29,9 @@ type Options struct {
 	Authn    func(http.Header) (auth.Principal, error)
 	AdminKey string
 	Logger   *slog.Logger
+	// Budgets, when set, reports the budgets bounding a principal (or its
+	// account) in their current period, for the web view.
+	Budgets func(ctx context.Context, principal, account string) ([]ledger.BudgetStatus, error)
 }
 
 // Summary is one conversation branch in GET /v1/capsules.
@@ -72,14 +76,16 @@ type api struct{ opt Options }
 // who returns the principal whose data the caller may see: "" with all=true
 // for the admin key.
 func (a *api) who(r *http.Request) (principal string, all bool, err error) {
+	p, all, err := a.caller(r)
+	return p.ID, all, err
+}
+
+func (a *api) caller(r *http.Request) (p auth.Principal, all bool, err error) {
 	if a.opt.AdminKey != "" && auth.AdminOK(r.Header, a.opt.AdminKey) {
-		return "", true, nil
+		return auth.Principal{}, true, nil
 	}
-	p, err := a.opt.Authn(r.Header)
-	if err != nil {
-		return "", false, err
-	}
-	return p.ID, false, nil
+	p, err = a.opt.Authn(r.Header)
+	return p, false, err
 }
 
 func (a *api) list(w http.ResponseWriter, r *http.Request) {

@@ -2,16 +2,27 @@ package web
 
 import (
 	"embed"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
+
+	"github.com/tether-dev/tether/internal/ledger"
 )
 
 //go:embed assets
 var assets embed.FS
 
-var pages = template.Must(template.ParseFS(assets, "assets/page.html"))
+var pages = template.Must(template.New("page.html").Funcs(template.FuncMap{"amount": amount}).ParseFS(assets, "assets/page.html"))
+
+// amount formats a budget amount in its unit.
+func amount(unit string, v float64) string {
+	if unit == "usd" {
+		return fmt.Sprintf("$%.2f", v)
+	}
+	return fmt.Sprintf("%.0f tokens", v)
+}
 
 // cookieName holds the signed-in key: HttpOnly (no script reads it),
 // SameSite=Strict (no other site's page sends it), scoped to /ui/. The view
@@ -22,6 +33,7 @@ type pageData struct {
 	Title, Who, Error string
 	All               bool
 	Capsules          []Summary
+	Budgets           []ledger.BudgetStatus
 	Detail            Detail
 	History           []Revision
 }
@@ -101,6 +113,12 @@ func (a *api) uiList(w http.ResponseWriter, r *http.Request) {
 	d := pageData{Title: "Conversations", Who: whoLabel(principal, all), All: all}
 	for _, rec := range recs {
 		d.Capsules = append(d.Capsules, summary(rec))
+	}
+	if a.opt.Budgets != nil {
+		p, _, _ := a.caller(r2)
+		if d.Budgets, err = a.opt.Budgets(r2.Context(), p.ID, p.Account); err != nil {
+			a.opt.Logger.Error("web view: budgets unavailable")
+		}
 	}
 	render(w, http.StatusOK, "list", d)
 }

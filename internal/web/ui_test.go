@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -11,6 +13,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/ledger"
+	"github.com/tether-dev/tether/internal/store/memstore"
 )
 
 // client is a browser-like client: it keeps cookies and follows redirects.
@@ -130,4 +137,32 @@ func chromium(t *testing.T, bin, dir, u string, args ...string) string {
 		t.Fatalf("chromium %v: %v", args, err)
 	}
 	return string(out)
+}
+
+// The signed-in principal sees its budgets: used, remaining, reset.
+func TestWebViewShowsBudgets(t *testing.T) {
+	opt := testOptions(t)
+	led := ledger.New(ledger.Options{Store: memstore.New(memstore.Options{}),
+		Budgets: []config.Budget{{Principal: "alice", Period: "day", MaxTokens: 1000}, {Principal: "bob", Period: "total", MaxTokens: 77}}})
+	t.Cleanup(func() { _ = led.Close(context.Background()) })
+	settle, err := led.Reserve(t.Context(), ledger.Charge{Principal: "alice", Kind: ledger.KindPrimary, EstimatedTokens: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(ledger.Result{Status: 200, Usage: dialect.Usage{InputTokens: 250, OutputTokens: 50}})
+	opt.Budgets = led.Budgets
+	mux := http.NewServeMux()
+	UIRoutes(opt)(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := client(t)
+	_, body := page(t, c, "POST", srv.URL+"/ui/login", url.Values{"key": {"key-alice"}})
+	for _, want := range []string{"principal alice", "300 tokens", "700 tokens", "1000 tokens"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("budget table lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "bob") {
+		t.Errorf("alice sees bob's budget")
+	}
 }
