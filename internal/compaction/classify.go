@@ -37,6 +37,12 @@ type Result struct {
 	// what it holds was offered to the extractor already, and its message
 	// numbering is not the live history's.
 	Older bool
+	// Placement is where the request is given the capsule block.
+	Placement Placement
+	// PromptStart is how the agent's compaction instruction begins inside
+	// the last user message (Claude Code's CRITICAL sentence); "" when the
+	// instruction is a message of its own.
+	PromptStart string
 }
 
 // Any reports whether any mark is set.
@@ -45,6 +51,12 @@ func (r Result) Any() bool { return r.Compaction || r.PostCompaction || r.Title 
 func (r *Result) take(rule *Rule) {
 	r.Kind, r.Agent, r.RuleID, r.RuleVersion = rule.Kind, rule.Agent, rule.ID, rule.Version
 	r.Evidence, r.SummaryAnchor, r.Partial, r.Older = rule.Evidence, rule.SummaryAnchor, rule.Partial, rule.Older
+	r.Placement, r.PromptStart = rule.Placement, ""
+	for _, c := range rule.Match {
+		if c.Where == "last_user_block" && c.How == "prefix" {
+			r.PromptStart = c.Value
+		}
+	}
 }
 
 // Classify recognises compaction requests, post-compaction turns and title

@@ -72,7 +72,7 @@ func TestClassifyNearMisses(t *testing.T) {
 			body: `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"done"},{"type":"text","text":` +
 				jsonStr(claudeCritical+"\n\n"+claudeTask) + `}]}]}`,
 			want: Result{Compaction: true, Kind: InBand, Agent: "claude-code", RuleID: "claude-code-summary-2.1", RuleVersion: 1,
-				Evidence: EvidenceSignature, SummaryAnchor: "</summary>"},
+				Evidence: EvidenceSignature, SummaryAnchor: "</summary>", PromptStart: claudeCritical},
 		},
 		{
 			name: "codex user types the checkpoint prompt in a normal turn",
@@ -94,7 +94,7 @@ func TestClassifyNearMisses(t *testing.T) {
 			name: "legacy responses compact endpoint",
 			d:    dialect.OpenAIResponses, path: "/v1/responses/compact",
 			body: `{"input":[{"type":"message","role":"user","content":"hi"}]}`,
-			want: Result{Compaction: true, Kind: Opaque, Agent: "codex", RuleID: "responses-compact-endpoint", RuleVersion: 1, Evidence: EvidenceProtocol},
+			want: Result{Compaction: true, Kind: Opaque, Agent: "codex", RuleID: "responses-compact-endpoint", RuleVersion: 1, Evidence: EvidenceProtocol, Placement: PlaceAfterLastItem},
 		},
 		{
 			name: "pi phrase typed by the user in a normal pi turn",

@@ -109,8 +109,21 @@ type Rule struct {
 	SummaryAnchor string         `yaml:"summary_anchor,omitempty"` // text the agent keeps the summary before (Claude Code: "</summary>")
 	Partial       bool           `yaml:"partial,omitempty"`        // compaction of a part only; its answer is joined to the main summary
 	Older         bool           `yaml:"older_part,omitempty"`     // in-band request carrying only an older part of the history
+	Placement     Placement      `yaml:"placement,omitempty"`      // where a compaction request is given the capsule block
 	Match         []Condition    `yaml:"match"`
 }
+
+// Placement says where preservation adds the capsule block to a compaction
+// request. The default depends on the kind: the system prompt for an
+// out-of-band request, else the end of the last user message.
+type Placement string
+
+// Placements.
+const (
+	PlaceDefault       Placement = ""
+	PlaceBeforeLast    Placement = "before_last_item" // a plaintext message before the final item (Codex's compaction_trigger)
+	PlaceAfterLastItem Placement = "after_last_item"  // a plaintext message after the history (Codex's /responses/compact)
+)
 
 // HarvestFormat names a plan-carrier decoder in package harvest.
 type HarvestFormat string
@@ -265,6 +278,11 @@ func validateRule(r *Rule, i int) error {
 		return bad("marks", "missing")
 	default:
 		return bad("marks", fmt.Sprintf("unknown mark %q (want compaction, post_compaction or title)", r.Marks))
+	}
+	switch r.Placement {
+	case PlaceDefault, PlaceBeforeLast, PlaceAfterLastItem:
+	default:
+		return bad("placement", fmt.Sprintf("unknown placement %q (want before_last_item or after_last_item)", r.Placement))
 	}
 	if r.Evidence.Rank() == 0 {
 		return bad("evidence", fmt.Sprintf("unknown evidence %q (want protocol, signature or heuristic)", r.Evidence))

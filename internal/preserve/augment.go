@@ -29,9 +29,9 @@ func augment(x *flow.Exchange, cls compaction.Result, block string) ([]byte, err
 	switch {
 	case cls.Kind == compaction.OutOfBand:
 		return dialect.AppendSystemText(x.Dialect, x.Body, strings.TrimPrefix(text, "\n\n"))
-	case v.LastItemType() == "compaction_trigger":
+	case cls.Placement == compaction.PlaceBeforeLast:
 		return dialect.InsertMessageBefore(x.Dialect, x.Body, v.NumMessages()-1, "user", strings.TrimPrefix(text, "\n\n"))
-	case strings.HasPrefix(x.Path, "/v1/responses/compact"):
+	case cls.Placement == compaction.PlaceAfterLastItem:
 		return dialect.InsertMessageBefore(x.Dialect, x.Body, v.NumMessages(), "user", strings.TrimPrefix(text, "\n\n"))
 	default:
 		return dialect.AppendToLastUser(x.Dialect, x.Body, text)

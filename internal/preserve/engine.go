@@ -270,7 +270,7 @@ func (t *turn) compaction(ctx context.Context) error {
 	if t.cls.Kind != compaction.OutOfBand && !t.cls.Older {
 		// In-band: the request carries the live history; its last turns may
 		// hold state not yet offered to the extractor.
-		msgs := withoutCompactionPrompt(x.View.Messages())
+		msgs := withoutCompactionPrompt(x.View.Messages(), t.cls.PromptStart)
 		lc := &lazyCapsule{t: t, ctx: ctx, cur: cur, loaded: true}
 		_ = t.harvest(ctx, lc, msgs) // loaded already: no load error
 		_ = t.offer(lc, msgs)
@@ -503,7 +503,7 @@ type scanMark struct{ epoch, n int }
 // intent: Claude Code appends it as a block to the last user message (cut at
 // its first line), the other in-band agents send it as the last user message
 // (dropped).
-func withoutCompactionPrompt(msgs []dialect.Message) []dialect.Message {
+func withoutCompactionPrompt(msgs []dialect.Message, promptStart string) []dialect.Message {
 	// Claude Code may end the request with system messages after the user
 	// message that holds the instruction; they are not user intent either.
 	k := len(msgs) - 1
@@ -514,7 +514,7 @@ func withoutCompactionPrompt(msgs []dialect.Message) []dialect.Message {
 		return msgs
 	}
 	last := msgs[k]
-	if i := strings.Index(last.Text, claudeCompactMarker); i >= 0 {
+	if i := strings.Index(last.Text, promptStart); promptStart != "" && i >= 0 {
 		out := append([]dialect.Message(nil), msgs[:k+1]...)
 		last.Text = strings.TrimSpace(last.Text[:i])
 		out[k] = last
@@ -522,8 +522,6 @@ func withoutCompactionPrompt(msgs []dialect.Message) []dialect.Message {
 	}
 	return msgs[:k]
 }
-
-const claudeCompactMarker = "CRITICAL: Respond with TEXT ONLY."
 
 func extractionWanted(p Policy) bool {
 	pr := p.Preserve

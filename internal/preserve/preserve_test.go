@@ -1,12 +1,15 @@
 package preserve
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/session"
 )
 
@@ -61,10 +64,15 @@ func TestNeedsReinjection(t *testing.T) {
 	}
 }
 
+// claudePromptStart is how Claude Code's compaction instruction begins (the
+// claude-code-summary rule's prefix; the classifier hands it over as
+// Result.PromptStart).
+const claudePromptStart = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools."
+
 func TestWithoutCompactionPrompt(t *testing.T) {
 	claude := []dialect.Message{{Role: "user", Text: "Decision: use Go."}, {Role: "assistant", Text: "ok"},
 		{Role: "user", Text: "Thanks.\nCRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n- never do X"}}
-	got := withoutCompactionPrompt(claude)
+	got := withoutCompactionPrompt(claude, claudePromptStart)
 	if len(got) != 3 || got[2].Text != "Thanks." {
 		t.Errorf("claude: last message %q, want the user's own text only", got[2].Text)
 	}
@@ -73,11 +81,11 @@ func TestWithoutCompactionPrompt(t *testing.T) {
 	}
 	// Claude Code 2.1 may send system messages after the instruction.
 	trailing := append(append([]dialect.Message(nil), claude...), dialect.Message{Role: "system", Text: "Available agent types…"})
-	if got := withoutCompactionPrompt(trailing); len(got) != 3 || got[2].Text != "Thanks." {
+	if got := withoutCompactionPrompt(trailing, claudePromptStart); len(got) != 3 || got[2].Text != "Thanks." {
 		t.Errorf("claude with a trailing system message: %d messages, last %q; want the instruction cut", len(got), got[len(got)-1].Text)
 	}
 	codex := []dialect.Message{{Role: "user", Text: "Decision: use Go."}, {Role: "user", Text: "You are performing a CONTEXT CHECKPOINT COMPACTION."}}
-	if got := withoutCompactionPrompt(codex); len(got) != 1 {
+	if got := withoutCompactionPrompt(codex, ""); len(got) != 1 {
 		t.Errorf("codex: %d messages left, want the prompt dropped", len(got))
 	}
 }
@@ -113,5 +121,39 @@ func TestZeroPolicyKeepsEverything(t *testing.T) {
 	}
 	if got := filterOps(ops, Policy{}.Preserve); len(got) != len(ops) || got[0].Rationale != "because" {
 		t.Errorf("filterOps under a zero policy = %+v", got)
+	}
+}
+
+// Where a compaction request gets the block follows the rule that matched
+// it: a Codex remote compaction before its trigger item, a request to the
+// /responses/compact endpoint after its history.
+func TestAugmentPlacementFromTheRules(t *testing.T) {
+	trigger, err := os.ReadFile("../dialect/testdata/responses_codex_remote_compaction.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		body       []byte
+		at         func(n int) int // position of the block message among n messages
+	}{
+		{"compaction_trigger", "/v1/responses", trigger, func(n int) int { return n - 2 }},
+		{"compact endpoint", "/v1/responses/compact", []byte(`{"model":"gpt-5","input":[{"type":"message","role":"user","content":"hi"}]}`), func(n int) int { return n - 1 }},
+	} {
+		v, err := dialect.Parse(dialect.OpenAIResponses, tc.path, nil, tc.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cls := compaction.Default().Classify(v)
+		x := &flow.Exchange{Dialect: dialect.OpenAIResponses, Path: tc.path, View: v, Body: tc.body}
+		out, err := augment(x, cls, "BLOCK")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, _ := dialect.Parse(dialect.OpenAIResponses, tc.path, nil, out)
+		msgs := got.Messages()
+		if m := msgs[tc.at(len(msgs))]; !strings.HasSuffix(m.Text, "BLOCK") || m.Role != "user" {
+			t.Errorf("%s (placement %q): message %d of %d is %+v", tc.name, cls.Placement, tc.at(len(msgs)), len(msgs), m)
+		}
 	}
 }
