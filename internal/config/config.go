@@ -213,28 +213,18 @@ const (
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// Expand replaces ${NAME} and ${NAME:-default} with environment values.
-func Expand(data []byte, getenv func(string) string) []byte {
-	return envRef.ReplaceAllFunc(data, func(m []byte) []byte {
-		sub := envRef.FindSubmatch(m)
-		v := getenv(string(sub[1]))
-		if v == "" && len(sub[2]) > 0 {
-			v = string(sub[3])
-		}
-		return []byte(v)
-	})
-}
-
 // Parse decodes YAML (after ${ENV} expansion), rejecting unknown fields, and
 // returns the validated configuration with defaults filled.
 func Parse(data []byte, getenv func(string) string) (*Config, error) {
 	var c Config
-	data = Expand(data, getenv)
 	var lines map[string]int
 	if len(bytes.TrimSpace(data)) > 0 {
 		var err error
 		if lines, err = decodeStrict(data, &c); err != nil {
 			return nil, err
+		}
+		if err := c.expandEnv(getenv); err != nil {
+			return nil, withLines(err, lines)
 		}
 	}
 	c.WithDefaults(getenv)
@@ -371,7 +361,7 @@ func (c *Config) Validate() error {
 			bad(f+".dialect", "must be %q, %q or %q (got %q)", FamilyOpenAI, FamilyAnthropic, FamilyGemini, p.Dialect)
 		}
 		if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
-			bad(f+".base_url", "must be an http:// or https:// URL (got %q)", p.BaseURL)
+			bad(f+".base_url", "must be an http:// or https:// URL (the value is not shown: a URL may carry credentials)")
 		}
 	}
 	for i, r := range c.Routes {

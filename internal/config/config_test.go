@@ -125,3 +125,38 @@ func TestDecodeErrorsNameYAMLPathAndLine(t *testing.T) {
 		}
 	}
 }
+
+// ${VAR} is expanded inside decoded string values only: a value holding
+// ": " or " #" stays whole, an unset variable without a default stops the
+// start with the field named, and no value ever appears in an error.
+func TestEnvExpandedInsideValuesOnly(t *testing.T) {
+	env := map[string]string{
+		"ADMIN":  "adm-key-0123456789 #not-a-comment",
+		"KEY":    "sk-secret: with colon 0123456789",
+		"BADURL": "sk-leaked-secret",
+	}
+	getenv := func(k string) string { return env[k] }
+	c, err := Parse([]byte(`
+admin_key: ${ADMIN}
+providers:
+  - {name: oa, dialect: openai, base_url: "http://127.0.0.1:1/v1", api_key: "${KEY}"}
+principals:
+  - {id: p, keys: ["${MISSING:-proxy-key-0123456789}"]}
+`), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AdminKey != env["ADMIN"] || c.Providers[0].APIKey != env["KEY"] || c.Principals[0].Keys[0] != "proxy-key-0123456789" {
+		t.Errorf("values changed by expansion: admin %q key %q proxy key %q", c.AdminKey, c.Providers[0].APIKey, c.Principals[0].Keys[0])
+	}
+
+	_, err = Parse([]byte("providers:\n  - {name: oa, dialect: openai, base_url: \"http://x/v1\", api_key: \"${OPENAI_KEY}\"}\n"), getenv)
+	if err == nil || !strings.Contains(err.Error(), "providers[0].api_key") || !strings.Contains(err.Error(), "OPENAI_KEY") {
+		t.Errorf("an unset variable: error %v, want one naming providers[0].api_key and OPENAI_KEY", err)
+	}
+
+	_, err = Parse([]byte("providers:\n  - {name: oa, dialect: openai, base_url: \"${BADURL}\"}\n"), getenv)
+	if err == nil || strings.Contains(err.Error(), env["BADURL"]) {
+		t.Errorf("error %v carries the variable's value", err)
+	}
+}
