@@ -166,3 +166,31 @@ func TestGeminiCLICompressionKeepsDecisions(t *testing.T) {
 		})
 	}
 }
+
+// TestGeminiErrorsInGeminiDialect: bad input on a Gemini route gets a
+// Gemini error body (code, message, status) with the right HTTP status.
+func TestGeminiErrorsInGeminiDialect(t *testing.T) {
+	e := accountingStart(t, geminiYAML, geminiModel(), nil)
+	for _, c := range []struct {
+		path, body string
+		code       int
+		status     string
+	}{
+		{"/v1beta/models/gemini-2.5-pro:generateContent", `{"contents":[`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		{"/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", `[]`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		{"/v1beta/nothing-here", `{}`, http.StatusNotFound, "NOT_FOUND"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, e.url+c.path, strings.NewReader(c.body))
+		req.Header.Set("x-goog-api-key", "test-key-0123456789")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || gjson.GetBytes(b, "error.status").String() != c.status ||
+			gjson.GetBytes(b, "error.code").Int() != int64(c.code) || gjson.GetBytes(b, "error.message").String() == "" {
+			t.Errorf("%s %s: %d %s", c.path, c.body, resp.StatusCode, b)
+		}
+	}
+}
