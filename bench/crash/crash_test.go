@@ -25,9 +25,13 @@ func TestSIGKILLUnderLoadKeepsAccounting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const conc = 16
-	rep, err := Run(ctx, Options{Kills: 3, Concurrency: conc, Dir: t.TempDir(), Command: func() *exec.Cmd {
+	o := Options{Kills: 3, Concurrency: conc, Dir: t.TempDir(), Command: func() *exec.Cmd {
 		return exec.Command(os.Args[0], "-test.run=^$")
-	}})
+	}}
+	if raceEnabled {
+		o.Uptime = 3 * time.Second
+	}
+	rep, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
