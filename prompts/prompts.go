@@ -9,11 +9,11 @@ import (
 	"strings"
 )
 
-//go:embed extract.v1.md
-var extractV1 string
+//go:embed extract.v2.md
+var extractV2 string
 
 // ExtractVersion names the continuity extractor prompt returned by Extract.
-const ExtractVersion = "extract.v1"
+const ExtractVersion = "extract.v2"
 
 // Extract returns the system prompt of the continuity extractor.
-func Extract() string { return strings.TrimSpace(extractV1) }
+func Extract() string { return strings.TrimSpace(extractV2) }

@@ -1,6 +1,6 @@
 // Package schema publishes Tether's JSON Schema documents: the continuity
 // capsule (capsule.v1.json) and the continuity extractor's output
-// (ops.v1.json). The files are embedded so every binary carries the exact
+// (ops.v2.json; ops.v1.json is kept for reference). The files are embedded so every binary carries the exact
 // schema it validates against.
 package schema
 
@@ -12,14 +12,14 @@ var files embed.FS
 // CapsuleID and OpsID are the $id of each schema document.
 const (
 	CapsuleID = "https://tether.dev/schema/capsule.v1.json"
-	OpsID     = "https://tether.dev/schema/ops.v1.json"
+	OpsID     = "https://tether.dev/schema/ops.v2.json"
 )
 
 // Capsule returns a copy of the capsule v1 JSON Schema.
 func Capsule() []byte { return read("capsule.v1.json") }
 
-// Ops returns a copy of the extractor output (ops v1) JSON Schema.
-func Ops() []byte { return read("ops.v1.json") }
+// Ops returns a copy of the extractor output (ops v2) JSON Schema.
+func Ops() []byte { return read("ops.v2.json") }
 
 func read(name string) []byte {
 	b, err := files.ReadFile(name)

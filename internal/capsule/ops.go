@@ -30,7 +30,7 @@ const (
 )
 
 // Op is one change to a capsule; Op.Op discriminates the kind. The fields
-// each kind uses are those of schema/ops.v1.json:
+// each kind uses are those of schema/ops.v2.json:
 //
 //	add_decision          statement, rationale?, reinstates?, turn
 //	supersede_decision    id, statement, rationale?, turn
@@ -59,6 +59,9 @@ type Op struct {
 	Tool       string `json:"tool,omitempty"`
 	Steps      []Step `json:"steps,omitempty"`
 	StepNumber int    `json:"step,omitempty"`
+	// Quote is the verbatim span of the cited user turn a model extractor
+	// gives as its evidence (schema/ops.v2.json); see extract.Ground.
+	Quote string `json:"quote,omitempty"`
 	// Turn is the transcript turn the op is based on.
 	Turn int `json:"turn"`
 }
@@ -660,7 +663,7 @@ func (c *Capsule) pruneTombstones() {
 	}
 }
 
-// ParseOps validates an extractor result against schema/ops.v1.json and
+// ParseOps validates an extractor result against schema/ops.v2.json and
 // decodes it. It is strict: unknown fields and op kinds, more than MaxOps ops
 // or more than MaxOpsBytes bytes are rejected with an error wrapping
 // ErrMalformed. Errors name JSON locations, never values.

@@ -96,7 +96,8 @@ var (
 )
 
 // extractorOps plays the extraction model: it reads the fenced transcript
-// the extractor sends and answers {"ops":[…]}.
+// the extractor sends and answers {"ops":[…]}, each op quoting the user
+// sentence it is based on (schema/ops.v2.json).
 func extractorOps(body []byte) string {
 	var input strings.Builder
 	gjson.GetBytes(body, "messages").ForEach(func(_, m gjson.Result) bool {
@@ -130,16 +131,16 @@ func extractorOps(body []byte) string {
 			switch {
 			case strings.HasPrefix(sentence, "Decision: "):
 				stmt, why, _ := strings.Cut(strings.TrimPrefix(sentence, "Decision: "), ", because ")
-				op := map[string]any{"op": "add_decision", "statement": strings.TrimSuffix(stmt, "."), "turn": turn}
+				op := map[string]any{"op": "add_decision", "statement": strings.TrimSuffix(stmt, "."), "quote": sentence, "turn": turn}
 				if why != "" {
 					op["rationale"] = strings.TrimSuffix(why, ".")
 				}
 				ops = append(ops, op)
 			case strings.HasPrefix(sentence, "Constraint: "):
-				ops = append(ops, map[string]any{"op": "add_constraint", "text": strings.TrimSuffix(strings.TrimPrefix(sentence, "Constraint: "), "."), "turn": turn})
+				ops = append(ops, map[string]any{"op": "add_constraint", "text": strings.TrimSuffix(strings.TrimPrefix(sentence, "Constraint: "), "."), "quote": sentence, "turn": turn})
 			case strings.HasPrefix(sentence, "Rejected: "):
 				alt, why, _ := strings.Cut(strings.TrimPrefix(sentence, "Rejected: "), " — ")
-				op := map[string]any{"op": "reject_alternative", "text": strings.TrimSuffix(alt, "."), "turn": turn}
+				op := map[string]any{"op": "reject_alternative", "text": strings.TrimSuffix(alt, "."), "quote": sentence, "turn": turn}
 				if why != "" {
 					op["reason"] = strings.TrimSuffix(why, ".")
 				}
@@ -148,8 +149,11 @@ func extractorOps(body []byte) string {
 				if a := actuallyLine.FindStringSubmatch(sentence); a != nil {
 					for id, stmt := range active {
 						if strings.Contains(strings.ToLower(stmt), strings.ToLower(a[2])) {
+							// The statement is the user's own words: Ground
+							// keeps only text quoted from the cited turn.
+							stmt := "U" + strings.TrimSuffix(a[0][strings.Index(strings.ToLower(a[0]), "use ")+1:], ".")
 							ops = append(ops, map[string]any{"op": "supersede_decision", "id": id,
-								"statement": "Use " + a[1] + " for " + cmpOr(a[3], "this") + " (instead of " + a[2] + ")", "turn": turn})
+								"statement": stmt, "quote": sentence, "turn": turn})
 							break
 						}
 					}

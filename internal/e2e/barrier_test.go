@@ -301,9 +301,9 @@ func TestAC22_OlderExtractionCannotOverwriteNewerDecision(t *testing.T) {
 			}
 			var ops []map[string]any
 			if mm := barrierMemcached.FindSubmatch(r.Body); mm != nil {
-				ops = append(ops, map[string]any{"op": "add_decision", "statement": "use Memcached for the cache", "turn": barrierAtoi(mm[1])})
+				ops = append(ops, map[string]any{"op": "add_decision", "statement": "use Memcached for the cache", "quote": "use Memcached for the cache", "turn": barrierAtoi(mm[1])})
 			}
-			ops = append(ops, map[string]any{"op": "supersede_decision", "id": "D1", "statement": "Use Redis for the cache (instead of Memcached)", "turn": barrierAtoi(rm[1])})
+			ops = append(ops, map[string]any{"op": "supersede_decision", "id": "D1", "statement": "Use Redis for the cache (instead of Memcached)", "quote": "use Redis instead of Memcached for the cache", "turn": barrierAtoi(rm[1])})
 			text, _ := json.Marshal(map[string]any{"ops": ops})
 			return fakemodel.Reply{Text: string(text), InputTokens: 500, OutputTokens: 60}
 		})
@@ -331,7 +331,7 @@ func TestAC22_OlderExtractionCannotOverwriteNewerDecision(t *testing.T) {
 		}
 		b := block(ra.lastPrimary())
 		active := barrierActive(b)
-		if len(active) != 1 || !strings.Contains(active[0], "Use Redis for the cache") {
+		if len(active) != 1 || !strings.Contains(active[0], "Use Redis") {
 			t.Errorf("active decisions %q, want only Redis:\n%s", active, b)
 		}
 		if !strings.Contains(b, "use Memcached for the cache") || !strings.Contains(b, "superseded") {

@@ -125,7 +125,7 @@ func (c *httpCaller) post(ctx context.Context, provider string, body []byte) ([]
 }
 
 // OpenAICaller calls an OpenAI-compatible Chat Completions endpoint with
-// JSON schema output (schema/ops.v1.json, validated on return) and no tools.
+// JSON schema output (schema/ops.v2.json, validated on return) and no tools.
 type OpenAICaller struct{ httpCaller }
 
 // NewOpenAICaller returns a caller for provider p (BaseURL ends in /v1) and
@@ -197,7 +197,7 @@ func (c *OpenAICaller) Extract(ctx context.Context, in Input, prompt string) ([]
 }
 
 // AnthropicCaller calls an Anthropic Messages endpoint with one forced tool,
-// record_ops, whose input schema is schema/ops.v1.json.
+// record_ops, whose input schema is schema/ops.v2.json.
 type AnthropicCaller struct{ httpCaller }
 
 // NewAnthropicCaller returns a caller for provider p (BaseURL without /v1)

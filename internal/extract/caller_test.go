@@ -80,7 +80,7 @@ func TestOpenAICaller(t *testing.T) {
 		t.Errorf("response_format = %s", rf.Raw)
 	}
 	if !jsonEqual(t, rf.Get("json_schema.schema").Raw, string(schema.Ops())) {
-		t.Errorf("response schema is not schema/ops.v1.json")
+		t.Errorf("response schema is not schema/ops.v2.json")
 	}
 	if body.Get("messages.0.role").String() != "system" || body.Get("messages.0.content").String() != prompts.Extract() ||
 		body.Get("messages.1.content").String() != in.Text {
@@ -127,7 +127,7 @@ func TestAnthropicCaller(t *testing.T) {
 		t.Errorf("tool_choice = %s", body.Get("tool_choice").Raw)
 	}
 	if !jsonEqual(t, body.Get("tools.0.input_schema").Raw, string(schema.Ops())) {
-		t.Errorf("input_schema is not schema/ops.v1.json: %s", body.Get("tools.0.input_schema").Raw)
+		t.Errorf("input_schema is not schema/ops.v2.json: %s", body.Get("tools.0.input_schema").Raw)
 	}
 }
 

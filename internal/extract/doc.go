@@ -24,7 +24,7 @@
 //     preservation path joins when it needs the result.
 //
 // The extractor only ever returns typed operations against the previous
-// capsule (schema/ops.v1.json); the capsule package enforces the merge rules.
+// capsule (schema/ops.v2.json); the capsule package enforces the merge rules.
 // A result that is malformed, cites a message it was not given, or cites a
 // non-user message for an op that changes user intent is discarded whole.
 // No input or output text is logged or used as a metric label.

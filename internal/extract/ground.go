@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tether-dev/tether/internal/capsule"
 )
@@ -36,86 +38,90 @@ func turnTexts(in Input) (map[int]string, map[int]string) {
 	return texts, roles
 }
 
-// structureWords may appear in a statement without appearing in the
-// transcript: they only give it shape ("Use X for Y instead of Z").
-var structureWords = map[string]bool{}
+// quoteFold maps the characters a quote may differ in from the turn it
+// cites: typographic quotes and dashes, and markdown emphasis and code marks,
+// which are dropped.
+var quoteFold = strings.NewReplacer(
+	"\u2018", "'", "\u2019", "'", "\u201a", "'", "\u201b", "'", "\u2032", "'",
+	"\u201c", `"`, "\u201d", `"`, "\u201e", `"`, "\u201f", `"`, "\u2033", `"`,
+	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+	"\u2026", "...", "\u00a0", " ",
+	"*", "", "_", "", "`", "", "~~", "",
+)
 
-func init() {
-	for _, w := range strings.Fields(`use using keep not no never always avoid instead of for the a an and or with to in on by
-		from as is are be do don't dont does must should only all any this that it its we our rather than over plan step
-		decision rejected reason because since so`) {
-		structureWords[w] = true
-	}
+// normQuote is the form in which a quote is looked up in its turn: case,
+// whitespace, typographic quotes and dashes, and markdown emphasis do not
+// count.
+func normQuote(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(quoteFold.Replace(s))), " ")
 }
 
-// grounded reports whether every word of s that is not a structure word
-// occurs in source.
-func grounded(s string, source map[string]bool) bool {
-	for _, w := range words(s) {
-		if len(w) < 2 || structureWords[w] || source[w] {
-			continue
-		}
+// inTurn reports whether quote, normalised, occurs in the normalised turn
+// text. An empty quote, or one without a letter or digit, never does.
+func inTurn(quote, turn string) bool {
+	q := strings.Trim(normQuote(quote), " .,;:!?\"'()[]")
+	if !strings.ContainsFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 		return false
 	}
-	return true
+	return strings.Contains(normQuote(turn), q)
 }
 
-func wordSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range words(s) {
-		m[w] = true
+// fromQuote is the text an op records: the op's own statement when it is
+// itself a span of the quote (the subject cut out of a longer quote),
+// otherwise the quote, tidied.
+func fromQuote(own, quote string) string {
+	if own != "" && inTurn(own, quote) {
+		return strings.Join(strings.Fields(own), " ")
 	}
-	return m
+	q := strings.TrimRight(strings.Join(strings.Fields(quote), " "), " .,;:")
+	if r, n := utf8.DecodeRuneInString(q); n > 0 && unicode.IsLower(r) {
+		q = string(unicode.ToUpper(r)) + q[n:]
+	}
+	return q
 }
 
-// Ground drops the ops of a model result whose text the transcript does not
-// support: a statement, constraint or rejected option must be made of the
-// words of the user message it cites (and of the assistant proposal just
-// before it, which a user's "yes, option B" adopts); a rationale or reason
-// that is not is cleared. ops carry transcript ordinals (after Validate).
-// It returns the kept ops and how many were dropped.
+// Ground keeps of a model result only what the user said. Every op that
+// changes user intent must carry a quote that occurs verbatim (see normQuote)
+// in the user message it cites; an op without one, or whose quote is not
+// there, is dropped. The statement, constraint or rejected option it records
+// is built from that quote (see fromQuote), never from the model's own
+// wording, and a rationale or reason that is not itself verbatim in that
+// message is cleared. ops carry transcript ordinals (after Validate). It
+// returns the kept ops and how many were dropped.
+//
+// The built-in extractor (markers*.go) is exempt: it does not call a model,
+// and every statement it records is cut from the user's text by
+// construction.
 func Ground(ops []capsule.Op, in Input) ([]capsule.Op, int) {
-	texts, roles := turnTexts(in)
+	texts, _ := turnTexts(in)
 	byOrd := map[int]int{}
 	for id, ord := range in.Turns {
 		n, _ := strconv.Atoi(strings.TrimPrefix(id, "m"))
 		byOrd[ord] = n
 	}
-	sources := map[int]map[string]bool{}
-	source := func(n int) map[string]bool {
-		if s, ok := sources[n]; ok {
-			return s
-		}
-		text := texts[n]
-		for k := n - 1; k >= 1; k-- {
-			if roles[k] == "assistant" {
-				text += " " + texts[k]
-				break
-			}
-			if roles[k] == "user" {
-				break
-			}
-		}
-		sources[n] = wordSet(text)
-		return sources[n]
-	}
 	kept := ops[:0:0]
 	dropped := 0
 	for _, op := range ops {
-		n, ok := byOrd[op.Turn]
-		if !ok || !intentOps[op.Op] {
+		if !intentOps[op.Op] {
 			kept = append(kept, op)
 			continue
 		}
-		src := source(n)
-		if !grounded(op.Statement, src) || !grounded(op.Text, src) {
+		n, ok := byOrd[op.Turn]
+		turn := texts[n]
+		if !ok || !inTurn(op.Quote, turn) {
 			dropped++
 			continue
 		}
-		if !grounded(op.Rationale, src) {
+		switch op.Op {
+		case capsule.OpAddDecision, capsule.OpSupersedeDecision:
+			op.Statement = fromQuote(op.Statement, op.Quote)
+		case capsule.OpRejectAlternative, capsule.OpAddConstraint, capsule.OpSupersedeConstraint:
+			op.Text = fromQuote(op.Text, op.Quote)
+		}
+		if op.Rationale != "" && !inTurn(op.Rationale, turn) {
 			op.Rationale = ""
 		}
-		if !grounded(op.Reason, src) {
+		if op.Reason != "" && !inTurn(op.Reason, turn) {
 			op.Reason = ""
 		}
 		kept = append(kept, op)

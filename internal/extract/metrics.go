@@ -44,6 +44,9 @@ type metrics struct {
 	barrierS  prometheus.Histogram
 	inflight  prometheus.Gauge
 	inputToks prometheus.Histogram
+	// ungrounded counts model ops dropped because their quote was missing
+	// or not in the user turn they cite.
+	ungrounded prometheus.Counter
 }
 
 // register registers c, or returns the collector already registered under
@@ -93,6 +96,8 @@ func newMetrics(reg prometheus.Registerer, route string) *metrics {
 		inflight: gauge("tether_extract_inflight", "Extraction jobs running on a worker, by extractor route."),
 		inputToks: register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_extract_input_tokens",
 			Help: "Estimated tokens of one prepared extractor input.", Buckets: prometheus.ExponentialBuckets(64, 2, 10)})),
+		ungrounded: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_extract_ops_ungrounded_total",
+			Help: "Model extractor ops dropped because their quote was missing or not in the user turn they cite."}, []string{"route"})).WithLabelValues(route),
 	}
 	return m
 }

@@ -628,11 +628,17 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 		}
 		return verdictRetry
 	}
-	// Only what the transcript supports is kept; the user's plainly
-	// stated choices are kept beside the model's reading.
-	ops, dropped := Ground(ops, in)
+	// Only what the user's own words support is kept; the user's plainly
+	// stated choices are kept beside the model's reading. The built-in
+	// extractor is exempt: its ops are cut from the user's text by
+	// construction and carry no quote.
+	dropped := 0
+	if _, builtin := p.opt.Caller.(MarkersCaller); !builtin {
+		ops, dropped = Ground(ops, in)
+	}
 	if dropped > 0 {
-		log.Warn("extraction ops not grounded in the transcript dropped", slog.Int("dropped", dropped))
+		p.m.ungrounded.Add(float64(dropped))
+		log.Warn("extraction ops without a verbatim quote of the cited user turn dropped", slog.Int("dropped", dropped))
 	}
 	actx, acancel := context.WithTimeout(p.base, p.opt.Timeout)
 	defer acancel()
@@ -755,7 +761,7 @@ var intentOps = map[string]bool{
 	capsule.OpRemoveConstraint: true, capsule.OpResolveQuestion: true,
 }
 
-// Validate parses an extractor result against schema/ops.v1.json and maps
+// Validate parses an extractor result against schema/ops.v2.json and maps
 // the local message numbers it cites (turn N for message mN) to transcript
 // ordinals. The result is rejected whole (ErrRejectedResult) when it is
 // malformed, cites a message not present in in.Text, or cites a non-user

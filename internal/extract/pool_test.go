@@ -239,7 +239,7 @@ func TestPoolBarrier(t *testing.T) {
 			return fakemodel.Reply{Hang: true}
 		}
 		<-release
-		return fakemodel.Reply{Text: `{"ops":[{"op":"add_decision","statement":"Use PostgreSQL","turn":1}]}`}
+		return fakemodel.Reply{Text: `{"ops":[{"op":"add_decision","statement":"Use PostgreSQL","quote":"use PostgreSQL","turn":1}]}`}
 	})
 	var a applied
 	reg := prometheus.NewRegistry()
@@ -465,7 +465,7 @@ func TestAC09_LargeToolOutputsNotSentToExtractor(t *testing.T) {
 }
 
 func TestPoolFaults(t *testing.T) {
-	good := `{"ops":[{"op":"add_decision","statement":"Use PostgreSQL","turn":1}]}`
+	good := `{"ops":[{"op":"add_decision","statement":"Use PostgreSQL","quote":"use PostgreSQL","turn":1}]}`
 	reset := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
