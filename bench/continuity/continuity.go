@@ -273,6 +273,9 @@ func Run(ctx context.Context, cases []Case, caller extract.Caller, prompt string
 			return nil, fmt.Errorf("%s: extract: %w", c.Pos, err)
 		}
 		ops, err := extract.Validate(raw, in)
+		if _, builtin := caller.(extract.MarkersCaller); err == nil && !builtin {
+			ops, _ = extract.Ground(ops, in) // as the pool does for a model route
+		}
 		if err == nil {
 			_, err = capsule.Apply(prev, ops, in.Delta, "bench")
 		}
