@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -279,11 +280,14 @@ func TestAC11_ExtractorCannotRecurse(t *testing.T) {
 		depth  string
 		want   int
 	}{
-		{"depth 2", flow.AuxMarker([]byte(privacySecret), 2), "2", http.StatusLoopDetected},
+		{"depth 2", flow.SignAux([]byte(privacySecret), 2, []byte(chat), time.Now()), "2", http.StatusLoopDetected},
 		{"forged", "00112233445566778899aabbccddeeff", "1", http.StatusForbidden},
-		{"marker of another secret", flow.AuxMarker([]byte("some-other-secret-0123456789"), 1), "1", http.StatusForbidden},
-		{"depth 1 marker claiming depth 2", flow.AuxMarker([]byte(privacySecret), 1), "2", http.StatusForbidden},
-		{"no depth", flow.AuxMarker([]byte(privacySecret), 1), "", http.StatusForbidden},
+		{"forged in the current shape", "v1.00112233445566778899aabbccddeeff." + strconv.FormatInt(time.Now().Add(10*time.Second).Unix(), 10) + "." + strings.Repeat("ab", 32), "1", http.StatusForbidden},
+		{"marker of another secret", flow.SignAux([]byte("some-other-secret-0123456789"), 1, []byte(chat), time.Now()), "1", http.StatusForbidden},
+		{"depth 1 marker claiming depth 2", flow.SignAux([]byte(privacySecret), 1, []byte(chat), time.Now()), "2", http.StatusForbidden},
+		{"no depth", flow.SignAux([]byte(privacySecret), 1, []byte(chat), time.Now()), "", http.StatusForbidden},
+		{"signed for another body", flow.SignAux([]byte(privacySecret), 1, []byte(strings.Replace(chat, "Kafka", "Redis", 1)), time.Now()), "1", http.StatusForbidden},
+		{"expired", flow.SignAux([]byte(privacySecret), 1, []byte(chat), time.Now().Add(-time.Minute)), "1", http.StatusForbidden},
 	} {
 		resp := privacyPost(t, e, "/v1/chat/completions", chat, map[string]string{upstream.HeaderAux: tc.marker, upstream.HeaderAuxDepth: tc.depth})
 		if resp.StatusCode != tc.want {
@@ -293,6 +297,20 @@ func TestAC11_ExtractorCannotRecurse(t *testing.T) {
 	}
 	if n := len(e.fake.Requests()) - before; n != 0 {
 		t.Errorf("%d refused internal requests reached the model", n)
+	}
+
+	// A marker seen once (by the extractor's provider, or in a log) cannot
+	// be replayed: it is accepted for its own call only.
+	mk := flow.SignAux([]byte(privacySecret), 1, []byte(chat), time.Now())
+	hdr := map[string]string{upstream.HeaderAux: mk, upstream.HeaderAuxDepth: "1"}
+	if resp := privacyPost(t, e, "/v1/chat/completions", chat, hdr); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a fresh marker for its own body: status %d, want 200", resp.StatusCode)
+	}
+	if resp := privacyPost(t, e, "/v1/chat/completions", chat, hdr); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the same marker replayed: status %d, want 403", resp.StatusCode)
+	}
+	if n := len(e.fake.Requests()) - before; n != 1 {
+		t.Errorf("%d internal requests reached the model, want only the fresh one", n)
 	}
 }
 

@@ -72,6 +72,7 @@ type httpCaller struct {
 	timeout time.Duration
 	model   string
 	maxOut  int
+	secret  []byte // signs each call's marker (flow.SignAux)
 }
 
 func newHTTPCaller(p config.Provider, path, model string, maxOut int, hc *http.Client, auxSecret []byte) httpCaller {
@@ -84,11 +85,10 @@ func newHTTPCaller(p config.Provider, path, model string, maxOut int, hc *http.C
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json")
-	h.Set(upstream.HeaderAux, flow.AuxMarker(auxSecret, 1))
 	h.Set(upstream.HeaderAuxDepth, "1")
 	return httpCaller{
 		hc: hc, url: strings.TrimRight(p.BaseURL, "/") + path, header: h,
-		timeout: callTimeout(p), model: model, maxOut: maxOut,
+		timeout: callTimeout(p), model: model, maxOut: maxOut, secret: auxSecret,
 	}
 }
 
@@ -103,6 +103,9 @@ func (c *httpCaller) post(ctx context.Context, provider string, body []byte) ([]
 		return nil, fmt.Errorf("%s extractor: %w", provider, err)
 	}
 	req.Header = c.header.Clone()
+	// The marker proves this one call (its body, depth 1, a nonce and an
+	// expiry of seconds) to a Tether that the route leads back through.
+	req.Header.Set(upstream.HeaderAux, flow.SignAux(c.secret, 1, body, time.Now()))
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s extractor: %w", provider, err)

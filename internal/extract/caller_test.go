@@ -65,9 +65,10 @@ func TestOpenAICaller(t *testing.T) {
 	r := reqs[0]
 	checkHeaders(t, r, map[string]string{
 		"Authorization": "Bearer configured-key", "X-Team": "infra",
-		upstream.HeaderAux: flow.AuxMarker(testSecret, 1), upstream.HeaderAuxDepth: "1",
-		"OpenAI-Organization": "", "OpenAI-Project": "",
+		upstream.HeaderAuxDepth: "1",
+		"OpenAI-Organization":   "", "OpenAI-Project": "",
 	})
+	checkMarker(t, r)
 	body := gjson.ParseBytes(r.Body)
 	if r.Path != "/v1/chat/completions" || body.Get("model").String() != "small-model" || body.Get("max_completion_tokens").Int() != 777 {
 		t.Errorf("request %s model=%s max=%d", r.Path, body.Get("model"), body.Get("max_completion_tokens").Int())
@@ -114,8 +115,9 @@ func TestAnthropicCaller(t *testing.T) {
 	r := reqs[0]
 	checkHeaders(t, r, map[string]string{
 		"X-Api-Key": "configured-key", "Authorization": "",
-		upstream.HeaderAux: flow.AuxMarker(testSecret, 1), upstream.HeaderAuxDepth: "1",
+		upstream.HeaderAuxDepth: "1",
 	})
+	checkMarker(t, r)
 	body := gjson.ParseBytes(r.Body)
 	if r.Path != "/v1/messages" || body.Get("model").String() != "claude-small" || body.Get("max_tokens").Int() != 900 {
 		t.Errorf("request %s %s", r.Path, r.Body)
@@ -174,6 +176,19 @@ func TestCallerErrors(t *testing.T) {
 	fake.SetResponder(func(*fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Hang: true} })
 	if _, _, err := oc.Extract(ctx, testInput(), "p"); err == nil {
 		t.Errorf("hung call returned no error")
+	}
+}
+
+// checkMarker checks that a call's internal-request marker is signed for
+// exactly the body that was sent, at depth 1.
+func checkMarker(t *testing.T, r fakemodel.Request) {
+	t.Helper()
+	mk := r.Header.Get(upstream.HeaderAux)
+	if _, _, err := flow.VerifyAux(testSecret, mk, 1, r.Body, time.Now()); err != nil {
+		t.Errorf("marker %q does not verify for the body sent: %v", mk, err)
+	}
+	if _, _, err := flow.VerifyAux(testSecret, mk, 1, append([]byte(" "), r.Body...), time.Now()); err == nil {
+		t.Errorf("marker %q also verifies for another body", mk)
 	}
 }
 

@@ -11,11 +11,14 @@ package flow
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tether-dev/tether/internal/auth"
@@ -139,10 +142,73 @@ func (NopResponseHook) Finish(*Exchange, Outcome) {}
 // extractor calls); the ledger never bills it.
 const InternalPrincipal = "tether-internal"
 
-// AuxMarker is the value of upstream.HeaderAux that proves a request comes
-// from this process's own extractor: an HMAC over the depth.
-func AuxMarker(secret []byte, depth int) string {
+// AuxTTL is how long an extractor call's marker is accepted after it was
+// made: long enough for a loopback hop, too short to be worth stealing.
+const AuxTTL = 30 * time.Second
+
+// ErrAuxMarker is returned by VerifyAux for a marker that does not prove an
+// extractor call of this process's secret for this body and depth.
+var ErrAuxMarker = errors.New("invalid internal request marker")
+
+// auxVersion prefixes every marker so a later format can be told apart.
+const auxVersion = "v1"
+
+// SignAux returns the value of upstream.HeaderAux for one extractor call:
+// "v1.<nonce>.<expiry unix seconds>.<mac>", the MAC an HMAC-SHA-256 under
+// secret over the depth, the nonce, the expiry and the SHA-256 of body. A
+// marker therefore proves this call only: another body, another depth or a
+// late replay fails VerifyAux, and the server accepts each nonce once.
+func SignAux(secret []byte, depth int, body []byte, now time.Time) string {
+	var n [16]byte
+	if _, err := rand.Read(n[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	nonce := hex.EncodeToString(n[:])
+	exp := strconv.FormatInt(now.Add(AuxTTL).Unix(), 10)
+	return auxVersion + "." + nonce + "." + exp + "." + auxMAC(secret, depth, nonce, exp, body)
+}
+
+func auxMAC(secret []byte, depth int, nonce, exp string, body []byte) string {
+	d := sha256.Sum256(body)
 	m := hmac.New(sha256.New, secret)
-	fmt.Fprintf(m, "tether-aux|%d", depth)
-	return hex.EncodeToString(m.Sum(nil)[:16])
+	fmt.Fprintf(m, "tether-aux|%s|%d|%s|%s|%x", auxVersion, depth, nonce, exp, d)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ParseAux checks a marker's shape and expiry without the body, so a
+// request carrying a malformed or expired marker is refused before its body
+// is read. It returns the nonce and the expiry.
+func ParseAux(marker string, now time.Time) (nonce string, expiry time.Time, err error) {
+	parts := strings.Split(marker, ".")
+	if len(parts) != 4 || parts[0] != auxVersion || len(parts[1]) != 32 || len(parts[3]) != 64 {
+		return "", time.Time{}, ErrAuxMarker
+	}
+	if _, err := hex.DecodeString(parts[1]); err != nil {
+		return "", time.Time{}, ErrAuxMarker
+	}
+	sec, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil {
+		return "", time.Time{}, ErrAuxMarker
+	}
+	expiry = time.Unix(sec, 0)
+	if !now.Before(expiry) || expiry.After(now.Add(AuxTTL+time.Minute)) {
+		return "", time.Time{}, ErrAuxMarker
+	}
+	return parts[1], expiry, nil
+}
+
+// VerifyAux reports whether marker was made by SignAux under secret for
+// exactly this depth and body and has not expired. It returns the nonce and
+// expiry, which the caller must accept only once.
+func VerifyAux(secret []byte, marker string, depth int, body []byte, now time.Time) (nonce string, expiry time.Time, err error) {
+	nonce, expiry, err = ParseAux(marker, now)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	parts := strings.Split(marker, ".")
+	want := auxMAC(secret, depth, parts[1], parts[2], body)
+	if !hmac.Equal([]byte(parts[3]), []byte(want)) {
+		return "", time.Time{}, ErrAuxMarker
+	}
+	return nonce, expiry, nil
 }

@@ -14,6 +14,7 @@ type httpMetrics struct {
 	duration     *prometheus.HistogramVec
 	hookFailures prometheus.Counter
 	faults       *prometheus.CounterVec
+	auxRefused   prometheus.Counter
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -31,8 +32,11 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tether_upstream_faults_total", Help: "Provider answers that broke the protocol (redirect, too large, malformed body or stream, no terminal event); the caller got an error in its dialect.",
 		}, []string{"kind"}),
+		auxRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tether_aux_marker_refused_total", Help: "Requests refused for an internal-request marker that was malformed, expired, not signed for their body and depth, or already used.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.hookFailures, m.faults)
+	reg.MustRegister(m.requests, m.duration, m.hookFailures, m.faults, m.auxRefused)
 	return m
 }
 

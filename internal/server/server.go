@@ -5,7 +5,6 @@ package server
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -58,6 +57,8 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *httpMetrics
 	relays  sync.Pool // *relayBuffers, reused across streamed answers
+
+	auxNonces nonceSet // extractor-call markers already accepted
 }
 
 // New returns a Server.
@@ -210,16 +211,17 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			writeError(w, d, code, msg)
 		}
 
-		// Extractor loop protection: a valid marker makes this an internal
-		// request; depth above 1 is refused.
-		if mk := r.Header.Get(upstream.HeaderAux); mk != "" {
-			depth, _ := strconv.Atoi(r.Header.Get(upstream.HeaderAuxDepth))
-			if depth < 1 || !hmac.Equal([]byte(mk), []byte(flow.AuxMarker(s.opt.Secret, depth))) {
+		// Extractor loop protection: a marker signed for this very call
+		// (flow.SignAux: its body, its depth, a nonce used once, an expiry
+		// of seconds) makes this an internal request; depth above 1 is
+		// refused. The marker's shape and expiry are checked now, its MAC
+		// once the body is in.
+		marker, markerDepth := r.Header.Get(upstream.HeaderAux), 0
+		if marker != "" {
+			markerDepth, _ = strconv.Atoi(r.Header.Get(upstream.HeaderAuxDepth))
+			if _, _, err := flow.ParseAux(marker, time.Now()); err != nil || markerDepth < 1 {
+				s.metrics.auxRefused.Inc()
 				fail(http.StatusForbidden, "invalid internal request marker")
-				return
-			}
-			if depth > 1 {
-				fail(http.StatusLoopDetected, "auxiliary request depth exceeded")
 				return
 			}
 			x.Internal = true
@@ -266,6 +268,18 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			}
 			fail(http.StatusBadRequest, "request body could not be read")
 			return
+		}
+		if x.Internal {
+			nonce, exp, err := flow.VerifyAux(s.opt.Secret, marker, markerDepth, body, time.Now())
+			if err != nil || !s.auxNonces.use(nonce, exp, time.Now()) {
+				s.metrics.auxRefused.Inc()
+				fail(http.StatusForbidden, "invalid internal request marker")
+				return
+			}
+			if markerDepth > 1 {
+				fail(http.StatusLoopDetected, "auxiliary request depth exceeded")
+				return
+			}
 		}
 		v, err := dialect.Parse(d, x.Path, r.Header, body)
 		if err != nil {
