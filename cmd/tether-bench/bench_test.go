@@ -48,8 +48,19 @@ func TestQuantile(t *testing.T) {
 
 // A short run of every target produces the tables and checks every answer.
 func TestShortRun(t *testing.T) {
+	// A 100 ms cell has a few dozen requests, so one lost loopback
+	// connection (seen now and then on a loaded machine, in the bare
+	// ReverseProxy hop as often as in Tether) is over the harness's 1 %
+	// bound: a run is retried twice before the test fails.
 	var out bytes.Buffer
-	err := run(t.Context(), []string{"-duration", "100ms", "-warmup", "20ms", "-rounds", "1", "-concurrency", "1,4"}, &out, io.Discard)
+	var err error
+	for attempt := range 3 {
+		out.Reset()
+		if err = run(t.Context(), []string{"-duration", "100ms", "-warmup", "20ms", "-rounds", "1", "-concurrency", "1,4"}, &out, io.Discard); err == nil {
+			break
+		}
+		t.Logf("attempt %d: %v", attempt+1, err)
+	}
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
