@@ -1,6 +1,7 @@
 package capsule
 
 import (
+	"bytes"
 	"encoding/hex"
 	"strconv"
 	"strings"
@@ -76,6 +77,19 @@ func validRef(s string) bool {
 	}
 	return true
 }
+
+// openMark is how an opening tag appears in a raw body: the tag name and the
+// space before its attributes (a closing tag has no space). It has no
+// character JSON escapes.
+const openMark = Marker + " "
+
+// CountOpen counts the opening tags in a raw request body as Tether renders
+// them (lower case): the cheap pre-check a caller runs before it decodes
+// and rewrites the strings that hold blocks.
+func CountOpen(body []byte) int { return bytes.Count(body, []byte(openMark)) }
+
+// CountOpenText is CountOpen over decoded text.
+func CountOpenText(text string) int { return strings.Count(text, openMark) }
 
 // Contains reports whether text has an opening tag.
 func Contains(text string) bool { return indexOpen(text, 0, true) >= 0 }

@@ -573,10 +573,8 @@ func (t *turn) needsReinjection(cur *capsule.Capsule, msgs []dialect.Message) bo
 // never reads two versions of the state side by side. Failures leave the
 // body as it is.
 func (t *turn) stripCarried(keepLast bool) {
-	// An opening tag is "continuity-capsule " (its attributes follow), a
-	// closing one is not; counting them is the whole cost on most turns.
-	open := capsule.Marker + " "
-	drop := bytes.Count(t.x.Body, []byte(open))
+	// Counting the opening tags is the whole cost on most turns.
+	drop := capsule.CountOpen(t.x.Body)
 	if keepLast {
 		drop--
 	}
@@ -585,7 +583,7 @@ func (t *turn) stripCarried(keepLast bool) {
 	}
 	seen := 0
 	out, err := dialect.RewriteStrings(t.x.Body, capsule.Marker, func(s string) string {
-		n := strings.Count(s, open)
+		n := capsule.CountOpenText(s)
 		defer func() { seen += n }()
 		if seen+n <= drop {
 			r, _ := capsule.Strip(s)
