@@ -134,7 +134,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	pol := &policies{cfg: cfg, byID: byID, extractors: map[string]preserve.Extractor{}}
 	a.Engine = preserve.New(preserve.Options{
 		Rules: rules, Resolver: a.Resolver, Store: st, Policy: pol.For,
-		Metrics: preserve.NewMetrics(reg), Logger: logger,
+		Metrics: preserve.NewMetrics(reg), Logger: logger, Timeline: st,
 	})
 
 	// One worker pool per extractor route in use (the global one and any

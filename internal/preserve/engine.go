@@ -61,6 +61,9 @@ type Options struct {
 	Policy   func(p auth.Principal) Policy
 	Metrics  *Metrics
 	Logger   *slog.Logger
+	// Timeline, when set, records each compaction handled (see
+	// recordCompaction).
+	Timeline Timeline
 }
 
 // Engine is the preservation hook (flow.Hook).
@@ -222,6 +225,9 @@ func (t *turn) main(ctx context.Context) error {
 	}
 	x.Body = body
 	e.m.reinjections.Inc()
+	if ref.Event == session.EventEpoch {
+		t.recordCompaction(ctx, ActionReinjected, cur, block)
+	}
 	e.log.Info("capsule reinjected", slog.String("id", x.ID), slog.String("a_leg", ref.ALeg), slog.Int64("revision", cur.Revision), slog.Int("epoch", ref.Epoch))
 	return nil
 }
@@ -258,6 +264,7 @@ func (t *turn) compaction(ctx context.Context) error {
 		// that opens with it is this branch's next epoch (Pi sends no
 		// session id). Lineage never depends on the capsule's content.
 		e.m.augment.WithLabelValues("empty").Inc()
+		t.recordCompaction(ctx, ActionEmpty, nil, "")
 		if t.cls.Kind != compaction.Opaque {
 			x.AddResponseHook(&sideHook{e: e, ref: t.ref})
 		}
@@ -274,6 +281,7 @@ func (t *turn) compaction(ctx context.Context) error {
 	}
 	x.Body = body
 	e.m.augment.WithLabelValues(string(t.cls.Kind)).Inc()
+	t.recordCompaction(ctx, ActionAugmented, cur, block)
 	if t.cls.Kind != compaction.Opaque {
 		x.AddResponseHook(&summaryHook{e: e, ref: t.ref, block: block, anchor: anchorFor(t.cls),
 			merger: dialect.NewTextMerger(x.Dialect, block, anchorFor(t.cls))})

@@ -91,8 +91,9 @@ type Store interface {
 	// ListCapsules returns head revisions ordered by principal then A-leg;
 	// principal "" lists every principal's.
 	ListCapsules(ctx context.Context, principal string) ([]CapsuleRecord, error)
-	// PurgeCapsules removes one A-leg (head and history) or, with aLeg "",
-	// every capsule, history and lineage record of the principal. It returns
+	// PurgeCapsules removes one A-leg (head, history and compaction
+	// timeline) or, with aLeg "", every capsule, history, compaction event
+	// and lineage record of the principal. It returns
 	// the number of capsule heads removed.
 	PurgeCapsules(ctx context.Context, principal, aLeg string) (int, error)
 
@@ -125,13 +126,14 @@ type Store interface {
 	Used(ctx context.Context, key string) (int64, error)
 
 	// DeleteExpired removes capsules (head and history) not updated since
-	// now-capsuleTTL (capsuleTTL <= 0 keeps them) and lineage records expired
-	// at now. It returns the number of capsule heads plus lineage records
+	// now-capsuleTTL and compaction events recorded before it (capsuleTTL <=
+	// 0 keeps them), and lineage records expired at now. It returns the number of capsule heads plus lineage records
 	// removed.
 	DeleteExpired(ctx context.Context, now time.Time, capsuleTTL time.Duration) (int, error)
 
 	Outbox
 	Reservations
+	Compactions
 
 	// Dump lists every table and its rows as text, for privacy scans in
 	// tests.

@@ -28,13 +28,14 @@ type lineageValue struct {
 type Store struct {
 	now func() time.Time
 
-	mu      sync.Mutex
-	closed  bool
-	history map[capsuleKey][]backend.CapsuleRecord // oldest first; last element is the head
-	lineage map[lineageKey]lineageValue
-	ledger  map[string]backend.LedgerEntry
-	budgets map[string]int64
-	durable // outbox and reservations
+	mu          sync.Mutex
+	closed      bool
+	history     map[capsuleKey][]backend.CapsuleRecord // oldest first; last element is the head
+	lineage     map[lineageKey]lineageValue
+	ledger      map[string]backend.LedgerEntry
+	budgets     map[string]int64
+	durable     // outbox and reservations
+	compactions // compaction timeline
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -150,6 +151,7 @@ func (s *Store) PurgeCapsules(ctx context.Context, principal, aLeg string) (int,
 			delete(s.outbox, id)
 		}
 	}
+	s.purgeCompactions(principal, aLeg)
 	if aLeg != "" {
 		k := capsuleKey{principal, aLeg}
 		if _, ok := s.history[k]; !ok {
@@ -328,6 +330,7 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time, capsuleTTL tim
 				n++
 			}
 		}
+		s.expireCompactions(cutoff)
 	}
 	for k, v := range s.lineage {
 		if !v.expires.IsZero() && !v.expires.After(now) {
@@ -369,6 +372,7 @@ func (s *Store) Dump(ctx context.Context) (map[string][]string, error) {
 		out[backend.TableBudgets] = append(out[backend.TableBudgets], fmt.Sprintf("%s|%d", k, s.budgets[k]))
 	}
 	s.dumpDurable(out)
+	s.dumpCompactions(out)
 	for _, rows := range out {
 		slices.Sort(rows)
 	}

@@ -276,6 +276,9 @@ func (s *Store) PurgeCapsules(ctx context.Context, principal, aLeg string) (int,
 		if _, err := tx.Exec(ctx, `DELETE FROM outbox WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM compactions WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
+			return err
+		}
 		if aLeg == "" {
 			if _, err := tx.Exec(ctx, `DELETE FROM lineage WHERE principal = $1`, principal); err != nil {
 				return err
@@ -504,6 +507,9 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time, capsuleTTL tim
 				return err
 			}
 			total += n
+			if _, err := tx.Exec(ctx, `DELETE FROM compactions WHERE at < $1`, now.Add(-capsuleTTL)); err != nil {
+				return err
+			}
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM lineage WHERE expires_at <= $1`, now)
 		if err != nil {

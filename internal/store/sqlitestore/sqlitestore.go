@@ -321,6 +321,9 @@ func (s *Store) PurgeCapsules(ctx context.Context, principal, aLeg string) (int,
 		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE `+where, args...); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM compactions WHERE `+where, args...); err != nil {
+			return err
+		}
 		if aLeg == "" {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM lineage WHERE principal = ?`, principal); err != nil {
 				return err
@@ -564,6 +567,9 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time, capsuleTTL tim
 			if _, err := tx.ExecContext(ctx,
 				`DELETE FROM capsule_history WHERE (principal, a_leg) IN (SELECT principal, a_leg FROM capsules WHERE updated_at < ?)`,
 				cutoff); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM compactions WHERE at < ?`, cutoff); err != nil {
 				return err
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM capsules WHERE updated_at < ?`, cutoff)

@@ -136,3 +136,11 @@ func (a *alternate) SettleReservations(ctx context.Context, s []backend.Settleme
 func (a *alternate) PendingReservations(ctx context.Context, expiredBy time.Time, limit int) ([]backend.Reservation, error) {
 	return a.pick().PendingReservations(ctx, expiredBy, limit)
 }
+
+func (a *alternate) AppendCompaction(ctx context.Context, ev backend.CompactionEvent) (int64, error) {
+	return a.pick().AppendCompaction(ctx, ev)
+}
+
+func (a *alternate) Compactions(ctx context.Context, principal, aLeg string, limit int) ([]backend.CompactionEvent, error) {
+	return a.pick().Compactions(ctx, principal, aLeg, limit)
+}

@@ -51,6 +51,9 @@ func Run(t *testing.T, open func(t *testing.T) backend.Store) {
 		{"OutboxBusy", testOutboxBusy},
 		{"Reservations", testReservations},
 		{"ConcurrentReservations", testConcurrentReservations},
+		{"Compactions", testCompactions},
+		{"CompactionsPruned", testCompactionsPruned},
+		{"CompactionsGoWithCapsule", testCompactionsGoWithCapsule},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
