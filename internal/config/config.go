@@ -75,6 +75,24 @@ type Provider struct {
 	APIKey  string            `yaml:"api_key"`  // empty: forward the client's own key (passthrough)
 	Headers map[string]string `yaml:"headers"`
 	Timeout time.Duration     `yaml:"timeout"` // whole-call bound; default 10m
+	// ServerCompaction says whether the provider honours the request fields
+	// that ask it to manage the context itself (Anthropic and OpenAI
+	// Responses context_management, Anthropic's on-demand compaction
+	// parameter). Unset: yes for Messages and Responses, no for Chat
+	// Completions, which has no such field. A request that asks a provider
+	// without it gets a 400 in its own dialect instead of having the field
+	// ignored by the provider.
+	ServerCompaction *bool `yaml:"server_compaction"`
+}
+
+// ServesServerCompaction reports whether the provider honours the
+// provider-side context fields for a request of the Chat Completions API
+// (chat) or of another API.
+func (p Provider) ServesServerCompaction(chat bool) bool {
+	if p.ServerCompaction != nil {
+		return *p.ServerCompaction
+	}
+	return !chat
 }
 
 // Route maps a model name pattern ("*" any characters, "?" one) to a provider.

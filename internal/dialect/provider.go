@@ -51,3 +51,30 @@ func stripped(s string) string {
 	out, _ := capsule.Strip(s)
 	return strings.TrimRight(out, " \n")
 }
+
+// Request fields that ask the provider to manage the context itself.
+const (
+	// FieldContextManagement is Anthropic's context_management (edits:
+	// compact_20260112, clear_tool_uses_20250919, clear_thinking_20251015)
+	// and OpenAI Responses' context_management ([{"type":"compaction"}]).
+	FieldContextManagement = "context_management"
+	// FieldCompaction is Anthropic's on-demand compaction parameter (beta
+	// compact-2026-09-04), e.g. {"type":"summarize"}: the answer is one
+	// signed compaction block that later requests lead messages with.
+	FieldCompaction = "compaction"
+)
+
+// ProviderContextField returns the top-level field of a request that asks
+// the provider to compact or edit the context itself, or "" when there is
+// none (Gemini has no such field).
+func ProviderContextField(v *View) string {
+	if v == nil || v.Dialect() == Gemini {
+		return ""
+	}
+	for _, f := range []string{FieldContextManagement, FieldCompaction} {
+		if r := v.Get(f); r.Exists() && r.Type != gjson.Null {
+			return f
+		}
+	}
+	return ""
+}

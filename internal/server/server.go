@@ -301,6 +301,11 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			fail(http.StatusNotFound, err.Error())
 			return
 		}
+		if f := dialect.ProviderContextField(v); f != "" && !x.Target.Provider.ServesServerCompaction(d == dialect.OpenAIChat) {
+			fail(http.StatusBadRequest, fmt.Sprintf("the provider this model is routed to (%q) does not support server-side context management; "+
+				"remove %q from the request or route the model to a provider that supports it (providers[].server_compaction)", x.Target.Provider.Name, f))
+			return
+		}
 		if x.Target.Model != model && d == dialect.Gemini {
 			x.Path = dialect.GeminiSetModel(x.Path, x.Target.Model)
 		} else if x.Target.Model != model {
