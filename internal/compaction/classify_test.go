@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,6 +250,22 @@ func TestDefaultRulesLoad(t *testing.T) {
 	}
 }
 
+func TestDefaultUserRoleText(t *testing.T) {
+	u := Default().UserRoleText()
+	for _, tag := range []string{"system-reminder", "environment_context", "local-command-stdout", "turn_aborted"} {
+		if !slices.Contains(u.HarnessTags, tag) {
+			t.Errorf("harness tag %q missing from rules.yaml", tag)
+		}
+	}
+	if !slices.Contains(u.SummaryPrefixes, "This session is being continued from a previous conversation") {
+		t.Errorf("Claude Code's summary prefix missing from rules.yaml: %q", u.SummaryPrefixes)
+	}
+	u.HarnessTags[0] = "changed"
+	if Default().UserRoleText().HarnessTags[0] == "changed" {
+		t.Error("UserRoleText returned the rule set's own slice")
+	}
+}
+
 func TestMustLoadPanicsOnBrokenFile(t *testing.T) {
 	defer func() {
 		if recover() == nil {
@@ -279,6 +296,11 @@ func TestLoadRulesRejects(t *testing.T) {
 		{"unknown harvest format", head + ok + "harvest:\n  - {id: h1, version: 1, agent: a, tools: [t], format: regex_prose}\n", "h1", "format"},
 		{"harvest without tools", head + ok + "harvest:\n  - {id: h2, version: 1, agent: a, format: todowrite}\n", "h2", "tools"},
 		{"wrong schema version", "schema_version: 2\nrules:\n" + ok, "", "schema_version"},
+		{"harness tag not a name", head + ok + "user_role_text:\n  harness_tags: [\"system reminder\"]\n", "", "user_role_text.harness_tags[0]"},
+		{"empty harness tag", head + ok + "user_role_text:\n  harness_tags: [ok, \"\"]\n", "", "user_role_text.harness_tags[1]"},
+		{"empty summary prefix", head + ok + "user_role_text:\n  summary_prefixes: [\"\"]\n", "", "user_role_text.summary_prefixes[0]"},
+		{"summary prefix too long", head + ok + "user_role_text:\n  summary_prefixes: [" + strings.Repeat("x", MaxSummaryPrefix+1) + "]\n", "", "user_role_text.summary_prefixes[0]"},
+		{"unknown user-role field", head + ok + "user_role_text:\n  prefixes: [x]\n", "", "prefixes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

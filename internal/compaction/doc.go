@@ -4,8 +4,10 @@
 // The rules live in an embedded, versioned YAML file (rules.yaml): which
 // requests are compaction requests (and whether their summary is produced
 // in-band, out-of-band or opaquely), which turns follow a compaction, which
-// requests only ask for a title, and which tool calls carry plan state (read
-// by package harvest). Supporting a new agent version means editing that file
+// requests only ask for a title, which tool calls carry plan state (read by
+// package harvest), and which text in a user-role message the agent wrote
+// on the user's behalf: harness tags and summary openings (read by package
+// extract). Supporting a new agent version means editing that file
 // and adding a fixture; no code changes.
 //
 // Classify is stateless and metadata-driven: it reads headers, the path, the

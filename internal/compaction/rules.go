@@ -159,16 +159,33 @@ type HarvestRule struct {
 	Format  HarvestFormat `yaml:"format"`
 }
 
+// UserRoleText is what agents write into user-role messages on the user's
+// behalf: it is not the user speaking.
+type UserRoleText struct {
+	// HarnessTags name the blocks (<tag …>…</tag>) agents insert into a
+	// user's message: context, reminders, command echoes.
+	HarnessTags []string `yaml:"harness_tags"`
+	// SummaryPrefixes open a user-role message that carries an earlier
+	// compaction summary; they match ASCII case-insensitively within the
+	// first MaxSummaryPrefix bytes of the trimmed text.
+	SummaryPrefixes []string `yaml:"summary_prefixes"`
+}
+
+// MaxSummaryPrefix bounds a summary prefix, in bytes.
+const MaxSummaryPrefix = 120
+
 type ruleFile struct {
 	SchemaVersion int           `yaml:"schema_version"`
 	Rules         []Rule        `yaml:"rules"`
 	Harvest       []HarvestRule `yaml:"harvest"`
+	UserRole      UserRoleText  `yaml:"user_role_text"`
 }
 
 // Ruleset is a validated, immutable rule file. It is safe for concurrent use.
 type Ruleset struct {
-	rules   []Rule // in evaluation order: evidence rank desc, then file order
-	harvest []HarvestRule
+	rules    []Rule // in evaluation order: evidence rank desc, then file order
+	harvest  []HarvestRule
+	userRole UserRoleText
 }
 
 // LoadRules parses and validates a rule file. Unknown fields are rejected;
@@ -205,7 +222,10 @@ func LoadRules(data []byte) (*Ruleset, error) {
 		}
 		seen[h.ID] = true
 	}
-	rs := &Ruleset{harvest: f.Harvest}
+	if err := validateUserRole(&f.UserRole); err != nil {
+		return nil, err
+	}
+	rs := &Ruleset{harvest: f.Harvest, userRole: f.UserRole}
 	for rank := 3; rank >= 1; rank-- {
 		for _, r := range f.Rules {
 			if r.Evidence.Rank() == rank {
@@ -238,6 +258,35 @@ func (rs *Ruleset) Rules() []Rule {
 // copy.
 func (rs *Ruleset) HarvestRules() []HarvestRule {
 	return append([]HarvestRule(nil), rs.harvest...)
+}
+
+// UserRoleText returns the harness tags and summary prefixes of the rule
+// file, in file order. The slices are copies.
+func (rs *Ruleset) UserRoleText() UserRoleText {
+	return UserRoleText{
+		HarnessTags:     append([]string(nil), rs.userRole.HarnessTags...),
+		SummaryPrefixes: append([]string(nil), rs.userRole.SummaryPrefixes...),
+	}
+}
+
+func validateUserRole(u *UserRoleText) error {
+	for i, tag := range u.HarnessTags {
+		ok := tag != ""
+		for j := 0; ok && j < len(tag); j++ {
+			c := tag[j]
+			ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+		}
+		if !ok {
+			return &RuleError{Field: fmt.Sprintf("user_role_text.harness_tags[%d]", i), Msg: fmt.Sprintf("%q is not a tag name (letters, digits, - and _)", tag)}
+		}
+	}
+	for i, p := range u.SummaryPrefixes {
+		if strings.TrimSpace(p) != p || p == "" || len(p) > MaxSummaryPrefix {
+			return &RuleError{Field: fmt.Sprintf("user_role_text.summary_prefixes[%d]", i),
+				Msg: fmt.Sprintf("must be 1 to %d bytes without surrounding space", MaxSummaryPrefix)}
+		}
+	}
+	return nil
 }
 
 func validateRule(r *Rule, i int) error {

@@ -8,32 +8,23 @@ import (
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
+// rules is the compaction rule file, the one authority on agents' wire
+// markers.
+var rules = compaction.Default()
+
 // harnessTags are blocks coding agents insert into user-role messages on the
 // user's behalf (context, reminders, command echoes). They are not the user
-// speaking and are removed before gating or extraction.
-var harnessTags = []string{
-	"system-reminder",
-	"environment_context",
-	"user_instructions",
-	"INSTRUCTIONS",
-	"local-command-caveat",
-	"local-command-stdout",
-	"local-command-stderr",
-	"command-name",
-	"command-message",
-	"command-args",
-	"user-prompt-submit-hook",
-	"turn_aborted",
-}
-
-// summaryPrefixes open user-role messages that carry an earlier compaction
-// summary rather than something the user wrote.
-var summaryPrefixes = []string{
-	"this session is being continued from a previous conversation",
-	"another language model started to solve this problem",
-	"the conversation history before this point was compacted",
-	"summary of the conversation so far",
-}
+// speaking and are removed before gating or extraction. summaryPrefixes
+// (lower-case) open user-role messages that carry an earlier compaction
+// summary rather than something the user wrote. One rule authority:
+// rules.yaml.
+var harnessTags, summaryPrefixes = func() ([]string, []string) {
+	u := rules.UserRoleText()
+	for i, p := range u.SummaryPrefixes {
+		u.SummaryPrefixes[i] = strings.ToLower(p)
+	}
+	return u.HarnessTags, u.SummaryPrefixes
+}()
 
 // userText returns what the user actually wrote in m: the message text with
 // capsule blocks and harness blocks removed, trimmed. It reports false for
@@ -55,7 +46,7 @@ func userText(m dialect.Message) (string, bool) {
 
 // isSummary reports whether t opens like an agent's compaction summary.
 func isSummary(t string) bool {
-	head := strings.ToLower(t[:min(len(t), 120)])
+	head := strings.ToLower(t[:min(len(t), compaction.MaxSummaryPrefix)])
 	for _, p := range summaryPrefixes {
 		if strings.HasPrefix(head, p) {
 			return true
@@ -137,7 +128,7 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // the gate and never feeds extraction. One rule authority: rules.yaml.
 var agentTurns = func() []compaction.Condition {
 	var out []compaction.Condition
-	for _, r := range compaction.Default().Rules() {
+	for _, r := range rules.Rules() {
 		if r.Evidence.Rank() < compaction.EvidenceSignature.Rank() ||
 			r.Marks != compaction.MarkCompaction && r.Marks != compaction.MarkPostCompaction {
 			continue
