@@ -83,13 +83,54 @@ func validRef(s string) bool {
 // character JSON escapes.
 const openMark = Marker + " "
 
-// CountOpen counts the opening tags in a raw request body as Tether renders
-// them (lower case): the cheap pre-check a caller runs before it decodes
-// and rewrites the strings that hold blocks.
-func CountOpen(body []byte) int { return bytes.Count(body, []byte(openMark)) }
+// CountOpen counts the opening tags in a raw request body (ASCII
+// case-insensitive, like every tag match here): the cheap pre-check a
+// caller runs before it decodes and rewrites the strings that hold blocks.
+func CountOpen(body []byte) int { return countFold(body, openMark, bytes.IndexByte, 0) }
 
 // CountOpenText is CountOpen over decoded text.
-func CountOpenText(text string) int { return strings.Count(text, openMark) }
+func CountOpenText(text string) int { return countFold(text, openMark, strings.IndexByte, 0) }
+
+// Mentions reports whether raw, such as a JSON string literal as it appears
+// in a body, holds the tag name in any case: an opening or a closing tag.
+func Mentions(raw []byte) bool { return countFold(raw, Marker, bytes.IndexByte, 1) > 0 }
+
+// countFold counts the occurrences of mark (lower case, with a '-') in s
+// under ASCII case folding, stopping at stop when it is positive. It looks
+// for the caseless '-' and compares around it.
+func countFold[T string | []byte](s T, mark string, indexByte func(T, byte) int, stop int) int {
+	dash := strings.IndexByte(mark, '-')
+	n := 0
+	for i := dash; i < len(s); {
+		k := indexByte(s[i:], '-')
+		if k < 0 {
+			break
+		}
+		k += i
+		if start := k - dash; start+len(mark) <= len(s) && lowerEqual(s[start:start+len(mark)], mark) {
+			if n++; n == stop {
+				break
+			}
+		}
+		i = k + 1
+	}
+	return n
+}
+
+// lowerEqual reports whether a, with ASCII upper case folded to lower, is
+// lower (which has len(a) bytes).
+func lowerEqual[T string | []byte](a T, lower string) bool {
+	for i := range len(lower) {
+		x := a[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != lower[i] {
+			return false
+		}
+	}
+	return true
+}
 
 // Contains reports whether text has an opening tag.
 func Contains(text string) bool { return indexOpen(text, 0, true) >= 0 }

@@ -243,12 +243,13 @@ func responsesMessageJSON(role, text string) string {
 }
 
 // RewriteStrings calls fn, in document order, for the decoded value of every
-// JSON string in body whose raw bytes contain marker (marker must need no
-// JSON escaping), and writes back what fn returns; bytes outside the changed
-// strings are left as they are. It returns body itself when nothing
-// changed. A body that is not valid JSON is an ErrBadShape.
-func RewriteStrings(body []byte, marker string, fn func(string) string) ([]byte, error) {
-	if !bytes.Contains(body, []byte(marker)) {
+// JSON string in body whose raw bytes (quotes included) satisfy match, and
+// writes back what fn returns; bytes outside the changed strings are left
+// as they are. match sees the whole body first: false there means no string
+// can match and body is returned as it is. It returns body itself when
+// nothing changed. A body that is not valid JSON is an ErrBadShape.
+func RewriteStrings(body []byte, match func(raw []byte) bool, fn func(string) string) ([]byte, error) {
+	if !match(body) {
 		return body, nil
 	}
 	if !json.Valid(body) {
@@ -262,7 +263,7 @@ func RewriteStrings(body []byte, marker string, fn func(string) string) ([]byte,
 		}
 		end := stringEnd(body, i)
 		lit := body[i:end]
-		if bytes.Contains(lit, []byte(marker)) {
+		if match(lit) {
 			var s string
 			if err := json.Unmarshal(lit, &s); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrBadShape, err)

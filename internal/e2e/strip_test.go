@@ -16,10 +16,18 @@ import (
 // different revisions. The model must read one version of the state: the
 // newest block stays, older ones are removed from the forwarded request.
 // With no block to keep, a compaction request loses all carried ones to the
-// current block it is given.
+// current block it is given. Tags match in any case: an older block a model
+// echoed in upper case is just as stale.
 func TestStaleBlocksStripped(t *testing.T) {
-	e := newEnv(t, envOptions{yaml: continuityYAML})
 	old := "<continuity-capsule revision=\"3\" digest=\"aaaaaaaaaaaa\">\nACTIVE DECISIONS:\n- D1: use Memcached for the cache\n</continuity-capsule>"
+	t.Run("lower case", func(t *testing.T) { staleBlocksStripped(t, old) })
+	t.Run("upper case older block", func(t *testing.T) {
+		staleBlocksStripped(t, strings.ReplaceAll(old, "continuity-capsule", "CONTINUITY-CAPSULE"))
+	})
+}
+
+func staleBlocksStripped(t *testing.T, old string) {
+	e := newEnv(t, envOptions{yaml: continuityYAML})
 	cur := "<continuity-capsule revision=\"5\" digest=\"bbbbbbbbbbbb\">\nACTIVE DECISIONS:\n- D2: Use Redis for the cache (instead of Memcached)\n</continuity-capsule>"
 	body, _ := json.Marshal(map[string]any{
 		"model": "fake-model",
@@ -56,7 +64,7 @@ func TestStaleBlocksStripped(t *testing.T) {
 			}
 		}
 	}
-	if n := strings.Count(got, "<continuity-capsule"); n != 1 {
+	if n := strings.Count(strings.ToLower(got), "<continuity-capsule"); n != 1 {
 		t.Fatalf("the model was shown %d blocks, want 1:\n%s", n, got)
 	}
 	if !strings.Contains(got, `revision="5"`) || strings.Contains(got, "D1: use Memcached") {

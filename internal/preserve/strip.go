@@ -19,7 +19,7 @@ func (t *turn) stripCarried(keepLast bool) {
 		return
 	}
 	seen := 0
-	out, err := dialect.RewriteStrings(t.x.Body, capsule.Marker, func(s string) string {
+	out, err := dialect.RewriteStrings(t.x.Body, capsule.Mentions, func(s string) string {
 		n := capsule.CountOpenText(s)
 		defer func() { seen += n }()
 		if seen+n <= drop {
