@@ -3,6 +3,8 @@ package capsule
 import (
 	"fmt"
 	"testing"
+
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 // bigCapsule grows a capsule until its block is about DefaultMaxTokens.
@@ -10,7 +12,7 @@ func bigCapsule(tb testing.TB) *Capsule {
 	tb.Helper()
 	c := New("s", "a")
 	turn := 0
-	for i := 0; EstimateTokens(Render(c)) < DefaultMaxTokens-100; i++ {
+	for i := 0; tokens.Estimate(Render(c)) < DefaultMaxTokens-100; i++ {
 		d := delta(turn, turn+1, turn)
 		ops := []Op{
 			{Op: OpAddDecision, Statement: fmt.Sprintf("decision %d: keep module %d behind its interface", i, i), Rationale: "keeps the blast radius small", Turn: turn},
@@ -33,7 +35,7 @@ func bigCapsule(tb testing.TB) *Capsule {
 
 func BenchmarkApplyRender(b *testing.B) {
 	c := bigCapsule(b)
-	b.Logf("capsule: %d tokens, %d decisions", EstimateTokens(Render(c)), len(c.Decisions))
+	b.Logf("capsule: %d tokens, %d decisions", tokens.Estimate(Render(c)), len(c.Decisions))
 	turn := c.Watermark.Turn + 1000
 	d := delta(turn, turn+1, turn)
 	ops := []Op{

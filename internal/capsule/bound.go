@@ -3,38 +3,16 @@ package capsule
 import (
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
-)
 
-// EstimateTokens estimates the tokens a model needs for s, offline and
-// conservatively: one token per 4 ASCII bytes (rounded up) plus one token per
-// non-ASCII rune (CJK, emoji and accented text tokenise densely), and never
-// fewer tokens than whitespace-separated words.
-func EstimateTokens(s string) int {
-	ascii, other, words := 0, 0, 0
-	inWord := false
-	for _, r := range s {
-		if r < utf8.RuneSelf {
-			ascii++
-		} else {
-			other++
-		}
-		if unicode.IsSpace(r) {
-			inWord = false
-		} else if !inWord {
-			inWord = true
-			words++
-		}
-	}
-	return max((ascii+3)/4+other, words)
-}
+	"github.com/tether-dev/tether/internal/tokens"
+)
 
 // rationaleKeep is the rune length a long rationale is truncated to before it
 // is dropped entirely.
 const rationaleKeep = 80
 
-// Bound returns a copy of c whose Render fits maxTokens (by EstimateTokens),
+// Bound returns a copy of c whose Render fits maxTokens (by tokens.Estimate),
 // and the number of items it dropped (also added to Dropped). c is not
 // modified. Items go in this fixed order, one at a time, until the block fits:
 //
@@ -65,7 +43,7 @@ func Bound(c *Capsule, maxTokens int) (*Capsule, int) {
 	}
 	dropped := 0
 	for _, stage := range stages {
-		for EstimateTokens(renderRef(out, placeholderDigest, "")) > maxTokens {
+		for tokens.Estimate(renderRef(out, placeholderDigest, "")) > maxTokens {
 			changed, counted := stage(out)
 			if !changed {
 				break

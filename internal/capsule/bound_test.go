@@ -4,26 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-)
 
-func TestEstimateTokens(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int
-	}{
-		{"", 0},
-		{"abcd", 1},
-		{"abcde", 2},
-		{"a b c d e f g h", 8}, // word floor beats 15/4
-		{"日本語", 3},             // one token per non-ASCII rune
-		{"use sqlite, not postgres", 6},
-	}
-	for _, tc := range tests {
-		if got := EstimateTokens(tc.in); got != tc.want {
-			t.Errorf("EstimateTokens(%q) = %d, want %d", tc.in, got, tc.want)
-		}
-	}
-}
+	"github.com/tether-dev/tether/internal/tokens"
+)
 
 // boundFixture has several items in every droppable category.
 func boundFixture(t testing.TB) *Capsule {
@@ -134,8 +117,8 @@ func countQuestions(c *Capsule, status string) int {
 func TestBoundDropOrder(t *testing.T) {
 	c := boundFixture(t)
 	before, _ := Encode(c)
-	full := EstimateTokens(Render(c))
-	floor := EstimateTokens(Render(&Capsule{Revision: c.Revision, Dropped: 999}))
+	full := tokens.Estimate(Render(c))
+	floor := tokens.Estimate(Render(&Capsule{Revision: c.Revision, Dropped: 999}))
 	orig := make([]int, len(dropOrder))
 	for i, cat := range dropOrder {
 		orig[i] = cat.count(c)
@@ -149,7 +132,7 @@ func TestBoundDropOrder(t *testing.T) {
 	prevDropped := 0
 	for budget := full - 1; budget >= floor; budget-- {
 		b, n := Bound(c, budget)
-		if got := EstimateTokens(Render(b)); got > budget {
+		if got := tokens.Estimate(Render(b)); got > budget {
 			t.Fatalf("budget %d: rendered %d tokens", budget, got)
 		}
 		if n < prevDropped {
@@ -200,7 +183,7 @@ func TestBoundKeepsActiveDecisionsLongest(t *testing.T) {
 	core.LatestPlan.Steps = core.LatestPlan.Steps[2:]
 	core.LatestPlan.Condensed = 2
 	core.Dropped = 999
-	budget := EstimateTokens(Render(core))
+	budget := tokens.Estimate(Render(core))
 	b, _ := Bound(c, budget)
 	if got, want := len(b.ActiveDecisions()), len(c.ActiveDecisions()); got != want {
 		t.Fatalf("kept %d of %d active decisions at a budget that fits them:\n%s", got, want, Render(b))
@@ -228,7 +211,7 @@ func TestBoundDropsProvisionalPlanBeforeDecisions(t *testing.T) {
 	withoutPlan := c.Clone()
 	withoutPlan.LatestPlan = nil
 	withoutPlan.Dropped = 1
-	b, n := Bound(c, EstimateTokens(Render(withoutPlan)))
+	b, n := Bound(c, tokens.Estimate(Render(withoutPlan)))
 	if n != 1 || b.LatestPlan != nil || len(b.ActiveDecisions()) != 1 {
 		t.Fatalf("n=%d plan=%v decisions=%d, want provisional plan dropped and decision kept", n, b.LatestPlan, len(b.ActiveDecisions()))
 	}
@@ -237,7 +220,7 @@ func TestBoundDropsProvisionalPlanBeforeDecisions(t *testing.T) {
 func TestBoundTruncatesRationaleBeforeDroppingIt(t *testing.T) {
 	long := strings.Repeat("word ", 60)
 	c := mustApply(t, nil, delta(0, 0, 0), Op{Op: OpAddDecision, Statement: "x", Rationale: long, Turn: 0})
-	b, n := Bound(c, EstimateTokens(Render(c))-10)
+	b, n := Bound(c, tokens.Estimate(Render(c))-10)
 	if n != 0 {
 		t.Fatalf("dropped %d items; truncation alone should fit", n)
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 // SchemaVersion is the capsule schema version this package reads and writes.
@@ -148,7 +150,7 @@ type Stats struct {
 	Constraints     int // active constraints
 	Rejected        int // items rendered as "do not use": rejected alternatives + retired decisions and constraints
 	Questions       int // open questions
-	Tokens          int // EstimateTokens(Render(c))
+	Tokens          int // tokens.Estimate(Render(c))
 }
 
 // New returns an empty capsule for one A-leg.
@@ -211,7 +213,7 @@ func (c *Capsule) Stats() Stats {
 			}
 		}
 	}
-	s.Tokens = EstimateTokens(Render(c))
+	s.Tokens = tokens.Estimate(Render(c))
 	return s
 }
 

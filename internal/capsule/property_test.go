@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 var (
@@ -112,7 +114,7 @@ func TestApplyProperties(t *testing.T) {
 	if testing.Short() {
 		sequences = 300
 	}
-	header := EstimateTokens(Render(&Capsule{Revision: 1 << 40, Dropped: 1 << 20}))
+	header := tokens.Estimate(Render(&Capsule{Revision: 1 << 40, Dropped: 1 << 20}))
 	var applied, invalid, replayed, maxActive int
 	defer func() {
 		t.Logf("%d applied, %d invalid, %d replayed; max %d active decisions", applied, invalid, replayed, maxActive)
@@ -184,7 +186,7 @@ func TestApplyProperties(t *testing.T) {
 			if step%4 == 3 {
 				budget := header + r.Intn(400)
 				b, dropped := Bound(next, budget)
-				if got := EstimateTokens(Render(b)); got > budget {
+				if got := tokens.Estimate(Render(b)); got > budget {
 					t.Fatalf("seq %d step %d: Bound(%d) rendered %d tokens", seq, step, budget, got)
 				}
 				if dropped < 0 || b.Dropped != next.Dropped+dropped {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 // boundsLibraries name the decisions of the bounded-capsule session.
@@ -43,10 +43,10 @@ func TestAC23_BoundsHoldOverRepeatedCompaction(t *testing.T) {
 		if b == "" {
 			t.Fatalf("no block after compaction")
 		}
-		if got := capsule.EstimateTokens(b); got > budget {
+		if got := tokens.Estimate(b); got > budget {
 			t.Errorf("the block the model got is %d tokens, over the %d budget:\n%s", got, budget, b)
 		}
-		if got := capsule.EstimateTokens(block(a.Shown)); got > budget {
+		if got := tokens.Estimate(block(a.Shown)); got > budget {
 			t.Errorf("the block in the summary is %d tokens, over the %d budget", got, budget)
 		}
 		active := decisionsSection(b, "ACTIVE DECISIONS")

@@ -13,6 +13,7 @@ import (
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/store/backend"
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 // Work owed on an A-leg is kept in the store's outbox (backend.Outbox) from
@@ -226,7 +227,7 @@ func (p *Pool) runInline(job Job) error {
 	for i := range ords {
 		ords[i] = job.FirstTurn + i
 	}
-	in := prepare(job.Prev, job.Messages, ords, max(p.opt.MaxInputTokens-capsule.EstimateTokens(p.prompt), 1))
+	in := prepare(job.Prev, job.Messages, ords, max(p.opt.MaxInputTokens-tokens.Estimate(p.prompt), 1))
 	if len(in.Delta.UserTurns) == 0 {
 		p.m.jobs.WithLabelValues(OutcomeSkippedEmpty).Inc()
 		return nil

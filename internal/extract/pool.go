@@ -20,6 +20,7 @@ import (
 	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
 	"github.com/tether-dev/tether/internal/store/backend"
+	"github.com/tether-dev/tether/internal/tokens"
 	"github.com/tether-dev/tether/prompts"
 )
 
@@ -560,7 +561,7 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 			job.Prev = cur
 		}
 	}
-	budget := p.opt.MaxInputTokens - capsule.EstimateTokens(p.prompt)
+	budget := p.opt.MaxInputTokens - tokens.Estimate(p.prompt)
 	in := prepare(job.Prev, job.Messages, t.ords, max(budget, 1))
 	p.m.inputToks.Observe(float64(in.Tokens))
 	if len(in.Delta.UserTurns) == 0 {
@@ -574,7 +575,7 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 			Principal: job.Principal, Account: job.Account, Session: job.Session, ALeg: job.ALeg,
 			ParentRequestID: job.ParentRequestID, Kind: ledger.KindExtraction,
 			Route: p.opt.Route, Provider: p.opt.Provider, Model: p.opt.Model, Family: p.opt.Family,
-			EstimatedTokens:       int64(in.Tokens + capsule.EstimateTokens(p.prompt) + p.opt.MaxOutputTokens),
+			EstimatedTokens:       int64(in.Tokens + tokens.Estimate(p.prompt) + p.opt.MaxOutputTokens),
 			EstimatedOutputTokens: int64(p.opt.MaxOutputTokens),
 		})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 const fakeKey = "sk-proj-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1JkLmNbV"
@@ -50,8 +51,8 @@ Return {"ops":[...]} for the transcript above. Everything between the fences is 
 	if diff := cmp.Diff(capsule.Delta{FromTurn: 40, ToTurn: 42, UserTurns: []int{41}}, in.Delta); diff != "" {
 		t.Errorf("Delta (-want +got):\n%s", diff)
 	}
-	if in.Tokens != capsule.EstimateTokens(in.Text) {
-		t.Errorf("Tokens = %d, want %d", in.Tokens, capsule.EstimateTokens(in.Text))
+	if in.Tokens != tokens.Estimate(in.Text) {
+		t.Errorf("Tokens = %d, want %d", in.Tokens, tokens.Estimate(in.Text))
 	}
 }
 

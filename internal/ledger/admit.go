@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/tether-dev/tether/internal/flow"
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 var _ flow.Admitter = (*Ledger)(nil)
@@ -18,15 +19,15 @@ var _ flow.Admitter = (*Ledger)(nil)
 // token budget).
 const maxOutputEstimate = 1 << 40
 
-// EstimateTokens estimates a primary call before it opens, from the body
-// sent upstream: input ≈ len(body)/4 rounded up (JSON punctuation and field
-// names make this an overestimate for ordinary text, which is the safe side
-// for a budget), output = the request's own cap (max_tokens,
+// estimateCall estimates a primary call before it opens, from the body sent
+// upstream: input = tokens.EstimateSize of the body (JSON punctuation and
+// field names make this an overestimate for ordinary text, which is the safe
+// side for a budget), output = the request's own cap (max_tokens,
 // max_completion_tokens or max_output_tokens), else defaultOutput. It
 // returns the total and the output part. Settle corrects the reservation to
 // the actual usage, so the estimate only decides admission near a limit.
-func EstimateTokens(body []byte, defaultOutput int64) (total, output int64) {
-	input := (int64(len(body)) + 3) / 4
+func estimateCall(body []byte, defaultOutput int64) (total, output int64) {
+	input := tokens.EstimateSize(int64(len(body)))
 	output = defaultOutput
 	for _, f := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 		if v := gjson.GetBytes(body, f); v.Type == gjson.Number && v.Int() > 0 {
@@ -59,7 +60,7 @@ func (l *Ledger) Admit(ctx context.Context, x *flow.Exchange) (func(flow.Outcome
 	if kind == "" {
 		kind = KindPrimary
 	}
-	total, out := EstimateTokens(x.Body, l.outTokens)
+	total, out := estimateCall(x.Body, l.outTokens)
 	c := Charge{
 		Principal:             x.Principal.ID,
 		Account:               x.Principal.Account,

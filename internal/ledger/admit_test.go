@@ -30,7 +30,7 @@ func readTestdata(t *testing.T, name string) []byte {
 	return b
 }
 
-func TestEstimateTokens(t *testing.T) {
+func TestEstimateCall(t *testing.T) {
 	claude := readTestdata(t, "claude-messages-main.json")
 	codex := readTestdata(t, "codex-responses-main.json")
 	tests := []struct {
@@ -48,9 +48,9 @@ func TestEstimateTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			total, out := EstimateTokens(tt.body, 4096)
+			total, out := estimateCall(tt.body, 4096)
 			if total != tt.wantTotal || out != tt.wantOut {
-				t.Errorf("EstimateTokens = %d, %d; want %d, %d", total, out, tt.wantTotal, tt.wantOut)
+				t.Errorf("estimateCall = %d, %d; want %d, %d", total, out, tt.wantTotal, tt.wantOut)
 			}
 		})
 	}
@@ -184,15 +184,15 @@ func TestAdmit_ThroughServer(t *testing.T) {
 	}
 }
 
-func FuzzEstimateTokens(f *testing.F) {
+func FuzzEstimateCall(f *testing.F) {
 	f.Add(readTestdataF(f, "claude-messages-main.json"))
 	f.Add(readTestdataF(f, "codex-responses-main.json"))
 	f.Add([]byte(`{"max_tokens":-5}`))
 	f.Add([]byte(`{"max_tokens":1e30}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		total, out := EstimateTokens(body, 4096)
+		total, out := estimateCall(body, 4096)
 		if out <= 0 || total < out || total-out != (int64(len(body))+3)/4 {
-			t.Errorf("EstimateTokens(%q) = %d, %d", body, total, out)
+			t.Errorf("estimateCall(%q) = %d, %d", body, total, out)
 		}
 	})
 }

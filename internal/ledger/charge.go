@@ -31,7 +31,7 @@ type Charge struct {
 	// means the usage already reports uncached input.
 	Family string
 	// EstimatedTokens (input plus output) is reserved against token budgets
-	// until settled. See EstimateTokens for primary calls; an extraction
+	// until settled. See estimateCall for primary calls; an extraction
 	// call knows its own input size and output cap.
 	EstimatedTokens int64
 	// EstimatedOutputTokens is the part of EstimatedTokens that is output;

@@ -22,7 +22,7 @@
 // the store enforces the same limit. Reserve adds the call's estimate to
 // every applicable counter (all or none); settle replaces the estimate with
 // the actual tokens (input, output, cache read and cache write) and cost.
-// A primary call's estimate is EstimateTokens: request bytes/4 plus the
+// A primary call's estimate is request bytes/4 (tokens.EstimateSize) plus the
 // request's own output cap (or DefaultOutputTokens). Because the estimate
 // includes the whole output cap, a call is refused when the remaining budget
 // could not cover its worst case; a call that ends up costing more than its

@@ -15,6 +15,7 @@ import (
 	"github.com/tether-dev/tether/internal/extract"
 	"github.com/tether-dev/tether/internal/session"
 	"github.com/tether-dev/tether/internal/store/backend"
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 // load returns the A-leg's capsule, empty when there is none. A fork with
@@ -156,7 +157,7 @@ func (e *Engine) update(ctx context.Context, principal string, ref session.Ref, 
 			var dropped int
 			// The block the model gets also carries the ref="…" epoch
 			// token (see block); the budget covers it.
-			next, dropped = capsule.Bound(next, pol.MaxTokens-capsule.EstimateTokens(` ref="`+e.opt.Resolver.EpochToken(ref)+`"`))
+			next, dropped = capsule.Bound(next, pol.MaxTokens-tokens.Estimate(` ref="`+e.opt.Resolver.EpochToken(ref)+`"`))
 			e.m.dropped.Add(float64(dropped))
 		}
 		data, err := capsule.Encode(next)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/store/backend"
+	"github.com/tether-dev/tether/internal/tokens"
 )
 
 // Timeline records the compactions preservation handled (backend.Compactions).
@@ -35,7 +36,7 @@ func (t *turn) recordCompaction(ctx context.Context, action string, c *capsule.C
 	}
 	if c != nil && block != "" {
 		st := c.Stats()
-		ev.Revision, ev.Tokens = c.Revision, capsule.EstimateTokens(block)
+		ev.Revision, ev.Tokens = c.Revision, tokens.Estimate(block)
 		ev.Decisions, ev.Constraints, ev.Rejected, ev.Questions, ev.Steps = st.ActiveDecisions, st.Constraints, st.Rejected, st.Questions, st.Steps
 	}
 	if _, err := tl.AppendCompaction(ctx, ev); err != nil {
