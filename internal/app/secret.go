@@ -95,5 +95,6 @@ func checkSharedSecret(ctx context.Context, st store.Store, secret []byte) error
 // shared reports whether the store is one several replicas may share.
 func shared(cfg *config.Config, st store.Store) bool {
 	_, pg := st.(*pgstore.Store)
-	return pg || config.IsPostgres(cfg.Store)
+	loc, err := store.ParseURL(cfg.Store)
+	return pg || err == nil && loc.Kind == store.Postgres
 }

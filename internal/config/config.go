@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/tether-dev/tether/internal/store"
 )
 
 // Config is the whole configuration. The zero value, after WithDefaults, is a
@@ -476,7 +478,7 @@ func (c *Config) Validate() error {
 	if ex.Timeout <= 0 {
 		bad("compaction_continuity.extractor.timeout", "must be positive")
 	}
-	if c.Secret == "" && IsPostgres(c.Store) && !c.AllowGeneratedSecret {
+	if loc, err := store.ParseURL(c.Store); err == nil && loc.Kind == store.Postgres && c.Secret == "" && !c.AllowGeneratedSecret {
 		bad("secret", "is required with a PostgreSQL store: every replica sharing it must derive the same lineage keys, epoch tokens and "+
 			"passthrough principals, and a per-process secret changes them on every start (set secret: ${TETHER_SECRET} on all replicas, "+
 			"or allow_generated_secret: true for one throwaway process)")
@@ -485,11 +487,6 @@ func (c *Config) Validate() error {
 		bad("transcript.enabled", "durable transcript capture is not available in this version; remove it (continuity never needs a transcript)")
 	}
 	return errors.Join(errs...)
-}
-
-// IsPostgres reports whether a store URL names PostgreSQL.
-func IsPostgres(store string) bool {
-	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
 }
 
 // ExtractorRoute splits "provider/model".
