@@ -53,9 +53,25 @@ const (
 	StepCompleted  = "completed"
 	StepCancelled  = "cancelled"
 
+	// Provenance says where an item (or the op that closed it) came from:
+	// the harness's plan tool (structured), a statement the user marked
+	// and the built-in extractor read (marked), or the model extractor's
+	// reading (model). ProvenanceExtractor is what capsules written before
+	// the two extractors were told apart say.
 	ProvenanceExtractor  = "extractor"
 	ProvenanceStructured = "structured"
+	ProvenanceMarked     = "marked"
+	ProvenanceModel      = "model"
 )
+
+// validProvenance reports whether p is a provenance Apply records.
+func validProvenance(p string) bool {
+	switch p {
+	case ProvenanceExtractor, ProvenanceStructured, ProvenanceMarked, ProvenanceModel:
+		return true
+	}
+	return false
+}
 
 // Capsule is the continuity state of one A-leg. Field order is the canonical
 // JSON order; see [Encode].
@@ -112,7 +128,9 @@ type Decision struct {
 	SourceTurn   int    `json:"source_turn"`
 	// ClosedTurn is the user turn that superseded or rejected the decision.
 	ClosedTurn int    `json:"closed_turn,omitempty"`
-	Provenance string `json:"provenance,omitempty"` // extractor | structured
+	Provenance string `json:"provenance,omitempty"` // structured | marked | model (extractor: older capsules)
+	// ClosedBy is the provenance of the op that superseded or rejected it.
+	ClosedBy string `json:"closed_by,omitempty"`
 }
 
 // Constraint is a user constraint or preference.
@@ -123,6 +141,8 @@ type Constraint struct {
 	SupersededBy string `json:"superseded_by,omitempty"`
 	SourceTurn   int    `json:"source_turn"`
 	ClosedTurn   int    `json:"closed_turn,omitempty"`
+	Provenance   string `json:"provenance,omitempty"`
+	ClosedBy     string `json:"closed_by,omitempty"`
 }
 
 // Rejected is an alternative the user rejected; it must not be proposed again.
@@ -131,6 +151,7 @@ type Rejected struct {
 	Text       string `json:"text"`
 	Reason     string `json:"reason,omitempty"`
 	SourceTurn int    `json:"source_turn"`
+	Provenance string `json:"provenance,omitempty"`
 }
 
 // Question is an open question or blocker.
@@ -140,6 +161,8 @@ type Question struct {
 	Status     string `json:"status"` // open | resolved
 	SourceTurn int    `json:"source_turn"`
 	ClosedTurn int    `json:"closed_turn,omitempty"`
+	Provenance string `json:"provenance,omitempty"`
+	ClosedBy   string `json:"closed_by,omitempty"`
 }
 
 // Stats are content-free counts for metrics and logs.

@@ -64,6 +64,10 @@ type Op struct {
 	Quote string `json:"quote,omitempty"`
 	// Turn is the transcript turn the op is based on.
 	Turn int `json:"turn"`
+	// Origin is the extractor that produced the op (ProvenanceMarked or
+	// ProvenanceModel), set by the code that ran it, never read from an
+	// extractor's output; "" takes the batch's provenance (WithProvenance).
+	Origin string `json:"-"`
 }
 
 // changesIntent reports whether kind must cite a user turn of the delta.
@@ -127,8 +131,9 @@ func WithWatermark(w Watermark) Option {
 	return func(o *options) { o.watermark = &w }
 }
 
-// WithProvenance sets the provenance recorded on decisions added by the batch
-// (ProvenanceExtractor, the default, or ProvenanceStructured).
+// WithProvenance sets the provenance recorded on the items the batch adds
+// or closes, for ops without an Origin of their own (ProvenanceExtractor,
+// the default, ProvenanceStructured, ProvenanceMarked or ProvenanceModel).
 func WithProvenance(p string) Option {
 	return func(o *options) { o.provenance = p }
 }
@@ -152,7 +157,7 @@ func Apply(prev *Capsule, ops []Op, d Delta, txID string, opts ...Option) (*Caps
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.provenance != ProvenanceExtractor && o.provenance != ProvenanceStructured {
+	if !validProvenance(o.provenance) {
 		return nil, fmt.Errorf("apply %s: unknown provenance %q: %w", txID, o.provenance, ErrInvalidOp)
 	}
 	if err := d.validate(); err != nil {
@@ -226,6 +231,14 @@ type merger struct {
 }
 
 func (m *merger) apply(op Op) error {
+	if op.Origin != "" {
+		if !validProvenance(op.Origin) {
+			return fmt.Errorf("unknown origin %q", op.Origin)
+		}
+		batch := m.provenance
+		m.provenance = op.Origin
+		defer func() { m.provenance = batch }()
+	}
 	op.Statement, op.Text = clean(op.Statement), clean(op.Text)
 	op.Rationale, op.Reason, op.Tool = clean(op.Rationale), clean(op.Reason), clean(op.Tool)
 	if op.Turn < m.d.FromTurn || op.Turn > m.d.ToTurn {
@@ -246,7 +259,7 @@ func (m *merger) apply(op Op) error {
 			return err
 		}
 		d := &m.c.Decisions[i]
-		d.Status, d.ClosedTurn = StatusRejected, op.Turn
+		d.Status, d.ClosedTurn, d.ClosedBy = StatusRejected, op.Turn, m.provenance
 		return nil
 	case OpRejectAlternative:
 		return m.rejectAlternative(op)
@@ -266,7 +279,7 @@ func (m *merger) apply(op Op) error {
 			}
 		}
 		m.c.OpenQuestions = append(m.c.OpenQuestions, Question{
-			ID: m.c.allocID("Q"), Text: op.Text, Status: StatusOpen, SourceTurn: op.Turn,
+			ID: m.c.allocID("Q"), Text: op.Text, Status: StatusOpen, SourceTurn: op.Turn, Provenance: m.provenance,
 		})
 		return nil
 	case OpResolveQuestion:
@@ -278,7 +291,7 @@ func (m *merger) apply(op Op) error {
 			if q.Status != StatusOpen {
 				return fmt.Errorf("%s is %s, not open", q.ID, q.Status)
 			}
-			q.Status, q.ClosedTurn = StatusResolved, op.Turn
+			q.Status, q.ClosedTurn, q.ClosedBy = StatusResolved, op.Turn, m.provenance
 			return nil
 		}
 		return fmt.Errorf("unknown id %q", op.ID)
@@ -446,7 +459,7 @@ func (m *merger) supersedeDecision(op Op) error {
 		return err
 	}
 	d := &m.c.Decisions[i] // re-take: addDecision may have grown the slice
-	d.Status, d.SupersededBy, d.ClosedTurn = StatusSuperseded, newID, op.Turn
+	d.Status, d.SupersededBy, d.ClosedTurn, d.ClosedBy = StatusSuperseded, newID, op.Turn, m.provenance
 	return nil
 }
 
@@ -461,7 +474,7 @@ func (m *merger) rejectAlternative(op Op) error {
 			if op.Turn < d.SourceTurn {
 				return fmt.Errorf("turn %d precedes %s's turn %d", op.Turn, d.ID, d.SourceTurn)
 			}
-			d.Status, d.ClosedTurn = StatusRejected, op.Turn
+			d.Status, d.ClosedTurn, d.ClosedBy = StatusRejected, op.Turn, m.provenance
 		}
 	}
 	for i := range m.c.Constraints {
@@ -470,7 +483,7 @@ func (m *merger) rejectAlternative(op Op) error {
 			if op.Turn < k.SourceTurn {
 				return fmt.Errorf("turn %d precedes %s's turn %d", op.Turn, k.ID, k.SourceTurn)
 			}
-			k.Status, k.ClosedTurn = StatusSuperseded, op.Turn
+			k.Status, k.ClosedTurn, k.ClosedBy = StatusSuperseded, op.Turn, m.provenance
 		}
 	}
 	for i := range m.c.Rejected {
@@ -483,7 +496,7 @@ func (m *merger) rejectAlternative(op Op) error {
 		}
 	}
 	m.c.Rejected = append(m.c.Rejected, Rejected{
-		ID: m.c.allocID("R"), Text: op.Text, Reason: op.Reason, SourceTurn: op.Turn,
+		ID: m.c.allocID("R"), Text: op.Text, Reason: op.Reason, SourceTurn: op.Turn, Provenance: m.provenance,
 	})
 	return nil
 }
@@ -507,7 +520,7 @@ func (m *merger) addConstraint(text, reinstates string, explicit bool, turn int)
 	}
 	m.dropRejected(overridden)
 	id := m.c.allocID("C")
-	m.c.Constraints = append(m.c.Constraints, Constraint{ID: id, Text: text, Status: StatusActive, SourceTurn: turn})
+	m.c.Constraints = append(m.c.Constraints, Constraint{ID: id, Text: text, Status: StatusActive, SourceTurn: turn, Provenance: m.provenance})
 	return id, nil
 }
 
@@ -539,7 +552,7 @@ func (m *merger) retireConstraint(op Op) error {
 		newID = id
 	}
 	c := &m.c.Constraints[i]
-	c.Status, c.SupersededBy, c.ClosedTurn = StatusSuperseded, newID, op.Turn
+	c.Status, c.SupersededBy, c.ClosedTurn, c.ClosedBy = StatusSuperseded, newID, op.Turn, m.provenance
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package capsule
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -70,7 +71,7 @@ func TestApplyOps(t *testing.T) {
 			ops:  []Op{{Op: OpSupersedeDecision, ID: "D1", Statement: "Use SQLite for storage", Rationale: "single binary", Turn: 10}},
 			check: func(t *testing.T, got *Capsule) {
 				want := []Decision{
-					{ID: "D1", Statement: "Use PostgreSQL for storage", Status: StatusSuperseded, Rationale: "need concurrent writers", SupersededBy: "D2", SourceTurn: 2, ClosedTurn: 10, Provenance: ProvenanceExtractor},
+					{ID: "D1", Statement: "Use PostgreSQL for storage", Status: StatusSuperseded, Rationale: "need concurrent writers", SupersededBy: "D2", SourceTurn: 2, ClosedTurn: 10, Provenance: ProvenanceExtractor, ClosedBy: ProvenanceExtractor},
 					{ID: "D2", Statement: "Use SQLite for storage", Status: StatusActive, Rationale: "single binary", SourceTurn: 10, Provenance: ProvenanceExtractor},
 				}
 				if diff := cmp.Diff(want, got.Decisions); diff != "" {
@@ -115,7 +116,7 @@ func TestApplyOps(t *testing.T) {
 			name: "reject_alternative",
 			ops:  []Op{{Op: OpRejectAlternative, Text: "GraphQL API", Reason: "overkill", Turn: 6}},
 			check: func(t *testing.T, got *Capsule) {
-				want := Rejected{ID: "R2", Text: "GraphQL API", Reason: "overkill", SourceTurn: 6}
+				want := Rejected{ID: "R2", Text: "GraphQL API", Reason: "overkill", SourceTurn: 6, Provenance: ProvenanceExtractor}
 				if diff := cmp.Diff(want, got.Rejected[1]); diff != "" {
 					t.Errorf("(-want +got):\n%s", diff)
 				}
@@ -137,7 +138,7 @@ func TestApplyOps(t *testing.T) {
 			name: "reject_alternative duplicate is a no-op",
 			ops:  []Op{{Op: OpRejectAlternative, Text: "mongodb.", Reason: "other", Turn: 8}},
 			check: func(t *testing.T, got *Capsule) {
-				want := []Rejected{{ID: "R1", Text: "MongoDB", Reason: "ops burden", SourceTurn: 4}}
+				want := []Rejected{{ID: "R1", Text: "MongoDB", Reason: "ops burden", SourceTurn: 4, Provenance: ProvenanceExtractor}}
 				if diff := cmp.Diff(want, got.Rejected); diff != "" {
 					t.Errorf("(-want +got):\n%s", diff)
 				}
@@ -151,9 +152,9 @@ func TestApplyOps(t *testing.T) {
 			},
 			check: func(t *testing.T, got *Capsule) {
 				want := []Constraint{
-					{ID: "C1", Text: "No new dependencies", Status: StatusActive, SourceTurn: 2},
-					{ID: "C2", Text: "Keep p99 under 50ms", Status: StatusSuperseded, SupersededBy: "C3", SourceTurn: 6, ClosedTurn: 8},
-					{ID: "C3", Text: "Keep p99 under 80ms", Status: StatusActive, SourceTurn: 8},
+					{ID: "C1", Text: "No new dependencies", Status: StatusActive, SourceTurn: 2, Provenance: ProvenanceExtractor},
+					{ID: "C2", Text: "Keep p99 under 50ms", Status: StatusSuperseded, SupersededBy: "C3", SourceTurn: 6, ClosedTurn: 8, Provenance: ProvenanceExtractor, ClosedBy: ProvenanceExtractor},
+					{ID: "C3", Text: "Keep p99 under 80ms", Status: StatusActive, SourceTurn: 8, Provenance: ProvenanceExtractor},
 				}
 				if diff := cmp.Diff(want, got.Constraints); diff != "" {
 					t.Errorf("(-want +got):\n%s", diff)
@@ -164,7 +165,7 @@ func TestApplyOps(t *testing.T) {
 			name: "remove_constraint",
 			ops:  []Op{{Op: OpRemoveConstraint, ID: "C1", Turn: 10}},
 			check: func(t *testing.T, got *Capsule) {
-				want := Constraint{ID: "C1", Text: "No new dependencies", Status: StatusSuperseded, SourceTurn: 2, ClosedTurn: 10}
+				want := Constraint{ID: "C1", Text: "No new dependencies", Status: StatusSuperseded, SourceTurn: 2, ClosedTurn: 10, Provenance: ProvenanceExtractor, ClosedBy: ProvenanceExtractor}
 				if diff := cmp.Diff(want, got.Constraints[0]); diff != "" {
 					t.Errorf("(-want +got):\n%s", diff)
 				}
@@ -570,6 +571,45 @@ func TestProvenance(t *testing.T) {
 	}
 	if _, err := Apply(nil, nil, delta(0, 0), "t", WithProvenance("guess")); !errors.Is(err, ErrInvalidOp) {
 		t.Fatalf("unknown provenance: err = %v", err)
+	}
+}
+
+// Each op's own origin (the extractor that produced it) is recorded on the
+// items it adds and on those it closes; ops without one take the batch's.
+func TestOpOriginRecorded(t *testing.T) {
+	d := delta(0, 6, 0, 2, 4, 6)
+	c, err := Apply(nil, []Op{
+		{Op: OpAddDecision, Statement: "Use PostgreSQL", Turn: 0, Origin: ProvenanceMarked},
+		{Op: OpAddConstraint, Text: "No new dependencies", Turn: 2, Origin: ProvenanceModel},
+		{Op: OpRejectAlternative, Text: "MongoDB", Turn: 2},
+	}, d, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = Apply(c, []Op{
+		{Op: OpSupersedeDecision, ID: "D1", Statement: "Use SQLite", Turn: 4, Origin: ProvenanceModel},
+		{Op: OpRemoveConstraint, ID: "C1", Turn: 6, Origin: ProvenanceMarked},
+	}, d, "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{
+		"D1": c.Decisions[0].Provenance + "/" + c.Decisions[0].ClosedBy,
+		"D2": c.Decisions[1].Provenance,
+		"C1": c.Constraints[0].Provenance + "/" + c.Constraints[0].ClosedBy,
+		"R1": c.Rejected[0].Provenance,
+	}
+	want := map[string]string{"D1": "marked/model", "D2": "model", "C1": "model/marked", "R1": "extractor"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("provenance by item (-want +got):\n%s", diff)
+	}
+	if _, err := Apply(nil, []Op{{Op: OpAddDecision, Statement: "x", Turn: 0, Origin: "guess"}}, d, "t3"); !errors.Is(err, ErrInvalidOp) {
+		t.Errorf("unknown origin: err = %v, want ErrInvalidOp", err)
+	}
+	// The origin is never read from an extractor's JSON.
+	var op Op
+	if err := json.Unmarshal([]byte(`{"op":"add_decision","statement":"x","turn":0,"Origin":"marked","origin":"marked"}`), &op); err != nil || op.Origin != "" {
+		t.Errorf("Origin read from JSON: %q, %v", op.Origin, err)
 	}
 }
 

@@ -237,7 +237,7 @@ func (p *Pool) runInline(job Job) error {
 		p.m.jobs.WithLabelValues(OutcomeFailed).Inc()
 		return fmt.Errorf("inline extraction: %w", err)
 	}
-	ops, err := Validate(raw, in)
+	ops, err := validateFrom(p.opt.Caller, raw, in)
 	if err != nil {
 		p.m.jobs.WithLabelValues(OutcomeInvalid).Inc()
 		return fmt.Errorf("inline extraction: %w", err)

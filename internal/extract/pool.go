@@ -620,7 +620,7 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 		return verdictRetry
 	}
 
-	ops, err := Validate(raw, in)
+	ops, err := validateFrom(p.opt.Caller, raw, in)
 	if err != nil {
 		p.m.jobs.WithLabelValues(OutcomeInvalid).Inc()
 		log.Warn("extraction result discarded", slog.Int("bytes", len(raw)))
@@ -686,7 +686,7 @@ func (p *Pool) fallback(job Job, in Input, log *slog.Logger) bool {
 	if err != nil {
 		return false
 	}
-	ops, err := Validate(raw, in)
+	ops, err := validateFrom(p.opt.Fallback, raw, in)
 	if err != nil || len(ops) == 0 {
 		return false
 	}
@@ -708,7 +708,7 @@ func (p *Pool) marked(ctx context.Context, in Input) []capsule.Op {
 	if err != nil {
 		return nil
 	}
-	ops, err := Validate(raw, in)
+	ops, err := validateFrom(p.opt.Fallback, raw, in)
 	if err != nil {
 		return nil
 	}
