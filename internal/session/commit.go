@@ -1,7 +1,9 @@
 package session
 
 import (
+	"cmp"
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -75,8 +77,25 @@ func (r *Resolver) nextHead(ref Ref, ak, headKey, prevKey string, n, turn int) (
 	if ok && parent == "" {
 		parent = cur.Parent
 	}
-	return record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn, Head: headKey, HeadParent: prevKey, Parent: parent, ClientHint: ref.Hint}, true
+	next := record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn, Head: headKey, HeadParent: prevKey, Parent: parent,
+		ClientHint: ref.Hint, Client: r.sealClient(ref.Principal, ref.ALeg, ref.Client), Agent: ref.Agent, Seen: r.opt.Now().Unix()}
+	if ok {
+		next.Client, next.Agent = cmp.Or(next.Client, cur.Client), cmp.Or(next.Agent, cur.Agent)
+		// The same head again soon after (a client retry) keeps its time,
+		// so that it is not written again.
+		if again := cur; again.Seen > next.Seen-seenGranularity && again.Seen <= next.Seen {
+			again.Seen = next.Seen
+			if reflect.DeepEqual(again, next) {
+				next.Seen = cur.Seen
+			}
+		}
+	}
+	return next, true
 }
+
+// seenGranularity is how stale (in seconds) an A-leg's last activity may be
+// shown: a repeated head within it is not written again.
+const seenGranularity = 600
 
 // nextHint is the client hint's mapping after this request, and whether it
 // changed.

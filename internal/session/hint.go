@@ -105,3 +105,21 @@ func codexWindow(hdr http.Header) int {
 	}
 	return n + 1 // 0 means "no window"
 }
+
+// agentOf names the coding agent: the one the compaction rule matched, else
+// the one the client hint's family belongs to.
+func agentOf(ruleAgent, client string) string {
+	if ruleAgent != "" {
+		return ruleAgent
+	}
+	family, _, _ := strings.Cut(client, ":")
+	switch family {
+	case "codex":
+		return "codex"
+	case "claude":
+		return "claude-code"
+	case "opencode":
+		return "opencode"
+	}
+	return ""
+}

@@ -26,11 +26,14 @@ type record struct {
 	Turn    int    `json:"t,omitempty"` // raw messages in the history (Ref.Turn)
 
 	// A-leg head only.
-	Head       string `json:"h,omitempty"` // key of the head request's record
-	HeadParent string `json:"b,omitempty"` // key of the head's history without its last message
-	Parent     string `json:"p,omitempty"` // parent A-leg
-	Compacted  bool   `json:"c,omitempty"` // a compaction summary was relayed after the head's last commit
-	ClientHint string `json:"k,omitempty"` // the client hint of the request that moved the head
+	Head       string `json:"h,omitempty"`  // key of the head request's record
+	HeadParent string `json:"b,omitempty"`  // key of the head's history without its last message
+	Parent     string `json:"p,omitempty"`  // parent A-leg
+	Compacted  bool   `json:"c,omitempty"`  // a compaction summary was relayed after the head's last commit
+	ClientHint string `json:"k,omitempty"`  // the client hint of the request that moved the head
+	Client     string `json:"cs,omitempty"` // the client's own session id (Ref.Client), sealed (sealClient)
+	Agent      string `json:"ag,omitempty"` // the coding agent (Ref.Agent)
+	Seen       int64  `json:"at,omitempty"` // unix seconds of the commit that moved the head
 
 	Window int `json:"w,omitempty"` // client hint: Codex window number + 1
 
@@ -179,6 +182,7 @@ func (r *Resolver) Resolve(ctx context.Context, principal string, v *dialect.Vie
 		return Ref{}, wrap("resolve", err)
 	}
 	res.Ordinal = Ordinal(res.Epoch, res.Turn)
+	res.Client, res.Agent = ch.value, agentOf(h.Agent, ch.value)
 	return res, nil
 }
 

@@ -60,6 +60,14 @@ type Ref struct {
 
 	Hint string // principal-scoped digest of the client hint used, "" if none
 
+	// Client is the client's own session id, as "family:id" (codex,
+	// claude, opencode, or cache for a prompt_cache_key), "" if none; it
+	// is shown to the principal (Describe), never used as a key.
+	Client string
+	// Agent is the coding agent, from the compaction rule that matched or
+	// the client hint's family, "" if unknown.
+	Agent string
+
 	// Side is set on an EventOutOfBand ref for a request that was not
 	// marked out of band but quotes the branch's conversation (an
 	// unrecognised summarisation request): callers leave it alone and
