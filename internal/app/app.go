@@ -197,7 +197,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		Ready:    a.ready,
 		Mount: func(m *http.ServeMux) {
 			a.Ledger.Routes(authn.Authenticate, cfg.AdminKey)(m)
-			wo := web.Options{Store: st, Authn: authn.Authenticate, AdminKey: cfg.AdminKey, Logger: logger, Budgets: a.Ledger.Budgets}
+			wo := web.Options{Store: st, Authn: authn.Authenticate, AdminKey: cfg.AdminKey, Logger: logger, Budgets: a.Ledger.Budgets,
+				Conversations: a.describe}
 			web.Routes(wo)(m)
 			web.UIRoutes(wo)(m)
 		},
@@ -359,4 +360,18 @@ func Upstreams(cfg *config.Config) string {
 		parts = append(parts, p.Name+"="+p.Dialect+":"+base)
 	}
 	return strings.Join(parts, " ")
+}
+
+// describe is what the web view shows of a principal's conversations from
+// lineage (agent, client session id, last activity).
+func (a *App) describe(ctx context.Context, principal string, aLegs []string) (map[string]web.Conversation, error) {
+	got, err := a.Resolver.Describe(ctx, principal, aLegs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]web.Conversation, len(got))
+	for k, c := range got {
+		out[k] = web.Conversation{Agent: c.Agent, ClientSession: c.ClientSession, ClientKind: c.ClientKind, LastActivity: c.LastActivity}
+	}
+	return out, nil
 }

@@ -21,6 +21,16 @@ import (
 type Store interface {
 	ListCapsules(ctx context.Context, principal string) ([]backend.CapsuleRecord, error)
 	CapsuleHistory(ctx context.Context, principal, aLeg string, limit int) ([]backend.CapsuleRecord, error)
+	Compactions(ctx context.Context, principal, aLeg string, limit int) ([]backend.CompactionEvent, error)
+}
+
+// Conversation is what lineage knows of a conversation branch (see
+// session.Resolver.Describe).
+type Conversation struct {
+	Agent         string
+	ClientSession string
+	ClientKind    string
+	LastActivity  time.Time
 }
 
 // Options configures the API.
@@ -32,23 +42,38 @@ type Options struct {
 	// Budgets, when set, reports the budgets bounding a principal (or its
 	// account) in their current period, for the web view.
 	Budgets func(ctx context.Context, principal, account string) ([]ledger.BudgetStatus, error)
+	// Conversations, when set, describes a principal's A-legs: agent,
+	// client session id, last activity.
+	Conversations func(ctx context.Context, principal string, aLegs []string) (map[string]Conversation, error)
 }
 
 // Summary is one conversation branch in GET /v1/capsules.
 type Summary struct {
 	ID        string    `json:"id"` // the A-leg (conversation branch) id
 	Principal string    `json:"principal"`
-	Session   string    `json:"session"`
+	Session   string    `json:"session"` // Tether's session id (the lineage the branch belongs to)
 	Revision  int64     `json:"revision"`
-	UpdatedAt time.Time `json:"updated_at"`
+	UpdatedAt time.Time `json:"updated_at"` // when the capsule last changed
+	// Agent is the coding agent (compaction rule or client hint), "" if
+	// unknown.
+	Agent string `json:"agent,omitempty"`
+	// ClientSession is the session id the client sent (Claude Code
+	// session, Codex thread, OpenCode session, or a prompt_cache_key, as
+	// ClientKind says), "" if none.
+	ClientSession string `json:"client_session,omitempty"`
+	ClientKind    string `json:"client_kind,omitempty"`
+	// LastActivity is when the branch last had a turn (to ten minutes);
+	// zero if unknown.
+	LastActivity *time.Time `json:"last_activity,omitempty"`
 }
 
 // Detail is GET /v1/capsules/{id}: the newest revision, as stored and as the
-// model is shown it.
+// model is shown it, and the branch's compaction timeline.
 type Detail struct {
 	Summary
-	Rendered string           `json:"rendered"`
-	Capsule  *capsule.Capsule `json:"capsule"`
+	Rendered    string           `json:"rendered"`
+	Capsule     *capsule.Capsule `json:"capsule"`
+	Compactions []Compaction     `json:"compactions"`
 }
 
 // Revision is one entry of GET /v1/capsules/{id}/history.
@@ -56,6 +81,28 @@ type Revision struct {
 	Revision  int64     `json:"revision"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Changes   []Change  `json:"changes"`
+	// Counts is the number of changes by action.
+	Counts map[string]int `json:"counts"`
+}
+
+// Compaction is one entry of the compaction timeline
+// (GET /v1/capsules/{id}/compactions): when, which rule, and what the
+// injected block held.
+type Compaction struct {
+	At          time.Time `json:"at"`
+	RequestID   string    `json:"request_id"`
+	Agent       string    `json:"agent"`
+	Rule        string    `json:"rule"`
+	RuleVersion int       `json:"rule_version"`
+	Kind        string    `json:"kind"`   // in_band | out_of_band | opaque
+	Action      string    `json:"action"` // augmented | empty | reinjected
+	Revision    int64     `json:"revision"`
+	Tokens      int       `json:"tokens"`
+	Decisions   int       `json:"decisions"`
+	Constraints int       `json:"constraints"`
+	Rejected    int       `json:"rejected"`
+	Questions   int       `json:"questions"`
+	Steps       int       `json:"steps"`
 }
 
 // Routes mounts the API on mux.
@@ -68,6 +115,7 @@ func Routes(opt Options) func(*http.ServeMux) {
 		mux.HandleFunc("GET /v1/capsules", a.list)
 		mux.HandleFunc("GET /v1/capsules/{id}", a.show)
 		mux.HandleFunc("GET /v1/capsules/{id}/history", a.history)
+		mux.HandleFunc("GET /v1/capsules/{id}/compactions", a.compactions)
 	}
 }
 
@@ -99,11 +147,45 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, map[string]any{"capsules": a.summaries(r.Context(), recs)})
+}
+
+// summaries lists the head records with what lineage knows of each branch.
+// Lineage is looked up per principal, one round trip each; a failed lookup
+// only leaves those fields empty.
+func (a *api) summaries(ctx context.Context, recs []backend.CapsuleRecord) []Summary {
 	out := make([]Summary, 0, len(recs))
+	byPrincipal := map[string][]string{}
 	for _, rec := range recs {
 		out = append(out, summary(rec))
+		byPrincipal[rec.Principal] = append(byPrincipal[rec.Principal], rec.ALeg)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"capsules": out})
+	if a.opt.Conversations == nil {
+		return out
+	}
+	known := map[[2]string]Conversation{}
+	for p, legs := range byPrincipal {
+		convs, err := a.opt.Conversations(ctx, p, legs)
+		if err != nil {
+			a.opt.Logger.Warn("capsule API: lineage unavailable; conversations listed without agent and client session")
+			continue
+		}
+		for leg, c := range convs {
+			known[[2]string{p, leg}] = c
+		}
+	}
+	for i := range out {
+		c, ok := known[[2]string{out[i].Principal, out[i].ID}]
+		if !ok {
+			continue
+		}
+		out[i].Agent, out[i].ClientSession, out[i].ClientKind = c.Agent, c.ClientSession, c.ClientKind
+		if !c.LastActivity.IsZero() {
+			at := c.LastActivity
+			out[i].LastActivity = &at
+		}
+	}
+	return out
 }
 
 // find returns the head record of the A-leg id the caller may see.
@@ -134,18 +216,64 @@ func (a *api) show(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	recs, err := a.opt.Store.CapsuleHistory(r.Context(), head.Principal, head.ALeg, 1)
-	if err != nil || len(recs) == 0 {
-		a.fail(w, errors.Join(err, errors.New("no revision")))
-		return
-	}
-	c, err := capsule.Decode(recs[0].Data)
+	d, err := a.detail(r.Context(), head)
 	if err != nil {
 		a.fail(w, err)
 		return
 	}
-	c.Revision = recs[0].Revision
-	writeJSON(w, http.StatusOK, Detail{Summary: summary(recs[0]), Rendered: capsule.Render(c), Capsule: c})
+	if d.Capsule == nil {
+		a.fail(w, errors.New("newest revision undecodable"))
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// detail reads the newest revision of head's branch, what lineage knows of
+// it, and its compaction timeline. An undecodable revision leaves Capsule
+// nil.
+func (a *api) detail(ctx context.Context, head backend.CapsuleRecord) (Detail, error) {
+	recs, err := a.opt.Store.CapsuleHistory(ctx, head.Principal, head.ALeg, 1)
+	if err != nil || len(recs) == 0 {
+		return Detail{}, errors.Join(err, errors.New("no revision"))
+	}
+	d := Detail{Summary: a.summaries(ctx, recs[:1])[0]}
+	d.Rendered, d.Capsule = renderRecord(recs[0])
+	if d.Compactions, err = Compactions(ctx, a.opt.Store, head.Principal, head.ALeg); err != nil {
+		return Detail{}, err
+	}
+	if d.Agent == "" && len(d.Compactions) > 0 {
+		d.Agent = d.Compactions[0].Agent
+	}
+	return d, nil
+}
+
+func (a *api) compactions(w http.ResponseWriter, r *http.Request) {
+	head, ok := a.find(w, r)
+	if !ok {
+		return
+	}
+	evs, err := Compactions(r.Context(), a.opt.Store, head.Principal, head.ALeg)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": head.ALeg, "principal": head.Principal, "compactions": evs})
+}
+
+// Compactions returns the retained compaction timeline of an A-leg, newest
+// first.
+func Compactions(ctx context.Context, st Store, principal, aLeg string) ([]Compaction, error) {
+	evs, err := st.Compactions(ctx, principal, aLeg, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Compaction, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, Compaction{At: e.At, RequestID: e.RequestID, Agent: e.Agent, Rule: e.RuleID, RuleVersion: e.RuleVersion,
+			Kind: e.Kind, Action: e.Action, Revision: e.Revision, Tokens: e.Tokens, Decisions: e.Decisions,
+			Constraints: e.Constraints, Rejected: e.Rejected, Questions: e.Questions, Steps: e.Steps})
+	}
+	return out, nil
 }
 
 func (a *api) history(w http.ResponseWriter, r *http.Request) {
@@ -186,7 +314,7 @@ func History(ctx context.Context, st Store, principal, aLeg string) ([]Revision,
 		if bad[i] {
 			ch = []Change{{Item: "capsule", Action: "unreadable", Text: "this revision could not be decoded"}}
 		}
-		out = append(out, Revision{Revision: rec.Revision, UpdatedAt: rec.UpdatedAt, Changes: ch})
+		out = append(out, Revision{Revision: rec.Revision, UpdatedAt: rec.UpdatedAt, Changes: ch, Counts: countActions(ch)})
 	}
 	return out, nil
 }

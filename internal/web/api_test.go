@@ -1,12 +1,14 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -53,14 +55,37 @@ func testOptions(t *testing.T) Options {
 	r2 := &capsule.Capsule{
 		LatestPlan: &capsule.Plan{Status: "accepted", Source: "structured_tool", Tool: "update_plan", Steps: []capsule.Step{{Text: "Schema", Status: "in_progress"}, {Text: "API", Status: "pending"}}},
 		Decisions: []capsule.Decision{
-			{ID: "D1", Statement: "Use MongoDB", Status: "superseded", SupersededBy: "D2", Provenance: "extractor", SourceTurn: 1, ClosedTurn: 3},
-			{ID: "D2", Statement: "Use PostgreSQL, not MongoDB", Status: "active", Provenance: "extractor", SourceTurn: 3},
+			{ID: "D1", Statement: "Use MongoDB", Status: "superseded", SupersededBy: "D2", Provenance: "extractor", SourceTurn: 1, ClosedTurn: 3, ClosedBy: "marked"},
+			{ID: "D2", Statement: "Use PostgreSQL, not MongoDB", Status: "active", Provenance: "marked", SourceTurn: 3},
 		},
-		Rejected: []capsule.Rejected{{ID: "R1", Text: "MongoDB", SourceTurn: 3}},
+		Constraints: []capsule.Constraint{{ID: "C1", Text: "No new dependencies", Status: "active", Provenance: "model", SourceTurn: 3}},
+		Rejected:    []capsule.Rejected{{ID: "R1", Text: "MongoDB", SourceTurn: 3, Provenance: "model"}},
 	}
 	put(t, st, "alice", "s-alice", "A1", 2, r2)
+	for _, ev := range []backend.CompactionEvent{
+		{Principal: "alice", Session: "s-alice", ALeg: "A1", RequestID: "req-1", Agent: "claude-code", RuleID: "claude-code-summary", RuleVersion: 2,
+			Kind: "in_band", Action: "augmented", Revision: 2, Tokens: 180, Decisions: 1, Constraints: 1, Rejected: 2, Steps: 2},
+		{Principal: "bob", Session: "s-bob", ALeg: "B1", RequestID: "req-bob", Agent: "codex", RuleID: "codex-compact", RuleVersion: 1,
+			Kind: "opaque", Action: "augmented", Revision: 1},
+	} {
+		if _, err := st.AppendCompaction(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
 	put(t, st, "bob", "s-bob", "B1", 1, &capsule.Capsule{Decisions: []capsule.Decision{{ID: "D1", Statement: hostile, Status: "active", SourceTurn: 1}}})
-	return Options{Store: st, AdminKey: "admin-key", Authn: func(h http.Header) (auth.Principal, error) {
+	conversations := func(_ context.Context, principal string, aLegs []string) (map[string]Conversation, error) {
+		out := map[string]Conversation{}
+		for _, a := range aLegs {
+			if principal == "alice" && a == "A1" {
+				out[a] = Conversation{Agent: "claude-code", ClientKind: "claude", ClientSession: "5d1c8a4e-alice", LastActivity: time.Date(2026, 5, 4, 3, 2, 0, 0, time.UTC)}
+			}
+			if principal == "bob" && a == "B1" {
+				out[a] = Conversation{ClientKind: "cache", ClientSession: hostile}
+			}
+		}
+		return out, nil
+	}
+	return Options{Store: st, AdminKey: "admin-key", Conversations: conversations, Authn: func(h http.Header) (auth.Principal, error) {
 		switch auth.Credential(h) {
 		case "key-alice":
 			return auth.Principal{ID: "alice"}, nil
@@ -123,10 +148,11 @@ func TestCapsuleHistorySaysWhatChanged(t *testing.T) {
 	}
 	want := [][]Change{
 		{
-			{Item: "plan", Action: "added", Text: "accepted plan, 2 steps, 0 completed", Source: "structured_tool (update_plan)"},
-			{Item: "decision", Action: "superseded", ID: "D1", Text: "Use MongoDB", Source: "extractor"},
-			{Item: "decision", Action: "added", ID: "D2", Text: "Use PostgreSQL, not MongoDB", Source: "extractor"},
-			{Item: "rejected_alternative", Action: "added", ID: "R1", Text: "MongoDB"},
+			{Item: "plan", Action: "added", Text: "accepted plan, 2 steps, 0 completed", Source: "plan_tool", Tool: "update_plan"},
+			{Item: "decision", Action: "superseded", ID: "D1", Text: "Use MongoDB", Source: "marked"},
+			{Item: "decision", Action: "added", ID: "D2", Text: "Use PostgreSQL, not MongoDB", Source: "marked"},
+			{Item: "constraint", Action: "added", ID: "C1", Text: "No new dependencies", Source: "model"},
+			{Item: "rejected_alternative", Action: "rejected", ID: "R1", Text: "MongoDB", Source: "model"},
 		},
 		{{Item: "decision", Action: "added", ID: "D1", Text: "Use MongoDB", Source: "extractor"}},
 	}
@@ -136,6 +162,47 @@ func TestCapsuleHistorySaysWhatChanged(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes, newest first (-want +got):\n%s", diff)
+	}
+	if len(h.Revisions) == 2 {
+		if diff := cmp.Diff(map[string]int{"added": 3, "superseded": 1, "rejected": 1}, h.Revisions[0].Counts); diff != "" {
+			t.Errorf("revision 2 counts (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// The list says which agent and client session each branch belongs to and
+// when it was last active; the detail and /compactions give the branch's
+// compaction timeline, and only to its owner.
+func TestCapsuleAPIConversationAndTimeline(t *testing.T) {
+	srv := apiServer(t)
+	var list struct{ Capsules []Summary }
+	getJSON(t, srv.URL+"/v1/capsules", "key-alice", &list)
+	last := time.Date(2026, 5, 4, 3, 2, 0, 0, time.UTC)
+	if len(list.Capsules) != 1 || list.Capsules[0].Agent != "claude-code" || list.Capsules[0].ClientSession != "5d1c8a4e-alice" ||
+		list.Capsules[0].ClientKind != "claude" || list.Capsules[0].LastActivity == nil || !list.Capsules[0].LastActivity.Equal(last) {
+		t.Errorf("alice's list: %+v", list.Capsules)
+	}
+	var d Detail
+	getJSON(t, srv.URL+"/v1/capsules/A1", "key-alice", &d)
+	if len(d.Compactions) != 1 || d.Compactions[0].Rule != "claude-code-summary" || d.Compactions[0].Revision != 2 || d.Compactions[0].Steps != 2 {
+		t.Errorf("A1 detail timeline: %+v", d.Compactions)
+	}
+	var tl struct {
+		ID          string
+		Compactions []Compaction
+	}
+	if s := getJSON(t, srv.URL+"/v1/capsules/A1/compactions", "key-alice", &tl); s != 200 || tl.ID != "A1" || len(tl.Compactions) != 1 ||
+		tl.Compactions[0].Action != "augmented" || tl.Compactions[0].Agent != "claude-code" || tl.Compactions[0].Tokens != 180 {
+		t.Errorf("GET /v1/capsules/A1/compactions: status %d, %+v", s, tl)
+	}
+	if s := getJSON(t, srv.URL+"/v1/capsules/B1/compactions", "key-alice", nil); s != 404 {
+		t.Errorf("alice reading bob's timeline: status %d, want 404", s)
+	}
+	// Bob's branch has a timeline but no agent from lineage: the rule's.
+	d = Detail{}
+	getJSON(t, srv.URL+"/v1/capsules/B1", "key-bob", &d)
+	if d.Agent != "codex" {
+		t.Errorf("B1 agent %q, want codex (from its compaction rule)", d.Agent)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var pages = template.Must(template.New("page.html").Funcs(template.FuncMap{"amount": amount}).ParseFS(assets, "assets/page.html"))
+var pages = template.Must(template.New("page.html").Funcs(template.FuncMap{"amount": amount, "source": SourceLabel}).ParseFS(assets, "assets/page.html"))
 
 // amount formats a budget amount in its unit.
 func amount(unit string, v float64) string {
@@ -110,10 +110,7 @@ func (a *api) uiList(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusInternalServerError, "login", pageData{Error: "The store is unavailable."})
 		return
 	}
-	d := pageData{Title: "Conversations", Who: whoLabel(principal, all), All: all}
-	for _, rec := range recs {
-		d.Capsules = append(d.Capsules, summary(rec))
-	}
+	d := pageData{Title: "Conversations", Who: whoLabel(principal, all), All: all, Capsules: a.summaries(r2.Context(), recs)}
 	if a.opt.Budgets != nil {
 		p, _, _ := a.caller(r2)
 		if d.Budgets, err = a.opt.Budgets(r2.Context(), p.ID, p.Account); err != nil {
@@ -132,13 +129,12 @@ func (a *api) uiCapsule(w http.ResponseWriter, r *http.Request) {
 	if !found {
 		return
 	}
-	recs, err := a.opt.Store.CapsuleHistory(r2.Context(), head.Principal, head.ALeg, 1)
-	if err != nil || len(recs) == 0 {
+	det, err := a.detail(r2.Context(), head)
+	if err != nil {
 		render(w, http.StatusInternalServerError, "login", pageData{Error: "The store is unavailable."})
 		return
 	}
-	d := pageData{Title: head.ALeg, Who: whoLabel(principal, all), Detail: Detail{Summary: summary(recs[0])}}
-	d.Detail.Rendered, d.Detail.Capsule = renderRecord(recs[0])
+	d := pageData{Title: head.ALeg, Who: whoLabel(principal, all), Detail: det}
 	if d.History, err = History(r2.Context(), a.opt.Store, head.Principal, head.ALeg); err != nil {
 		render(w, http.StatusInternalServerError, "login", pageData{Error: "The store is unavailable."})
 		return

@@ -70,8 +70,14 @@ func TestWebViewSignInAndIsolation(t *testing.T) {
 	if st != 200 || !strings.Contains(body, "/ui/c/A1") || strings.Contains(body, "B1") {
 		t.Errorf("alice's list (status %d) must show A1 and not bob's B1:\n%s", st, body)
 	}
+	for _, want := range []string{"claude-code", "5d1c8a4e-alice", "2026-05-04 03:02 UTC"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("alice's list lacks %q (agent, client session, last activity)", want)
+		}
+	}
 	_, body = page(t, c, "GET", srv.URL+"/ui/c/A1", nil)
-	for _, want := range []string{"Use PostgreSQL, not MongoDB", "superseded", "structured_tool (update_plan)", "&lt;continuity-capsule"} {
+	for _, want := range []string{"Use PostgreSQL, not MongoDB", "superseded", "(from plan tool: update_plan)", "(from marked statement)", "(from model)",
+		"&lt;continuity-capsule", "Compaction timeline", "claude-code-summary", "revision 2, ~180 tokens", "5d1c8a4e-alice", "agent claude-code"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("capsule page lacks %q", want)
 		}
