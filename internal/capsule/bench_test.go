@@ -7,12 +7,15 @@ import (
 	"github.com/tether-dev/tether/internal/tokens"
 )
 
-// bigCapsule grows a capsule until its block is about DefaultMaxTokens.
+// benchMaxTokens is the default max_capsule_tokens.
+const benchMaxTokens = 2500
+
+// bigCapsule grows a capsule until its block is about benchMaxTokens.
 func bigCapsule(tb testing.TB) *Capsule {
 	tb.Helper()
 	c := New("s", "a")
 	turn := 0
-	for i := 0; tokens.Estimate(Render(c)) < DefaultMaxTokens-100; i++ {
+	for i := 0; tokens.Estimate(Render(c)) < benchMaxTokens-100; i++ {
 		d := delta(turn, turn+1, turn)
 		ops := []Op{
 			{Op: OpAddDecision, Statement: fmt.Sprintf("decision %d: keep module %d behind its interface", i, i), Rationale: "keeps the blast radius small", Turn: turn},
@@ -56,6 +59,6 @@ func BenchmarkBound(b *testing.B) {
 	c := bigCapsule(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		Bound(c, DefaultMaxTokens/2)
+		Bound(c, benchMaxTokens/2)
 	}
 }

@@ -20,7 +20,6 @@ const (
 	MaxResolvedQuestions = 8        // resolved questions kept until Bound drops them
 	MaxOps               = 64       // ops accepted in one extractor result
 	MaxOpsBytes          = 64 << 10 // size of one extractor result
-	DefaultMaxTokens     = 2500     // default max_capsule_tokens
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them.

@@ -193,6 +193,23 @@ type Extractor struct {
 	Workers         int           `yaml:"workers"`
 }
 
+// DefaultExtractor returns the extractor settings a configuration that sets
+// none gets. The extraction pool and callers fall back to the same values
+// when they are built without one; this is the one place they are written.
+func DefaultExtractor() Extractor {
+	return Extractor{
+		Route:           MarkersRoute,
+		Timeout:         8 * time.Second,
+		MaxInputTokens:  12000,
+		MaxOutputTokens: 2000,
+		MaxPendingJobs:  64,
+		Workers:         4,
+	}
+}
+
+// DefaultMaxCapsuleTokens is max_capsule_tokens when unset.
+const DefaultMaxCapsuleTokens = 2500
+
 // Billing says who pays for auxiliary inference.
 type Billing struct {
 	Attribution string `yaml:"attribution"` // originating_user (the only supported value)
@@ -312,20 +329,20 @@ func (c *Config) WithDefaults(getenv func(string) string) {
 			*b = &t
 		}
 	}
-	cc.MaxCapsuleTokens = cmp.Or(cc.MaxCapsuleTokens, 2500)
+	cc.MaxCapsuleTokens = cmp.Or(cc.MaxCapsuleTokens, DefaultMaxCapsuleTokens)
 	cc.BarrierTimeout = cmp.Or(cc.BarrierTimeout, 2*time.Second)
 	cc.Reinjection = cmp.Or(cc.Reinjection, "every_turn")
 	cc.SourcePolicy = cmp.Or(cc.SourcePolicy, "auto")
 	cc.FailureMode = cmp.Or(cc.FailureMode, "fail_open")
 	cc.CapsuleTTL = cmp.Or(cc.CapsuleTTL, 30*24*time.Hour)
 	cc.Billing.Attribution = cmp.Or(cc.Billing.Attribution, "originating_user")
-	ex := &cc.Extractor
-	ex.Timeout = cmp.Or(ex.Timeout, 8*time.Second)
-	ex.MaxInputTokens = cmp.Or(ex.MaxInputTokens, 12000)
-	ex.MaxOutputTokens = cmp.Or(ex.MaxOutputTokens, 2000)
-	ex.MaxPendingJobs = cmp.Or(ex.MaxPendingJobs, 64)
-	ex.Workers = cmp.Or(ex.Workers, 4)
-	ex.Route = cmp.Or(ex.Route, MarkersRoute)
+	ex, d := &cc.Extractor, DefaultExtractor()
+	ex.Timeout = cmp.Or(ex.Timeout, d.Timeout)
+	ex.MaxInputTokens = cmp.Or(ex.MaxInputTokens, d.MaxInputTokens)
+	ex.MaxOutputTokens = cmp.Or(ex.MaxOutputTokens, d.MaxOutputTokens)
+	ex.MaxPendingJobs = cmp.Or(ex.MaxPendingJobs, d.MaxPendingJobs)
+	ex.Workers = cmp.Or(ex.Workers, d.Workers)
+	ex.Route = cmp.Or(ex.Route, d.Route)
 	c.Transcript.TTL = cmp.Or(c.Transcript.TTL, 7*24*time.Hour)
 }
 

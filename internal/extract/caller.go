@@ -210,7 +210,7 @@ type AnthropicCaller struct{ httpCaller }
 // ANTHROPIC_API_KEY, …).
 func NewAnthropicCaller(p config.Provider, model string, maxOut int, hc *http.Client, auxSecret []byte) *AnthropicCaller {
 	if maxOut <= 0 {
-		maxOut = 2000
+		maxOut = config.DefaultExtractor().MaxOutputTokens
 	}
 	c := &AnthropicCaller{newHTTPCaller(p, "/v1/messages", model, maxOut, hc, auxSecret)}
 	c.header.Del("Authorization")

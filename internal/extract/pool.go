@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tether-dev/tether/internal/capsule"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
@@ -58,15 +59,17 @@ type Job struct {
 // capsule.ErrStale for a result older than the stored capsule.
 type ApplyFunc func(ctx context.Context, job Job, ops []capsule.Op, delta capsule.Delta) error
 
-// PoolOptions configures a Pool. Zero values take the documented defaults.
+// PoolOptions configures a Pool. Zero values take the documented defaults;
+// those of the configurable settings are config.DefaultExtractor's.
 type PoolOptions struct {
-	Workers    int           // concurrent calls; default 4
-	MaxPending int           // queued jobs (not counting running ones); default 64
-	Timeout    time.Duration // one job's call, from its own root context; default 8s
-	// MaxInputTokens bounds the prompt plus the prepared input; default 12000.
+	Workers    int           // concurrent calls (extractor.workers)
+	MaxPending int           // queued jobs, not counting running ones (extractor.max_pending_jobs)
+	Timeout    time.Duration // one job's call, from its own root context (extractor.timeout)
+	// MaxInputTokens bounds the prompt plus the prepared input
+	// (extractor.max_input_tokens).
 	MaxInputTokens int
 	// MaxOutputTokens is the output cap the Caller was built with; it is
-	// reserved with the admission. Default 2000.
+	// reserved with the admission (extractor.max_output_tokens).
 	MaxOutputTokens int
 	// JobTTL drops queued jobs older than this from memory; default
 	// 10 × Timeout. With an Outbox the dropped job stays owed there.
@@ -112,11 +115,12 @@ type PoolOptions struct {
 }
 
 func (o PoolOptions) withDefaults() PoolOptions {
-	o.Workers = max(cmp.Or(o.Workers, 4), 1)
-	o.MaxPending = max(cmp.Or(o.MaxPending, 64), 1)
-	o.Timeout = cmp.Or(o.Timeout, 8*time.Second)
-	o.MaxInputTokens = cmp.Or(o.MaxInputTokens, 12000)
-	o.MaxOutputTokens = cmp.Or(o.MaxOutputTokens, 2000)
+	d := config.DefaultExtractor()
+	o.Workers = max(cmp.Or(o.Workers, d.Workers), 1)
+	o.MaxPending = max(cmp.Or(o.MaxPending, d.MaxPendingJobs), 1)
+	o.Timeout = cmp.Or(o.Timeout, d.Timeout)
+	o.MaxInputTokens = cmp.Or(o.MaxInputTokens, d.MaxInputTokens)
+	o.MaxOutputTokens = cmp.Or(o.MaxOutputTokens, d.MaxOutputTokens)
 	o.JobTTL = cmp.Or(o.JobTTL, 10*o.Timeout)
 	o.PollInterval = cmp.Or(o.PollInterval, time.Second)
 	o.RetryBase = cmp.Or(o.RetryBase, 2*time.Second)

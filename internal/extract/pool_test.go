@@ -623,7 +623,7 @@ func growingSession(n int) []Input {
 		if err != nil {
 			panic(err)
 		}
-		prev, _ = capsule.Bound(next, capsule.DefaultMaxTokens)
+		prev, _ = capsule.Bound(next, config.DefaultMaxCapsuleTokens)
 		turn += len(delta)
 	}
 	return out
