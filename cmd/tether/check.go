@@ -42,6 +42,9 @@ func runCheck(_ context.Context, args []string, getenv func(string) string, stdo
 		src = "no file (defaults)"
 	}
 	fmt.Fprintf(stdout, "# configuration OK: %s\n# store %s; continuity %s\n", src, app.StoreKind(cfg.Store), continuityState(cfg))
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(stdout, "# warning: %s\n", w)
+	}
 	_, err = stdout.Write(out)
 	return err
 }

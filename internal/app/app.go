@@ -77,6 +77,9 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	}
 	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.LogLevel]
 	logger := slog.New(slog.NewJSONHandler(opt.LogOutput, &slog.HandlerOptions{Level: level}))
+	for _, w := range cfg.Warnings {
+		logger.Warn("deprecated configuration setting", slog.String("detail", w))
+	}
 
 	a := &App{Config: cfg, Logger: logger, stop: make(chan struct{})}
 	st := opt.Store

@@ -48,6 +48,11 @@ type Config struct {
 
 	Continuity Continuity `yaml:"compaction_continuity"`
 	Transcript Transcript `yaml:"transcript"`
+
+	// Warnings name the deprecated settings the file set (see
+	// deprecatedSettings): paths and lines, never values. The caller
+	// reports them; app.New logs them.
+	Warnings []string `yaml:"-"`
 }
 
 // HTTP bounds what an inbound connection may hold: every field has a
@@ -146,17 +151,19 @@ type Budget struct {
 
 // Continuity is the feature's global configuration.
 type Continuity struct {
-	Enabled          bool          `yaml:"enabled"`
-	Preserve         Preserve      `yaml:"preserve"`
-	Extractor        Extractor     `yaml:"extractor"`
-	Billing          Billing       `yaml:"billing"`
+	Enabled   bool      `yaml:"enabled"`
+	Preserve  Preserve  `yaml:"preserve"`
+	Extractor Extractor `yaml:"extractor"`
+	// Deprecated: extraction is always billed to the originating user.
+	Billing          Billing       `yaml:"billing,omitempty"`
 	MaxCapsuleTokens int           `yaml:"max_capsule_tokens"`
 	BarrierTimeout   time.Duration `yaml:"barrier_timeout"`
 	Reinjection      string        `yaml:"reinjection"` // every_turn | first_turn
 	CopyOnFork       bool          `yaml:"copy_on_fork"`
 	SourcePolicy     string        `yaml:"source_policy"` // auto | structured_only
-	FailureMode      string        `yaml:"failure_mode"`  // fail_open
-	CapsuleTTL       time.Duration `yaml:"capsule_ttl"`
+	// Deprecated: preservation always fails open.
+	FailureMode string        `yaml:"failure_mode,omitempty"`
+	CapsuleTTL  time.Duration `yaml:"capsule_ttl"`
 }
 
 // Preserve selects what the capsule keeps.
@@ -210,9 +217,10 @@ func DefaultExtractor() Extractor {
 // DefaultMaxCapsuleTokens is max_capsule_tokens when unset.
 const DefaultMaxCapsuleTokens = 2500
 
-// Billing says who pays for auxiliary inference.
+// Billing is a deprecated section: auxiliary inference is always billed to
+// the principal whose session caused it.
 type Billing struct {
-	Attribution string `yaml:"attribution"` // originating_user (the only supported value)
+	Attribution string `yaml:"attribution,omitempty"` // deprecated; only originating_user
 }
 
 // ContinuityOverride is a trusted per-principal override.
@@ -223,11 +231,25 @@ type ContinuityOverride struct {
 	MaxCapsuleTokens int    `yaml:"max_capsule_tokens"`
 }
 
-// Transcript configures optional durable transcript capture (off by default).
+// Transcript states that durable transcript capture is off: this version has
+// none, and enabled: true is refused.
 type Transcript struct {
-	Enabled bool          `yaml:"enabled"`
-	Key     string        `yaml:"key"` // 32-byte hex AES key; required when enabled
-	TTL     time.Duration `yaml:"ttl"`
+	Enabled bool `yaml:"enabled"`
+	// Deprecated: there is no transcript capture to key or expire.
+	Key string        `yaml:"key,omitempty"`
+	TTL time.Duration `yaml:"ttl,omitempty"`
+}
+
+// deprecatedSettings have no effect: each names behaviour Tether always has
+// (or a feature it does not have). A file may still set them, so files
+// written for earlier versions and the original feature request's example
+// load; Parse reports each one set in Config.Warnings, and Validate refuses
+// a value that asks for anything else.
+var deprecatedSettings = []struct{ path, why string }{
+	{"compaction_continuity.failure_mode", "preservation always fails open"},
+	{"compaction_continuity.billing.attribution", "extraction is always billed to the principal whose session caused it"},
+	{"transcript.key", "there is no transcript capture"},
+	{"transcript.ttl", "there is no transcript capture"},
 }
 
 // Environment variables that override or seed configuration.
@@ -267,6 +289,11 @@ func Parse(data []byte, getenv func(string) string) (*Config, error) {
 	c.WithDefaults(getenv)
 	if err := c.Validate(); err != nil {
 		return nil, withLines(err, lines)
+	}
+	for _, d := range deprecatedSettings {
+		if line, ok := lines[d.path]; ok {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (line %d) is deprecated and has no effect: %s; remove it", d.path, line, d.why))
+		}
 	}
 	return &c, nil
 }
@@ -333,9 +360,7 @@ func (c *Config) WithDefaults(getenv func(string) string) {
 	cc.BarrierTimeout = cmp.Or(cc.BarrierTimeout, 2*time.Second)
 	cc.Reinjection = cmp.Or(cc.Reinjection, "every_turn")
 	cc.SourcePolicy = cmp.Or(cc.SourcePolicy, "auto")
-	cc.FailureMode = cmp.Or(cc.FailureMode, "fail_open")
 	cc.CapsuleTTL = cmp.Or(cc.CapsuleTTL, 30*24*time.Hour)
-	cc.Billing.Attribution = cmp.Or(cc.Billing.Attribution, "originating_user")
 	ex, d := &cc.Extractor, DefaultExtractor()
 	ex.Timeout = cmp.Or(ex.Timeout, d.Timeout)
 	ex.MaxInputTokens = cmp.Or(ex.MaxInputTokens, d.MaxInputTokens)
@@ -343,7 +368,6 @@ func (c *Config) WithDefaults(getenv func(string) string) {
 	ex.MaxPendingJobs = cmp.Or(ex.MaxPendingJobs, d.MaxPendingJobs)
 	ex.Workers = cmp.Or(ex.Workers, d.Workers)
 	ex.Route = cmp.Or(ex.Route, d.Route)
-	c.Transcript.TTL = cmp.Or(c.Transcript.TTL, 7*24*time.Hour)
 }
 
 // Passthrough reports whether callers authenticate with their own provider
@@ -465,14 +489,14 @@ func (c *Config) Validate() error {
 	if cc.Reinjection != "every_turn" && cc.Reinjection != "first_turn" {
 		bad("compaction_continuity.reinjection", "must be every_turn or first_turn (got %q)", cc.Reinjection)
 	}
-	if cc.FailureMode != "fail_open" {
-		bad("compaction_continuity.failure_mode", "only fail_open is supported (got %q)", cc.FailureMode)
+	if cc.FailureMode != "" && cc.FailureMode != "fail_open" {
+		bad("compaction_continuity.failure_mode", "is deprecated: preservation always fails open (got %q); remove it", cc.FailureMode)
 	}
 	if cc.SourcePolicy != "auto" && cc.SourcePolicy != "structured_only" {
 		bad("compaction_continuity.source_policy", "must be auto or structured_only (got %q)", cc.SourcePolicy)
 	}
-	if cc.Billing.Attribution != "originating_user" {
-		bad("compaction_continuity.billing.attribution", "only originating_user is supported (got %q)", cc.Billing.Attribution)
+	if a := cc.Billing.Attribution; a != "" && a != "originating_user" {
+		bad("compaction_continuity.billing.attribution", "is deprecated: extraction is always billed to the originating user (got %q); remove it", a)
 	}
 	if cc.MaxCapsuleTokens < 200 || cc.MaxCapsuleTokens > 32000 {
 		bad("compaction_continuity.max_capsule_tokens", "must be between 200 and 32000 (got %d)", cc.MaxCapsuleTokens)

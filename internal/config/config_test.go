@@ -71,11 +71,44 @@ func TestValidationNamesFieldAndFix(t *testing.T) {
 		{"compaction_continuity: {max_capsule_tokens: 5}\n", "compaction_continuity.max_capsule_tokens"},
 		{"budgets: [{principal: a, account: b, period: day, max_usd: 1}]\n", "budgets[0]"},
 		{"transcript: {enabled: true}\n", "transcript.enabled"},
+		{"compaction_continuity: {failure_mode: fail_closed}\n", "compaction_continuity.failure_mode"},
+		{"compaction_continuity: {billing: {attribution: system}}\n", "compaction_continuity.billing.attribution"},
 	} {
 		_, err := Parse([]byte(tc.yaml), noEnv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to name %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// Settings that have no effect still load, with a warning naming each one
+// (path and line, never the value); a file that sets none gets no warning.
+func TestDeprecatedSettingsWarn(t *testing.T) {
+	c, err := Parse([]byte("compaction_continuity:\n  billing:\n    attribution: originating_user\n  failure_mode: fail_open\n"+
+		"transcript:\n  enabled: false\n  key: 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n  ttl: 24h\n"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"compaction_continuity.failure_mode (line 4) is deprecated",
+		"compaction_continuity.billing.attribution (line 3) is deprecated",
+		"transcript.key (line 7) is deprecated",
+		"transcript.ttl (line 8) is deprecated",
+	}
+	if len(c.Warnings) != len(want) {
+		t.Fatalf("warnings %q, want %d", c.Warnings, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(c.Warnings[i], w) {
+			t.Errorf("warning %d = %q, want it to start %q", i, c.Warnings[i], w)
+		}
+		if strings.Contains(c.Warnings[i], "0011223344") {
+			t.Errorf("warning %d repeats a value: %q", i, c.Warnings[i])
+		}
+	}
+	c, err = Parse([]byte("transcript: {enabled: false}\n"), noEnv)
+	if err != nil || len(c.Warnings) != 0 {
+		t.Errorf("transcript.enabled: false: %v, warnings %q", err, c.Warnings)
 	}
 }
 
