@@ -45,6 +45,11 @@ type Options struct {
 	// Conversations, when set, describes a principal's A-legs: agent,
 	// client session id, last activity.
 	Conversations func(ctx context.Context, principal string, aLegs []string) (map[string]Conversation, error)
+	// SessionSecret seals the web view's sign-in tokens; replicas that
+	// share it accept each other's sign-ins. Empty: a random one.
+	SessionSecret []byte
+	// Now is the clock of sign-in expiry; time.Now if nil.
+	Now func() time.Time
 }
 
 // Summary is one conversation branch in GET /v1/capsules.
@@ -119,7 +124,10 @@ func Routes(opt Options) func(*http.ServeMux) {
 	}
 }
 
-type api struct{ opt Options }
+type api struct {
+	opt      Options
+	sessions *sessions // the web view's sign-ins (UIRoutes)
+}
 
 // who returns the principal whose data the caller may see: "" with all=true
 // for the admin key.

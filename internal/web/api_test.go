@@ -85,7 +85,7 @@ func testOptions(t *testing.T) Options {
 		}
 		return out, nil
 	}
-	return Options{Store: st, AdminKey: "admin-key", Conversations: conversations, Authn: func(h http.Header) (auth.Principal, error) {
+	return Options{Store: st, AdminKey: "admin-key", Conversations: conversations, SessionSecret: []byte("test-web-secret"), Authn: func(h http.Header) (auth.Principal, error) {
 		switch auth.Credential(h) {
 		case "key-alice":
 			return auth.Principal{ID: "alice"}, nil
@@ -209,11 +209,12 @@ func TestCapsuleAPIConversationAndTimeline(t *testing.T) {
 // uiServer is apiServer with the web view mounted too.
 func uiServer(t *testing.T) *httptest.Server { return uiServerWithCookie(t, "") }
 
-// uiServerWithCookie adds the sign-in cookie for key to every request that
+// uiServerWithCookie adds a sign-in cookie for key to every request that
 // has none, as a browser signed in with key would.
 func uiServerWithCookie(t *testing.T, key string) *httptest.Server {
 	t.Helper()
 	opt := testOptions(t)
+	token := newSessions(opt.SessionSecret, nil).mint(key)
 	mux := http.NewServeMux()
 	Routes(opt)(mux)
 	UIRoutes(opt)(mux)
@@ -221,7 +222,7 @@ func uiServerWithCookie(t *testing.T, key string) *httptest.Server {
 	if key != "" {
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, err := r.Cookie(cookieName); err != nil {
-				r.AddCookie(&http.Cookie{Name: cookieName, Value: key})
+				r.AddCookie(&http.Cookie{Name: cookieName, Value: token})
 			}
 			mux.ServeHTTP(w, r)
 		})

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/tether-dev/tether/internal/ledger"
 )
@@ -24,10 +25,11 @@ func amount(unit string, v float64) string {
 	return fmt.Sprintf("%.0f tokens", v)
 }
 
-// cookieName holds the signed-in key: HttpOnly (no script reads it),
-// SameSite=Strict (no other site's page sends it), scoped to /ui/. The view
-// is read-only, so a forged request can change nothing.
-const cookieName = "tether_key"
+// cookieName holds the sign-in token (sessions; never the key itself):
+// HttpOnly (no script reads it), SameSite=Strict (no other site's page
+// sends it), Secure on TLS, scoped to /ui/. The view is read-only, so a
+// forged request can change nothing.
+const cookieName = "tether_session"
 
 type pageData struct {
 	Title, Who, Error string
@@ -40,7 +42,7 @@ type pageData struct {
 
 // UIRoutes mounts the read-only web view on mux under /ui/.
 func UIRoutes(opt Options) func(*http.ServeMux) {
-	a := &api{opt: opt}
+	a := &api{opt: opt, sessions: newSessions(opt.SessionSecret, opt.Now)}
 	static, _ := fs.Sub(assets, "assets")
 	return func(mux *http.ServeMux) {
 		mux.Handle("GET /ui/static/style.css", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
@@ -52,16 +54,21 @@ func UIRoutes(opt Options) func(*http.ServeMux) {
 	}
 }
 
-// keyed returns r with the cookie's key as its credential.
-func keyed(r *http.Request) (*http.Request, bool) {
+// keyed returns r with the key of the cookie's sign-in token as its
+// credential; present reports whether a cookie was sent at all.
+func (a *api) keyed(r *http.Request) (r2 *http.Request, present bool, err error) {
 	c, err := r.Cookie(cookieName)
 	if err != nil || c.Value == "" {
-		return r, false
+		return r, false, errBadToken
 	}
-	r2 := r.Clone(r.Context())
-	r2.Header.Set("Authorization", "Bearer "+c.Value)
+	key, err := a.sessions.open(c.Value)
+	if err != nil {
+		return r, true, err
+	}
+	r2 = r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+key)
 	r2.Header.Del("x-api-key")
-	return r2, true
+	return r2, true, nil
 }
 
 func render(w http.ResponseWriter, status int, name string, d pageData) {
@@ -78,9 +85,14 @@ func render(w http.ResponseWriter, status int, name string, d pageData) {
 // signedIn resolves the cookie to who may be seen; it renders the login
 // page and returns false when there is no valid one.
 func (a *api) signedIn(w http.ResponseWriter, r *http.Request) (*http.Request, string, bool, bool) {
-	r2, ok := keyed(r)
-	if !ok {
+	r2, present, err := a.keyed(r)
+	if !present {
 		render(w, http.StatusOK, "login", pageData{Title: "Sign in"})
+		return nil, "", false, false
+	}
+	if err != nil {
+		a.clearCookie(w)
+		render(w, http.StatusUnauthorized, "login", pageData{Title: "Sign in", Error: "Your sign-in has expired or is not valid; sign in again."})
 		return nil, "", false, false
 	}
 	principal, all, err := a.who(r2)
@@ -154,12 +166,15 @@ func (a *api) uiLogin(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusUnauthorized, "login", pageData{Title: "Sign in", Error: "That key is not valid."})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: key, Path: "/ui/", HttpOnly: true, Secure: r.TLS != nil,
-		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: a.sessions.mint(key), Path: "/ui/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second)})
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
 func (a *api) uiLogout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		a.sessions.signOut(c.Value)
+	}
 	a.clearCookie(w)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
