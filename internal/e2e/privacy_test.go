@@ -3,19 +3,15 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/tidwall/sjson"
 
 	"github.com/tether-dev/tether/internal/demo"
@@ -24,6 +20,7 @@ import (
 	"github.com/tether-dev/tether/internal/store"
 	"github.com/tether-dev/tether/internal/store/pgstore"
 	"github.com/tether-dev/tether/internal/store/sqlitestore"
+	"github.com/tether-dev/tether/internal/store/storetest"
 	"github.com/tether-dev/tether/internal/upstream"
 )
 
@@ -118,22 +115,7 @@ func privacyPost(t *testing.T, e *env, path, body string, headers map[string]str
 // privacyPGStore opens PostgreSQL in a fresh schema, dropped afterwards.
 func privacyPGStore(t *testing.T, url string) store.Store {
 	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "tether_e2e_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("connect to drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	schema := storetest.FreshSchema(t, url, "tether_e2e")
 	s, err := pgstore.Open(context.Background(), url, pgstore.Options{Schema: schema})
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
@@ -190,11 +172,7 @@ func TestAC10_NoDurableTranscriptWhenCaptureDisabled(t *testing.T) {
 		run(t, st)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		url := os.Getenv("TETHER_TEST_POSTGRES_URL")
-		if url == "" {
-			t.Skip("set TETHER_TEST_POSTGRES_URL to run against PostgreSQL")
-		}
-		run(t, privacyPGStore(t, url))
+		run(t, privacyPGStore(t, storetest.PostgresURL(t)))
 	})
 }
 

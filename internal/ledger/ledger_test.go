@@ -22,6 +22,7 @@ import (
 	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/internal/store/memstore"
 	"github.com/tether-dev/tether/internal/store/sqlitestore"
+	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -491,7 +492,7 @@ func TestLedger_ConcurrentReservations(t *testing.T) {
 			return s
 		},
 	}
-	if url := os.Getenv("TETHER_TEST_POSTGRES_URL"); url != "" {
+	if url := os.Getenv(storetest.PostgresURLEnv); url != "" {
 		backends["postgres"] = postgresBackend(url)
 	}
 	budgets := map[string]struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
 // barrierYAML: the scripted model as extractor, so extraction is a real,
@@ -36,8 +37,8 @@ compaction_continuity:
 // and its revision is in the store, and carries the decision to the
 // summariser; the first turn after the compaction lands on a third replica.
 func TestBarrierAcrossReplicas(t *testing.T) {
-	base := pgURL(t)
-	storeURL := freshSchema(t, base)
+	base := storetest.PostgresURL(t)
+	storeURL := storetest.FreshSearchPath(t, base, "tether_replicas")
 	model := demo.Model()
 	var mu sync.Mutex
 	calls := 0
@@ -117,7 +118,7 @@ func TestBarrierAcrossReplicas(t *testing.T) {
 // decision reaches the capsule. Nothing of it lived only in the dead
 // process.
 func TestKilledReplicaJobFinishedElsewhere(t *testing.T) {
-	storeURL := freshSchema(t, pgURL(t))
+	storeURL := storetest.FreshSearchPath(t, storetest.PostgresURL(t), "tether_replicas")
 	model := demo.Model()
 	var mu sync.Mutex
 	calls := 0

@@ -18,6 +18,7 @@ import (
 	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
 	"github.com/tether-dev/tether/internal/store/pgstore"
+	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
 // roundTrips counts PostgreSQL round trips: every query, and every batch
@@ -72,7 +73,7 @@ func (r *roundTrips) reset() {
 func BenchmarkReplicas(b *testing.B) {
 	for _, n := range []int{1, 3} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
-			storeURL := freshSchema(b, pgURL(b))
+			storeURL := storetest.FreshSearchPath(b, storetest.PostgresURL(b), "tether_replicas")
 			fake := fakemodel.Start(demo.Model())
 			b.Cleanup(fake.Close)
 			rt := &roundTrips{by: map[string]int64{}}
@@ -166,7 +167,7 @@ func BenchmarkExtractionCalls(b *testing.B) {
 			})
 			b.Cleanup(fake.Close)
 			for i := range b.N {
-				storeURL := freshSchema(b, pgURL(b))
+				storeURL := storetest.FreshSearchPath(b, storetest.PostgresURL(b), "tether_replicas")
 				yaml := sprintf(barrierYAML, fake.URL, storeURL)
 				reps := make([]*replica, n)
 				for j := range reps {

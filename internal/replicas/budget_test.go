@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
 // budgetYAML: one principal with a token budget, shared by three replicas.
@@ -32,7 +33,7 @@ budgets:
 // the same time spend no more than the budget plus one request per replica
 // in flight, and every admitted request has its ledger row.
 func TestBudgetExactAcrossReplicas(t *testing.T) {
-	storeURL := freshSchema(t, pgURL(t))
+	storeURL := storetest.FreshSearchPath(t, storetest.PostgresURL(t), "tether_replicas")
 	// The provider counts about one token per four bytes, as the
 	// admission estimate does.
 	fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {

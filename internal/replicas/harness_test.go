@@ -2,79 +2,20 @@ package replicas
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tether-dev/tether/internal/app"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/store"
 	"github.com/tether-dev/tether/internal/store/pgstore"
 )
-
-const urlEnv = "TETHER_TEST_POSTGRES_URL"
-
-// pgURL returns the test database URL or skips (fails under CI=true).
-func pgURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv(urlEnv)
-	if u == "" {
-		msg := "the replica tests need PostgreSQL: " + urlEnv + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return u
-}
-
-// freshSchema creates an empty schema, dropped when the test ends, and
-// returns the store URL whose connections use it.
-func freshSchema(t testing.TB, base string) string {
-	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "tether_replicas_" + hex.EncodeToString(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("connect to drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
 
 // replica is one Tether process serving on loopback, opened from its own
 // configuration as `tether serve` would (its own connection pool).

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
 // capture is one recorded request of a real agent, with the text the
@@ -117,8 +118,8 @@ type played struct {
 // after that many requests.
 func play(t *testing.T, replicas, killAt int) played {
 	t.Helper()
-	base := pgURL(t)
-	storeURL := freshSchema(t, base)
+	base := storetest.PostgresURL(t)
+	storeURL := storetest.FreshSearchPath(t, base, "tether_replicas")
 	sc := &scripted{}
 	fake := fakemodel.Start(sc.respond)
 	t.Cleanup(fake.Close)

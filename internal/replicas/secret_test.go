@@ -7,6 +7,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/app"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
 // TestReplicaWithAnotherSecretRefusesToStart: replicas on one PostgreSQL
@@ -15,7 +16,7 @@ import (
 // conversation, so it refuses to start, while a replica with the same secret
 // starts.
 func TestReplicaWithAnotherSecretRefusesToStart(t *testing.T) {
-	storeURL := freshSchema(t, pgURL(t))
+	storeURL := storetest.FreshSearchPath(t, storetest.PostgresURL(t), "tether_replicas")
 	yaml := func(secret string) *config.Config {
 		c, err := config.Parse([]byte(sprintf("store: %q\nsecret: %s\n", storeURL, secret)), func(string) string { return "" })
 		if err != nil {

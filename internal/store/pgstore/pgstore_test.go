@@ -1,59 +1,13 @@
 package pgstore_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/internal/store/pgstore"
 	"github.com/tether-dev/tether/internal/store/storetest"
 )
-
-const urlEnv = "TETHER_TEST_POSTGRES_URL"
-
-// testURL returns the test database URL or skips (fails under CI=true).
-func testURL(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv(urlEnv)
-	if url == "" {
-		msg := "PostgreSQL tests need " + urlEnv + ", e.g. " + urlEnv +
-			"=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./internal/store/pgstore/"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return url
-}
-
-// freshSchema creates an empty schema for one test and drops it afterwards.
-func freshSchema(t *testing.T, url string) string {
-	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "tether_test_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("connect to drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return schema
-}
 
 func open(t *testing.T, url, schema string) *pgstore.Store {
 	t.Helper()
@@ -66,9 +20,9 @@ func open(t *testing.T, url, schema string) *pgstore.Store {
 }
 
 func TestConformance(t *testing.T) {
-	url := testURL(t)
+	url := storetest.PostgresURL(t)
 	storetest.Run(t, func(t *testing.T) backend.Store {
-		return open(t, url, freshSchema(t, url))
+		return open(t, url, storetest.FreshSchema(t, url, "tether_test"))
 	})
 }
 
@@ -76,16 +30,16 @@ func TestConformance(t *testing.T) {
 // schema, as two proxy replicas would share a database: reads and writes
 // alternate between them.
 func TestConformanceAcrossReplicas(t *testing.T) {
-	url := testURL(t)
+	url := storetest.PostgresURL(t)
 	storetest.Run(t, func(t *testing.T) backend.Store {
-		schema := freshSchema(t, url)
+		schema := storetest.FreshSchema(t, url, "tether_test")
 		return storetest.Alternate(open(t, url, schema), open(t, url, schema))
 	})
 }
 
 func TestOpenTwiceKeepsData(t *testing.T) {
-	url := testURL(t)
-	schema := freshSchema(t, url)
+	url := storetest.PostgresURL(t)
+	schema := storetest.FreshSchema(t, url, "tether_test")
 	s := open(t, url, schema)
 	rec := backend.CapsuleRecord{Principal: "alice", ALeg: "a1", Revision: 1, Data: []byte(`{"kept":true}`)}
 	if err := s.PutCapsule(t.Context(), rec, 0); err != nil {
