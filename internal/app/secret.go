@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -20,6 +21,24 @@ import (
 // loadSecret returns the configured secret, or one generated once and kept
 // beside the SQLite store (mode 0600) so fingerprints and tokens survive a
 // restart. With a memory store it lives as long as the process.
+// ReadSecret returns the secret a server with cfg uses, without creating
+// one: nil when none is configured or stored yet (the operator CLI then
+// cannot match capsule block refs).
+func ReadSecret(cfg *config.Config) []byte {
+	if cfg.Secret != "" {
+		return []byte(cfg.Secret)
+	}
+	url := cmp.Or(cfg.Store, store.DefaultSQLitePath())
+	loc, err := store.ParseURL(url)
+	if err != nil || loc.Kind != store.SQLite {
+		return nil
+	}
+	if data, err := os.ReadFile(filepath.Join(filepath.Dir(loc.Path), "secret")); err == nil && len(data) >= 32 {
+		return data
+	}
+	return nil
+}
+
 func loadSecret(cfg *config.Config) ([]byte, error) {
 	if cfg.Secret != "" {
 		return []byte(cfg.Secret), nil

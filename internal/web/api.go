@@ -361,3 +361,31 @@ func renderRecord(rec backend.CapsuleRecord) (string, *capsule.Capsule) {
 	c.Revision = rec.Revision
 	return capsule.Render(c), c
 }
+
+// Reader reads what the API serves, in the same shapes, for the operator
+// CLI on the server host (no authentication: whoever reads the store).
+type Reader struct{ a *api }
+
+// NewReader returns a Reader over opt.Store (and opt.Conversations).
+func NewReader(opt Options) *Reader {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Reader{a: &api{opt: opt}}
+}
+
+// List returns the principal's conversations ("" for every principal's),
+// as GET /v1/capsules lists them.
+func (r *Reader) List(ctx context.Context, principal string) ([]Summary, error) {
+	recs, err := r.a.opt.Store.ListCapsules(ctx, principal)
+	if err != nil {
+		return nil, err
+	}
+	return r.a.summaries(ctx, recs), nil
+}
+
+// Detail returns one conversation as GET /v1/capsules/{id} does; Capsule is
+// nil when its newest revision cannot be decoded.
+func (r *Reader) Detail(ctx context.Context, principal, aLeg string) (Detail, error) {
+	return r.a.detail(ctx, backend.CapsuleRecord{Principal: principal, ALeg: aLeg})
+}
