@@ -182,8 +182,19 @@ func CheckPut(rec CapsuleRecord, expectRevision int64) error {
 
 // CheckLedger validates entries for AppendLedger.
 func CheckLedger(entries []LedgerEntry) error {
-	for i, e := range entries {
-		if e.ID == "" {
+	return checkEntryIDs(len(entries), func(i int) string { return entries[i].ID })
+}
+
+// CheckSettlements validates the ledger entries of SettleReservations as
+// CheckLedger does.
+func CheckSettlements(settle []Settlement) error {
+	return checkEntryIDs(len(settle), func(i int) string { return settle[i].Entry.ID })
+}
+
+// checkEntryIDs refuses a ledger entry without an id.
+func checkEntryIDs(n int, id func(i int) string) error {
+	for i := range n {
+		if id(i) == "" {
 			return fmt.Errorf("append ledger: entry %d has an empty id: %w", i, ErrInvalid)
 		}
 	}

@@ -151,11 +151,7 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 
 // SettleReservations implements backend.Reservations.
 func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlement) error {
-	entries := make([]backend.LedgerEntry, len(settle))
-	for i, st := range settle {
-		entries[i] = st.Entry
-	}
-	if err := backend.CheckLedger(entries); err != nil {
+	if err := backend.CheckSettlements(settle); err != nil {
 		return err
 	}
 	s.mu.Lock()
