@@ -240,6 +240,9 @@ func (p *Pool) Enqueue(job Job) error {
 	if job.ALeg == "" {
 		return fmt.Errorf("enqueue extraction: empty A-leg")
 	}
+	p.opt.Logger.LogAttrs(context.Background(), slog.LevelDebug, "extraction offered", slog.String("parent_id", job.ParentRequestID),
+		slog.String("a_leg", job.ALeg), slog.String("route", p.opt.Route), slog.Int("messages", len(job.Messages)),
+		slog.Int64("ordinal", job.Ordinal), slog.Bool("inline", p.opt.Inline))
 	if p.opt.Inline {
 		p.mu.Lock()
 		closing := p.closing

@@ -111,6 +111,10 @@ func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 		return fmt.Errorf("resolve lineage: %w", err)
 	}
 	e.m.lineage.WithLabelValues(string(ref.Event)).Inc()
+	e.log.LogAttrs(ctx, slog.LevelDebug, "lineage resolved", slog.String("id", x.ID), slog.String("event", string(ref.Event)),
+		slog.String("session", ref.Session), slog.String("a_leg", ref.ALeg), slog.String("parent_a_leg", ref.ParentALeg),
+		slog.Int("epoch", ref.Epoch), slog.Int("turn", ref.Turn), slog.Bool("client_hint", ref.Hint != ""), slog.Bool("side", ref.Side),
+		slog.Int64("resolve_us", time.Since(start).Microseconds()))
 	if ref.Event == session.EventUnattributed {
 		return nil
 	}

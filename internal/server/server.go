@@ -317,9 +317,11 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		if s.opt.Detector != nil {
 			s.detect(r.Context(), x)
 		}
+		hooksStart, bodyIn := time.Now(), len(x.Body)
 		for _, h := range s.opt.Hooks {
 			s.runHook(r.Context(), h, x)
 		}
+		s.debugPrepared(r.Context(), x, model, time.Since(hooksStart), bodyIn)
 
 		settle := func(flow.Outcome) {}
 		if s.opt.Admitter != nil {
@@ -363,6 +365,23 @@ func (s *Server) detect(ctx context.Context, x *flow.Exchange) {
 		}
 	}()
 	x.Verdict = s.opt.Detector.Detect(ctx, x)
+}
+
+// debugPrepared logs, at debug level, what classification and preservation
+// decided for x before it is forwarded: ids, rule, lineage, sizes and the
+// time the hooks took, never content.
+func (s *Server) debugPrepared(ctx context.Context, x *flow.Exchange, model string, hooks time.Duration, bodyIn int) {
+	if !s.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	v := x.Verdict
+	s.log.LogAttrs(ctx, slog.LevelDebug, "request classified", slog.String("id", x.ID), slog.String("dialect", string(x.Dialect)),
+		slog.String("model", model), slog.String("route", routeLabel(x.Target)),
+		slog.Bool("compaction", v.Compaction), slog.Bool("post_compaction", v.PostCompaction), slog.Bool("title", v.Title),
+		slog.String("kind", string(v.Kind)), slog.String("agent", v.Agent), slog.String("rule", v.RuleID), slog.Int("rule_version", v.RuleVersion),
+		slog.Bool("internal", x.Internal))
+	s.log.LogAttrs(ctx, slog.LevelDebug, "request prepared", slog.String("id", x.ID), slog.String("session", x.Session), slog.String("a_leg", x.ALeg),
+		slog.Int("body_bytes_in", bodyIn), slog.Int("body_bytes_out", len(x.Body)), slog.Int64("hooks_us", hooks.Microseconds()))
 }
 
 func (s *Server) runHook(ctx context.Context, h flow.Hook, x *flow.Exchange) {
@@ -413,6 +432,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 	res.Status = resp.StatusCode
 	res.TTFB = time.Since(x.Start)
 	x.Opened(resp.StatusCode)
+	s.log.LogAttrs(ctx, slog.LevelDebug, "upstream answered", slog.String("id", x.ID), slog.String("provider", x.Target.Provider.Name),
+		slog.String("route", routeLabel(x.Target)), slog.Int("status", resp.StatusCode),
+		slog.Bool("stream", strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")),
+		slog.Int64("ttfb_us", res.TTFB.Microseconds()))
 
 	// A provider's redirect is never followed (it would carry the body and
 	// the key to a host nobody configured) nor relayed (a client would
