@@ -447,7 +447,7 @@ func (p *probe) match(c *Condition) bool {
 		}
 		return found
 	}
-	return false
+	return p.matchBody(c)
 }
 
 // Test applies the condition's comparison (equals, prefix, contains,
@@ -472,6 +472,8 @@ func test(c *Condition, s string) bool {
 		return true
 	case "absent":
 		return s == ""
+	case "present":
+		return s != ""
 	}
 	return false
 }

@@ -12,8 +12,12 @@
 //
 // Classify is stateless and metadata-driven: it reads headers, the path, the
 // system prompt, the last user text and the tail of the history, never the
-// whole parsed history. HeuristicShrink is the weakest signal, a history that
-// suddenly shrank, for the session layer, which remembers the previous count.
+// whole parsed history. Two more kinds of rule read beyond the request:
+// rules on the provider's answer (WatchAnswer: a compaction block or item,
+// applied context edits, in a body or stream events) and rules on lineage
+// counts (ClassifyLineage: a history that shrank with no summarisation
+// request), for the session layer, which remembers the previous count.
+// ContextEdits returns the context edits a request asks the provider for.
 //
 // Detection is observation only: Event carries ids, rule metadata, counts and
 // timings, never prompt or response text, and an Observer returns nothing.

@@ -15,6 +15,11 @@ const (
 	EventStarted   EventType = "started"   // the upstream B-leg opened (emitted once per transaction)
 	EventCompleted EventType = "completed" // the upstream answered; Status and usage are set
 	EventFailed    EventType = "failed"    // the transaction ended without a summary
+
+	// Not steps of a transaction: the provider compacts or edits the
+	// context itself inside an ordinary call. RuleID names the rule.
+	EventProviderAsked EventType = "provider_asked" // the request asks for a context edit (a context_edit rule matched)
+	EventProviderDone  EventType = "provider_done"  // the answer shows a compaction or context edit the provider made
 )
 
 // Event describes one step of a compaction transaction. It holds ids, rule
@@ -210,4 +215,11 @@ func (l *Lifecycle) emit(e Event) {
 	if l.obs != nil {
 		l.obs.Observe(e)
 	}
+}
+
+// ProviderEvent returns the event of rule r for one request: typ is
+// EventProviderAsked or EventProviderDone.
+func ProviderEvent(typ EventType, c Correlation, r Rule, at time.Time) Event {
+	return Event{Type: typ, At: at, RequestID: c.RequestID, Session: c.Session, ALeg: c.ALeg, BLeg: c.BLeg,
+		Agent: r.Agent, RuleID: r.ID, RuleVersion: r.Version, Evidence: r.Evidence, Kind: r.Kind}
 }

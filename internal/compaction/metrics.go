@@ -9,6 +9,7 @@ type Metrics struct {
 	detected  *prometheus.CounterVec
 	started   *prometheus.CounterVec
 	completed *prometheus.CounterVec
+	provider  *prometheus.CounterVec
 }
 
 var _ Observer = (*Metrics)(nil)
@@ -30,9 +31,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tether_compactions_completed_total",
 			Help: "Compaction transactions ended, by agent and outcome (ok or error).",
 		}, []string{"agent", "outcome"}),
+		provider: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_provider_context_total",
+			Help: "Compactions and context edits the provider makes inside ordinary calls, by rule and side (request: asked for; answer: seen done).",
+		}, []string{"agent", "rule", "side"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.detected, m.started, m.completed)
+		reg.MustRegister(m.detected, m.started, m.completed, m.provider)
 	}
 	return m
 }
@@ -52,5 +57,9 @@ func (m *Metrics) Observe(e Event) {
 		m.completed.WithLabelValues(e.Agent, outcome).Inc()
 	case EventFailed:
 		m.completed.WithLabelValues(e.Agent, "error").Inc()
+	case EventProviderAsked:
+		m.provider.WithLabelValues(e.Agent, e.RuleID, "request").Inc()
+	case EventProviderDone:
+		m.provider.WithLabelValues(e.Agent, e.RuleID, "answer").Inc()
 	}
 }

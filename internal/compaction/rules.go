@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -42,6 +43,10 @@ const (
 	MarkCompaction     Mark = "compaction"
 	MarkPostCompaction Mark = "post_compaction"
 	MarkTitle          Mark = "title"
+	// MarkContextEdit: the provider edits the context inside an ordinary
+	// call (Anthropic clear_tool_uses / clear_thinking): asked for in the
+	// request, or reported applied in the answer.
+	MarkContextEdit Mark = "context_edit"
 )
 
 // Kind says how a compaction summary is produced.
@@ -58,6 +63,10 @@ const (
 	// Opaque: the provider returns an encrypted or native summary that must
 	// never be read or altered (Codex remote compaction).
 	Opaque Kind = "opaque"
+	// Silent: no summarisation request at all; the agent's history simply
+	// shrank (Claude Code session-memory compaction reuses a summary it
+	// built in the background).
+	Silent Kind = "silent"
 )
 
 // Evidence is how strong a rule's signal is.
@@ -93,6 +102,27 @@ type Condition struct {
 	Within   int      `yaml:"within,omitempty"` // message_text / item_type / block_type: tail bound (default DefaultWithin)
 }
 
+// Scope is what a rule reads: the request (Classify), the provider's answer
+// (WatchResponse) or the branch's lineage counts (ClassifyLineage).
+type Scope string
+
+// Rule scopes, from the places their conditions read.
+const (
+	ScopeRequest  Scope = "request"
+	ScopeResponse Scope = "response"
+	ScopeLineage  Scope = "lineage"
+)
+
+func (c *Condition) scope() Scope {
+	switch {
+	case strings.HasPrefix(c.Where, "response_"):
+		return ScopeResponse
+	case strings.HasPrefix(c.Where, "lineage:"):
+		return ScopeLineage
+	}
+	return ScopeRequest
+}
+
 // DefaultWithin is how many trailing items message_text and item_type
 // conditions search when a rule does not say.
 const DefaultWithin = 32
@@ -110,8 +140,16 @@ type Rule struct {
 	Partial       bool           `yaml:"partial,omitempty"`        // compaction of a part only; its answer is joined to the main summary
 	Older         bool           `yaml:"older_part,omitempty"`     // in-band request carrying only an older part of the history
 	Placement     Placement      `yaml:"placement,omitempty"`      // where a compaction request is given the capsule block
-	Match         []Condition    `yaml:"match"`
+	// Clears names what a context_edit rule's edit removes from what the
+	// model reads: tool_results (a capsule block carried in one no longer
+	// counts as carried) or thinking.
+	Clears string      `yaml:"clears,omitempty"`
+	Match  []Condition `yaml:"match"`
+	scope  Scope
 }
+
+// Scope returns what the rule reads (from its conditions).
+func (r *Rule) Scope() Scope { return r.scope }
 
 // Placement says where preservation adds the capsule block to a compaction
 // request. The default depends on the kind: the system prompt for an
@@ -123,6 +161,9 @@ const (
 	PlaceDefault       Placement = ""
 	PlaceBeforeLast    Placement = "before_last_item" // a plaintext message before the final item (Codex's compaction_trigger)
 	PlaceAfterLastItem Placement = "after_last_item"  // a plaintext message after the history (Codex's /responses/compact)
+	// PlaceNone: the request is relayed as sent (its answer is a signed
+	// block nobody may edit); the capsule goes back on the turns after it.
+	PlaceNone Placement = "none"
 )
 
 // HarvestFormat names a plan-carrier decoder in package harvest.
@@ -183,7 +224,10 @@ type ruleFile struct {
 
 // Ruleset is a validated, immutable rule file. It is safe for concurrent use.
 type Ruleset struct {
-	rules    []Rule // in evaluation order: evidence rank desc, then file order
+	rules    []Rule // request rules of Classify, in evaluation order: evidence rank desc, then file order
+	edits    []Rule // request context_edit rules, file order
+	answer   []Rule // response rules, file order
+	lineage  []Rule // lineage rules, evaluation order
 	harvest  []HarvestRule
 	userRole UserRoleText
 }
@@ -228,7 +272,17 @@ func LoadRules(data []byte) (*Ruleset, error) {
 	rs := &Ruleset{harvest: f.Harvest, userRole: f.UserRole}
 	for rank := 3; rank >= 1; rank-- {
 		for _, r := range f.Rules {
-			if r.Evidence.Rank() == rank {
+			if r.Evidence.Rank() != rank {
+				continue
+			}
+			switch {
+			case r.scope == ScopeResponse:
+				rs.answer = append(rs.answer, r)
+			case r.scope == ScopeLineage:
+				rs.lineage = append(rs.lineage, r)
+			case r.Marks == MarkContextEdit:
+				rs.edits = append(rs.edits, r)
+			default:
 				rs.rules = append(rs.rules, r)
 			}
 		}
@@ -251,7 +305,10 @@ func mustLoad(data []byte) *Ruleset {
 // Rules returns the rules in evaluation order (strongest evidence first,
 // then file order). The slice is a copy.
 func (rs *Ruleset) Rules() []Rule {
-	return append([]Rule(nil), rs.rules...)
+	out := append([]Rule(nil), rs.rules...)
+	out = append(out, rs.edits...)
+	out = append(out, rs.answer...)
+	return append(out, rs.lineage...)
 }
 
 // HarvestRules returns the plan-carrier rules in file order. The slice is a
@@ -317,21 +374,29 @@ func validateRule(r *Rule, i int) error {
 		default:
 			return bad("kind", fmt.Sprintf("unknown kind %q", r.Kind))
 		}
-	case MarkPostCompaction, MarkTitle:
+	case MarkPostCompaction, MarkTitle, MarkContextEdit:
 		switch r.Kind {
-		case "", InBand, OutOfBand, Opaque:
+		case "", InBand, OutOfBand, Opaque, Silent:
 		default:
 			return bad("kind", fmt.Sprintf("unknown kind %q", r.Kind))
 		}
 	case "":
 		return bad("marks", "missing")
 	default:
-		return bad("marks", fmt.Sprintf("unknown mark %q (want compaction, post_compaction or title)", r.Marks))
+		return bad("marks", fmt.Sprintf("unknown mark %q (want compaction, post_compaction, title or context_edit)", r.Marks))
 	}
 	switch r.Placement {
-	case PlaceDefault, PlaceBeforeLast, PlaceAfterLastItem:
+	case PlaceDefault, PlaceBeforeLast, PlaceAfterLastItem, PlaceNone:
 	default:
-		return bad("placement", fmt.Sprintf("unknown placement %q (want before_last_item or after_last_item)", r.Placement))
+		return bad("placement", fmt.Sprintf("unknown placement %q (want before_last_item, after_last_item or none)", r.Placement))
+	}
+	switch r.Clears {
+	case "", "tool_results", "thinking":
+		if r.Clears != "" && r.Marks != MarkContextEdit {
+			return bad("clears", "only allowed on context_edit rules")
+		}
+	default:
+		return bad("clears", fmt.Sprintf("unknown value %q (want tool_results or thinking)", r.Clears))
 	}
 	if r.Evidence.Rank() == 0 {
 		return bad("evidence", fmt.Sprintf("unknown evidence %q (want protocol, signature or heuristic)", r.Evidence))
@@ -343,6 +408,17 @@ func validateRule(r *Rule, i int) error {
 		if err := validateCondition(&r.Match[j]); err != nil {
 			return bad(fmt.Sprintf("match[%d].%s", j, err.Field), err.Msg)
 		}
+		sc := r.Match[j].scope()
+		if j > 0 && sc != r.scope {
+			return bad(fmt.Sprintf("match[%d].where", j), "mixes request, response and lineage places in one rule")
+		}
+		r.scope = sc
+	}
+	if r.scope == ScopeResponse && r.Marks != MarkCompaction && r.Marks != MarkContextEdit {
+		return bad("marks", "a rule on the answer marks compaction or context_edit")
+	}
+	if r.scope == ScopeLineage && r.Marks != MarkPostCompaction {
+		return bad("marks", "a rule on lineage counts marks post_compaction")
 	}
 	return nil
 }
@@ -359,8 +435,17 @@ func validateCondition(c *Condition) *RuleError {
 		default:
 			return &RuleError{Field: "where", Msg: fmt.Sprintf("unknown role in %q", c.Where)}
 		}
+	case strings.HasPrefix(c.Where, "body:"), strings.HasPrefix(c.Where, "response_body:"):
+		if _, path, _ := strings.Cut(c.Where, ":"); path == "" {
+			return &RuleError{Field: "where", Msg: "JSON path missing"}
+		}
+	case strings.HasPrefix(c.Where, "lineage:"):
+		if !lineagePlaces[strings.TrimPrefix(c.Where, "lineage:")] {
+			return &RuleError{Field: "where", Msg: fmt.Sprintf("unknown lineage count in %q (want previous_messages, messages, kept_percent or extends_branch)", c.Where)}
+		}
 	case c.Where == "path", c.Where == "system", c.Where == "last_user_text",
-		c.Where == "last_user_block", c.Where == "last_item_type", c.Where == "item_type", c.Where == "block_type":
+		c.Where == "last_user_block", c.Where == "last_item_type", c.Where == "item_type", c.Where == "block_type",
+		c.Where == "first_block_type", c.Where == "response_block_type", c.Where == "response_item_type":
 	case c.Where == "":
 		return &RuleError{Field: "where", Msg: "missing"}
 	default:
@@ -392,9 +477,13 @@ func validateCondition(c *Condition) *RuleError {
 		if c.Value != "" {
 			return &RuleError{Field: "value", Msg: "use values with how: contains_all"}
 		}
-	case "absent":
+	case "absent", "present":
 		if c.Value != "" || len(c.Values) > 0 {
-			return &RuleError{Field: "value", Msg: "not allowed with how: absent"}
+			return &RuleError{Field: "value", Msg: "not allowed with how: " + c.How}
+		}
+	case "at_least", "at_most":
+		if _, err := strconv.Atoi(c.Value); err != nil || !strings.HasPrefix(c.Where, "lineage:") {
+			return &RuleError{Field: "value", Msg: "how: " + c.How + " takes a whole number and a lineage: place"}
 		}
 	case "":
 		return &RuleError{Field: "how", Msg: "missing"}

@@ -90,6 +90,12 @@ type Provider struct {
 	// without it gets a 400 in its own dialect instead of having the field
 	// ignored by the provider.
 	ServerCompaction *bool `yaml:"server_compaction"`
+	// SystemMessageModels are the model patterns (as in routes[].match)
+	// this provider accepts role "system" messages inside the Anthropic
+	// messages array for. Empty: none. Continuity reinjects the capsule as
+	// such a message there (after the prompt-cache prefix) and in the
+	// system prompt elsewhere.
+	SystemMessageModels []string `yaml:"system_message_models"`
 }
 
 // ServesServerCompaction reports whether the provider honours the
@@ -423,6 +429,14 @@ func (c *Config) Validate() error {
 		}
 		if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
 			bad(f+".base_url", "must be an http:// or https:// URL (the value is not shown: a URL may carry credentials)")
+		}
+		for j, m := range p.SystemMessageModels {
+			if m == "" {
+				bad(fmt.Sprintf("%s.system_message_models[%d]", f, j), "is empty; use a model pattern like \"claude-*\"")
+			}
+		}
+		if len(p.SystemMessageModels) > 0 && p.Dialect != FamilyAnthropic {
+			bad(f+".system_message_models", "applies to anthropic providers only (got dialect %q)", p.Dialect)
 		}
 	}
 	for i, r := range c.Routes {

@@ -247,7 +247,9 @@ func responsesMessageJSON(role, text string) string {
 // writes back what fn returns; bytes outside the changed strings are left
 // as they are. match sees the whole body first: false there means no string
 // can match and body is returned as it is. It returns body itself when
-// nothing changed. A body that is not valid JSON is an ErrBadShape.
+// nothing changed. A body that is not valid JSON is an ErrBadShape. Strings
+// inside a provider's compaction block or item (ProviderSpans) are never
+// passed to fn: the provider signs or encrypts their bytes.
 func RewriteStrings(body []byte, match func(raw []byte) bool, fn func(string) string) ([]byte, error) {
 	if !match(body) {
 		return body, nil
@@ -255,6 +257,7 @@ func RewriteStrings(body []byte, match func(raw []byte) bool, fn func(string) st
 	if !json.Valid(body) {
 		return nil, ErrBadShape
 	}
+	signed := ProviderSpans(body)
 	var out []byte
 	last := 0
 	for i := 0; i < len(body); i++ {
@@ -263,7 +266,7 @@ func RewriteStrings(body []byte, match func(raw []byte) bool, fn func(string) st
 		}
 		end := stringEnd(body, i)
 		lit := body[i:end]
-		if match(lit) {
+		if match(lit) && !inSpans(signed, i) {
 			var s string
 			if err := json.Unmarshal(lit, &s); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrBadShape, err)
@@ -294,4 +297,54 @@ func stringEnd(body []byte, i int) int {
 		}
 	}
 	return len(body)
+}
+
+// ProviderSpans returns the byte ranges of a request body that hold a
+// provider's compaction: Anthropic {"type":"compaction"} content blocks of
+// messages, OpenAI Responses {"type":"compaction"} input items. The
+// provider signs or encrypts them; nothing may change a byte inside.
+func ProviderSpans(body []byte) [][2]int {
+	if !bytes.Contains(body, []byte(`"compaction"`)) {
+		return nil
+	}
+	var spans [][2]int
+	add := func(path string) {
+		if r := gjson.GetBytes(body, path); r.Index > 0 {
+			spans = append(spans, [2]int{r.Index, r.Index + len(r.Raw)})
+		}
+	}
+	gjson.GetBytes(body, "messages").ForEach(func(i, m gjson.Result) bool {
+		m.Get("content").ForEach(func(j, b gjson.Result) bool {
+			if b.Get("type").String() == "compaction" {
+				add("messages." + i.String() + ".content." + j.String())
+			}
+			return true
+		})
+		return true
+	})
+	gjson.GetBytes(body, "input").ForEach(func(i, it gjson.Result) bool {
+		if it.Get("type").String() == "compaction" {
+			add("input." + i.String())
+		}
+		return true
+	})
+	return spans
+}
+
+// ProviderBytes returns the bytes of the spans ProviderSpans finds, joined.
+func ProviderBytes(body []byte) []byte {
+	var out []byte
+	for _, sp := range ProviderSpans(body) {
+		out = append(out, body[sp[0]:sp[1]]...)
+	}
+	return out
+}
+
+func inSpans(spans [][2]int, i int) bool {
+	for _, sp := range spans {
+		if i >= sp[0] && i < sp[1] {
+			return true
+		}
+	}
+	return false
 }

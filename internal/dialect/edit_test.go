@@ -202,3 +202,28 @@ func TestRewriteStrings(t *testing.T) {
 		t.Error("invalid JSON was accepted")
 	}
 }
+
+// TestRewriteStringsSparesProviderCompaction: a string inside a provider's
+// compaction block (Anthropic, signed) or item (Responses) is never
+// rewritten, even when it holds the marker; the same text elsewhere is.
+func TestRewriteStringsSparesProviderCompaction(t *testing.T) {
+	for _, body := range []string{
+		`{"messages":[{"role":"assistant","content":[{"type":"compaction","content":"S <x> old","signature":"c2ln"}]},{"role":"user","content":"u <x> old"}]}`,
+		`{"input":[{"type":"compaction","encrypted_content":"e <x> old"},{"role":"user","content":"u <x> old"}]}`,
+	} {
+		out, err := RewriteStrings([]byte(body), func(raw []byte) bool { return bytes.Contains(raw, []byte("<x>")) }, func(s string) string { return strings.ReplaceAll(s, "<x> old", "new") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(out)
+		if !strings.Contains(got, `"u new"`) {
+			t.Errorf("the user string was not rewritten: %s", got)
+		}
+		if strings.Count(got, "<x> old") != 1 {
+			t.Errorf("the compaction's bytes changed: %s", got)
+		}
+		if len(ProviderSpans([]byte(body))) != 1 {
+			t.Errorf("ProviderSpans(%s) = %v, want one span", body, ProviderSpans([]byte(body)))
+		}
+	}
+}

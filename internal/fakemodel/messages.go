@@ -9,8 +9,13 @@ import (
 // Anthropic Messages wire shapes.
 
 type msgBlock struct {
-	Type  string          `json:"type"`
-	Text  *string         `json:"text,omitempty"`
+	Type string  `json:"type"`
+	Text *string `json:"text,omitempty"`
+	// compaction blocks
+	Content          *string `json:"content,omitempty"`
+	Signature        string  `json:"signature,omitempty"`
+	EncryptedContent string  `json:"encrypted_content,omitempty"`
+
 	ID    string          `json:"id,omitempty"`
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
@@ -33,6 +38,8 @@ type msgObject struct {
 	StopReason   *string    `json:"stop_reason"`
 	StopSequence *string    `json:"stop_sequence"`
 	Usage        msgUsage   `json:"usage"`
+	// ContextManagement carries applied_edits when the reply has some.
+	ContextManagement any `json:"context_management,omitempty"`
 }
 
 type msgDelta struct {
@@ -48,9 +55,33 @@ type msgEvent struct {
 	ContentBlock *msgBlock  `json:"content_block,omitempty"`
 	Delta        any        `json:"delta,omitempty"`
 	Usage        *msgUsage  `json:"usage,omitempty"`
+	// message_delta: applied context edits, when the reply has some.
+	ContextManagement any `json:"context_management,omitempty"`
+}
+
+// contextManagement is the context_management value of the answer, nil
+// when the reply applied no edit.
+func (a *answer) contextManagement() any {
+	if len(a.reply.AppliedEdits) == 0 {
+		return nil
+	}
+	return map[string]any{"applied_edits": a.reply.AppliedEdits}
+}
+
+// compactionBlock is the reply's compaction block, nil when it has none.
+func (a *answer) compactionBlock() *msgBlock {
+	c := a.reply.Compaction
+	if c == nil {
+		return nil
+	}
+	content := c.Content
+	return &msgBlock{Type: "compaction", Content: &content, Signature: c.Signature, EncryptedContent: c.EncryptedContent}
 }
 
 func (a *answer) stopReason() string {
+	if c := a.reply.Compaction; c != nil && c.Alone {
+		return "compaction"
+	}
 	if len(a.calls) > 0 {
 		return "tool_use"
 	}
@@ -60,6 +91,12 @@ func (a *answer) stopReason() string {
 // msgContent is the completed content list.
 func (a *answer) msgContent() []msgBlock {
 	var out []msgBlock
+	if cb := a.compactionBlock(); cb != nil {
+		out = append(out, *cb)
+		if a.reply.Compaction.Alone {
+			return out
+		}
+	}
 	if a.reply.Text != "" || len(a.calls) == 0 {
 		text := a.reply.Text
 		out = append(out, msgBlock{Type: "text", Text: &text})
@@ -91,6 +128,7 @@ func (a *answer) messages(ctx context.Context, w http.ResponseWriter) {
 		writeJSON(w, http.StatusOK, msgObject{
 			ID: id, Type: "message", Role: "assistant", Model: a.model,
 			Content: a.msgContent(), StopReason: &stop, Usage: a.msgUsage(),
+			ContextManagement: a.contextManagement(),
 		})
 		return
 	}
@@ -113,6 +151,9 @@ func (a *answer) messages(ctx context.Context, w http.ResponseWriter) {
 			start.Text = &empty
 		case "tool_use":
 			start.Input = json.RawMessage("{}")
+		case "compaction":
+			empty := ""
+			start.Content, start.EncryptedContent = &empty, ""
 		}
 		if !e.event("content_block_start", msgEvent{Type: "content_block_start", Index: &idx, ContentBlock: &start}) {
 			return
@@ -124,6 +165,14 @@ func (a *answer) messages(ctx context.Context, w http.ResponseWriter) {
 				if !e.delta("content_block_delta", msgEvent{Type: "content_block_delta", Index: &idx, Delta: d}) {
 					return
 				}
+			}
+		case "compaction":
+			d := map[string]any{"type": "compaction_delta", "content": *block.Content}
+			if block.EncryptedContent != "" {
+				d["encrypted_content"] = block.EncryptedContent
+			}
+			if !e.delta("content_block_delta", msgEvent{Type: "content_block_delta", Index: &idx, Delta: d}) {
+				return
 			}
 		case "tool_use":
 			// The raw arguments are streamed even when they are not valid
@@ -146,7 +195,7 @@ func (a *answer) messages(ctx context.Context, w http.ResponseWriter) {
 	if !e.event("message_delta", msgEvent{
 		Type:  "message_delta",
 		Delta: map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		Usage: &endUsage,
+		Usage: &endUsage, ContextManagement: a.contextManagement(),
 	}) {
 		return
 	}
@@ -155,8 +204,12 @@ func (a *answer) messages(ctx context.Context, w http.ResponseWriter) {
 
 // textBlocks is the number of text blocks before the tool_use blocks.
 func (a *answer) textBlocks() int {
-	if a.reply.Text != "" || len(a.calls) == 0 {
-		return 1
+	n := 0
+	if a.reply.Compaction != nil {
+		n = 1
 	}
-	return 0
+	if a.reply.Text != "" || len(a.calls) == 0 {
+		n++
+	}
+	return n
 }

@@ -112,6 +112,9 @@ func (a *answer) respUsage() *respUsage {
 
 func (a *answer) compactionItem() respItem {
 	enc := a.reply.EncryptedContent
+	if c := a.reply.Compaction; c != nil && c.EncryptedContent != "" {
+		enc = c.EncryptedContent
+	}
 	if enc == "" {
 		enc = randomBase64(96)
 	}
@@ -124,6 +127,9 @@ func (a *answer) respOutput() []respItem {
 		return []respItem{a.compactionItem()}
 	}
 	var out []respItem
+	if a.reply.Compaction != nil {
+		out = append(out, a.compactionItem())
+	}
 	if a.reply.Text != "" || len(a.calls) == 0 {
 		out = append(out, respItem{
 			ID: "msg_" + randomID(), Type: "message", Status: "completed", Role: "assistant",

@@ -84,6 +84,18 @@ type Reply struct {
 	// EncryptedContent is the opaque item's payload; empty: random base64.
 	EncryptedContent string
 
+	// Compaction makes an ordinary answer carry a compaction the provider
+	// made itself. Anthropic: a {"type":"compaction"} content block leads
+	// the content (stream: content_block_start, compaction_delta,
+	// content_block_stop); with Alone it is the whole answer and the stop
+	// reason is "compaction" (on-demand compaction). Responses: a
+	// {"type":"compaction","encrypted_content"} output item leads the
+	// output (server-side compaction, context_management).
+	Compaction *Compaction
+	// AppliedEdits (Anthropic) are reported in context_management.
+	// applied_edits of the answer (stream: of the message_delta event).
+	AppliedEdits []AppliedEdit
+
 	// Usage, reported as-is in the dialect's fields (OpenAI prompt_tokens /
 	// input_tokens include cached tokens; Anthropic input_tokens excludes
 	// them). Zero input or output counts are derived from the sizes of the
@@ -100,6 +112,22 @@ type Reply struct {
 	FailMidStream bool          // stream: send part of the answer, then abort the connection
 	Hang          bool          // never answer; return when the client goes away or the server closes
 	RawBody       string        // non-empty: written verbatim with Status (or 200)
+}
+
+// Compaction is a compaction block or item of an answer.
+type Compaction struct {
+	Content          string // Anthropic: the readable summary
+	Signature        string // Anthropic: the block's signature (on-demand compaction signs it)
+	EncryptedContent string // opaque payload; Responses: random when empty
+	Alone            bool   // Anthropic: the answer is this block only (stop_reason "compaction")
+}
+
+// AppliedEdit is one entry of Anthropic's context_management.applied_edits.
+type AppliedEdit struct {
+	Type                 string `json:"type"` // clear_tool_uses_20250919 | clear_thinking_20251015
+	ClearedInputTokens   int64  `json:"cleared_input_tokens"`
+	ClearedToolUses      int64  `json:"cleared_tool_uses,omitempty"`
+	ClearedThinkingTurns int64  `json:"cleared_thinking_turns,omitempty"`
 }
 
 // Responder decides the Reply to a request. It may be called concurrently.

@@ -27,6 +27,8 @@ func augment(x *flow.Exchange, cls compaction.Result, block string) ([]byte, err
 	text := augmentInstruction + block
 	v := x.View
 	switch {
+	case cls.Placement == compaction.PlaceNone:
+		return x.Body, nil
 	case cls.Kind == compaction.OutOfBand:
 		return dialect.AppendSystemText(x.Dialect, x.Body, strings.TrimPrefix(text, "\n\n"))
 	case cls.Placement == compaction.PlaceBeforeLast:

@@ -68,10 +68,11 @@ type Options struct {
 
 // Engine is the preservation hook (flow.Hook).
 type Engine struct {
-	opt     Options
-	log     *slog.Logger
-	m       *Metrics
-	scanned scanMarks // how much of each A-leg's history the gate has seen
+	opt       Options
+	log       *slog.Logger
+	m         *Metrics
+	scanned   scanMarks // how much of each A-leg's history the gate has seen
+	compacted legMarks  // A-legs whose provider compacted inside an ordinary call
 }
 
 var _ flow.Hook = (*Engine)(nil)
@@ -102,13 +103,17 @@ func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 	start := time.Now()
 	defer func() { e.m.hookSeconds.Observe(time.Since(start).Seconds()) }()
 
-	ref, err := e.opt.Resolver.Resolve(ctx, x.Principal.ID, x.View, session.Hints{
+	hints := session.Hints{
 		Compaction: cls.Compaction, OutOfBand: cls.Kind == compaction.OutOfBand, Opaque: cls.Kind == compaction.Opaque,
 		PostCompaction: cls.PostCompaction, Agent: cls.Agent,
-	})
+	}
+	ref, err := e.opt.Resolver.Resolve(ctx, x.Principal.ID, x.View, hints)
 	if err != nil {
 		e.m.failures.WithLabelValues("resolve").Inc()
 		return fmt.Errorf("resolve lineage: %w", err)
+	}
+	if ref.Event == session.EventReset && !cls.Any() {
+		ref, cls = e.silentCompaction(ctx, x, hints, ref, cls)
 	}
 	e.m.lineage.WithLabelValues(string(ref.Event)).Inc()
 	e.log.LogAttrs(ctx, slog.LevelDebug, "lineage resolved", slog.String("id", x.ID), slog.String("event", string(ref.Event)),
@@ -129,7 +134,8 @@ func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 	}
 	x.Session, x.ALeg = ref.Session, ref.ALeg
 
-	t := &turn{e: e, x: x, ref: ref, pol: pol, cls: cls}
+	t := &turn{e: e, x: x, ref: ref, pol: pol, cls: cls, edits: e.opt.Rules.ContextEdits(x.View)}
+	t.watchAnswer()
 	if cls.Compaction {
 		return t.compaction(ctx)
 	}
@@ -163,6 +169,9 @@ type turn struct {
 	ref session.Ref
 	pol Policy
 	cls compaction.Result
+	// edits are the context edits the request asks the provider for
+	// (context_edit rules).
+	edits []compaction.Rule
 }
 
 // main handles an ordinary turn: harvest, gate and enqueue, and on
@@ -193,7 +202,7 @@ func (t *turn) main(ctx context.Context) error {
 	// A compaction the provider made (a compaction block the client sent
 	// back) opens no epoch Tether saw: the history goes on, and the turns
 	// that follow it get the block all the same.
-	provider := t.cls.PostCompaction && t.cls.Kind == compaction.Opaque
+	provider := t.cls.PostCompaction && t.cls.Kind == compaction.Opaque || e.compacted.has(ref.ALeg)
 	if ref.Epoch == 0 && !provider {
 		t.stripCarried(true)
 		return nil
@@ -222,7 +231,7 @@ func (t *turn) main(ctx context.Context) error {
 	}
 	t.stripCarried(false) // the reinjected block replaces every carried one
 	block := t.block(cur)
-	body, err := dialect.AppendSystemText(x.Dialect, x.Body, reinjectPreamble+block)
+	body, err := t.reinject(reinjectPreamble + block)
 	if err != nil {
 		e.m.failures.WithLabelValues("reinject").Inc()
 		return fmt.Errorf("reinject capsule: %w", err)
@@ -262,6 +271,14 @@ func (t *turn) compaction(ctx context.Context) error {
 		if cur, err = t.load(ctx); err != nil {
 			return err
 		}
+	}
+	if t.cls.Placement == compaction.PlaceNone {
+		// The answer is a block the provider signs (Anthropic on-demand
+		// compaction): the request goes as sent, the capsule, current now,
+		// goes back on the turns that lead with that block.
+		e.compacted.set(t.ref.ALeg)
+		t.recordCompaction(ctx, ActionRelayed, cur, "")
+		return nil
 	}
 	if cur.Empty() {
 		// Nothing to add, but the summary still marks the branch: the turn
@@ -303,7 +320,7 @@ func (t *turn) needsReinjection(cur *capsule.Capsule, msgs []dialect.Message) bo
 	if t.pol.Reinjection == "first_turn" && t.ref.Event != session.EventEpoch {
 		return false
 	}
-	carried := carriedBlock(msgs)
+	carried := carriedBlock(msgs, !t.clears("tool_results"))
 	if carried == "" {
 		return true
 	}

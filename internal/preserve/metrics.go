@@ -23,6 +23,8 @@ type Metrics struct {
 	decisions    prometheus.Histogram
 	steps        prometheus.Histogram
 	hookSeconds  prometheus.Histogram
+	provider     *prometheus.CounterVec
+	placement    *prometheus.CounterVec
 }
 
 // NewMetrics registers the collectors on reg (nil: not registered).
@@ -39,7 +41,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		harvest: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_harvest_total",
 			Help: "Structured plan states copied into the capsule without a model call, by tool."}, []string{"tool"}),
 		lineage: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_lineage_events_total",
-			Help: "Lineage resolutions by event (new, continue, fork, reset, epoch, out_of_band, unattributed, fork_copied)."}, []string{"event"}),
+			Help: "Lineage resolutions by event (new, continue, fork, reset, epoch, out_of_band, unattributed, fork_copied, silent_compaction)."}, []string{"event"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_failures_total",
 			Help: "Preservation steps that failed open (traffic continued unchanged), by step."}, []string{"step"}),
 		stale: prometheus.NewCounter(prometheus.CounterOpts{Name: "tether_capsule_stale_rejections_total",
@@ -58,10 +60,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Plan steps in the capsule at each write.", Buckets: []float64{0, 1, 2, 4, 8, 16, 32, 64}}),
 		hookSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_preserve_request_seconds",
 			Help: "Time the preservation path adds before the upstream call (barrier waits included).", Buckets: prometheus.ExponentialBuckets(0.00005, 3, 12)}),
+		provider: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_provider_context_total",
+			Help: "Provider answers that showed a compaction or a context edit the provider made inside an ordinary call, by mark (compaction|context_edit) and rule."}, []string{"mark", "rule"}),
+		placement: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_preserve_reinjection_placements_total",
+			Help: "Reinjected blocks by placement: system_prompt, or system_message (a role system message inside the conversation, where the provider accepts one for the model)."}, []string{"placement"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.augment, m.merges, m.reinjections, m.stripped, m.harvest, m.lineage, m.failures,
-			m.stale, m.conflicts, m.dropped, m.revision, m.tokens, m.decisions, m.steps, m.hookSeconds)
+			m.stale, m.conflicts, m.dropped, m.revision, m.tokens, m.decisions, m.steps, m.hookSeconds, m.provider, m.placement)
 	}
 	return m
 }

@@ -12,6 +12,10 @@ import (
 func (t *turn) stripCarried(keepLast bool) {
 	// Counting the opening tags is the whole cost on most turns.
 	drop := capsule.CountOpen(t.x.Body)
+	if drop > 0 {
+		// Blocks inside a provider's signed compaction stay as they are.
+		drop -= capsule.CountOpen(dialect.ProviderBytes(t.x.Body))
+	}
 	if keepLast {
 		drop--
 	}
@@ -42,12 +46,14 @@ func (t *turn) stripCarried(keepLast bool) {
 	t.e.m.stripped.Add(float64(drop))
 }
 
-// carriedBlock returns the text of the newest capsule block in the history.
-func carriedBlock(msgs []dialect.Message) string {
+// carriedBlock returns the text of the newest capsule block in the history;
+// with toolResults false, a block inside a tool result does not count (the
+// provider clears old tool results before the model reads them).
+func carriedBlock(msgs []dialect.Message, toolResults bool) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		txt := msgs[i].Text
 		for _, r := range msgs[i].ToolResults {
-			if capsule.Contains(r.Text) {
+			if toolResults && capsule.Contains(r.Text) {
 				txt += "\n" + r.Text
 			}
 		}

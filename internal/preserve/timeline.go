@@ -19,6 +19,8 @@ const (
 	ActionAugmented  = "augmented"  // the block went into the summarisation request
 	ActionEmpty      = "empty"      // the capsule held nothing yet
 	ActionReinjected = "reinjected" // the block went back into the first turn after a compaction
+	ActionRelayed    = "relayed"    // a compaction whose answer the provider signs went as sent; the block goes back on the turns after it
+	ActionObserved   = "observed"   // the provider's answer showed a compaction it made inside an ordinary call
 )
 
 // recordCompaction adds what this turn did for a compaction to the A-leg's

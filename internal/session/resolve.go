@@ -549,6 +549,9 @@ func (r *Resolver) fresh(t *turnFacts) Ref {
 	ref := t.ref
 	if t.hinted && t.hint.Session != "" {
 		ref.Session, ref.Event = t.hint.Session, EventReset
+		if head, ok := t.look.head(t.hint.ALeg); ok {
+			ref.PrevTurn = head.Turn
+		}
 		ref.ALeg = "a_" + r.mac("reset", ref.Principal, t.hint.Session, t.last)
 		return ref
 	}

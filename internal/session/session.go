@@ -67,6 +67,11 @@ type Ref struct {
 	// Agent is the coding agent, from the compaction rule that matched or
 	// the client hint's family, "" if unknown.
 	Agent string
+	// PrevTurn is set on an EventReset ref: the messages of the last
+	// request of the branch the client hint named (counts only; a caller
+	// may judge a much shorter history a silent compaction and resolve
+	// again with Hints.PostCompaction).
+	PrevTurn int
 
 	// Side is set on an EventOutOfBand ref for a request that was not
 	// marked out of band but quotes the branch's conversation (an
