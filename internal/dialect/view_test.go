@@ -297,24 +297,3 @@ func FuzzParseView(f *testing.F) {
 		}
 	})
 }
-
-func TestParseItemsMatchesMessages(t *testing.T) {
-	for _, tc := range []struct {
-		file string
-		name Name
-	}{
-		{"chat_pi_main.json", OpenAIChat},
-		{"anthropic_pi_main.json", AnthropicMessages},
-		{"responses_codex_compaction.json", OpenAIResponses},
-	} {
-		v := mustParse(t, tc.name, readTestdata(t, tc.file))
-		arr, _ := v.items()
-		var raw []string
-		for _, it := range arr.Array() {
-			raw = append(raw, it.Raw)
-		}
-		if diff := cmp.Diff(v.Messages(), ParseItems(tc.name, raw)); diff != "" {
-			t.Errorf("%s (-Messages +ParseItems):\n%s", tc.file, diff)
-		}
-	}
-}

@@ -529,8 +529,3 @@ func copyResponseHeader(dst, src http.Header) {
 		dst[k] = vv
 	}
 }
-
-// Principal returns the principal for mounted handlers (usage API).
-func PrincipalOf(a *auth.Authenticator, h http.Header) (auth.Principal, error) {
-	return a.Authenticate(h)
-}

@@ -89,12 +89,6 @@ func (c *lru) put(key string, rec record, written bool) {
 	}
 }
 
-func (c *lru) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
-}
-
 // keyedMutex hands out one mutex per key, created on demand and dropped when
 // its last holder or waiter leaves.
 type keyedMutex struct {
@@ -131,12 +125,6 @@ func (k *keyedMutex) lock(key string) func() {
 			k.mu.Unlock()
 		})
 	}
-}
-
-func (k *keyedMutex) len() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return len(k.m)
 }
 
 // stripes serialises short in-process read-modify-write sections per key.

@@ -223,3 +223,17 @@ func mustParse(t testing.TB, body string) *dialect.View {
 	}
 	return v
 }
+
+// len is the number of cached entries.
+func (c *lru) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
+
+// len is the number of keys with a holder or a waiter.
+func (k *keyedMutex) len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.m)
+}
