@@ -115,18 +115,6 @@ func (rs *Ruleset) Classify(v *dialect.View) Result {
 	return res
 }
 
-// HeuristicShrink is the weakest compaction signal: the conversation a
-// client sends suddenly became much shorter. Classify is stateless, so the
-// session layer, which remembers the previous item count of the same A-leg,
-// calls this with that count and the current one. It is deliberately
-// conservative: only a history of at least 8 items that lost at least half
-// of them counts, so ordinary edits, retries and short exchanges never do.
-// A true result is EvidenceHeuristic and should only be used when no rule
-// matched.
-func HeuristicShrink(prevCount, curCount int) bool {
-	return prevCount >= 8 && curCount >= 0 && curCount*2 <= prevCount
-}
-
 // item is one decoded conversation item of the tail.
 type item struct {
 	typ, role, text, lastBlock string

@@ -217,20 +217,6 @@ rules:
 	}
 }
 
-func TestHeuristicShrink(t *testing.T) {
-	tests := []struct {
-		prev, cur int
-		want      bool
-	}{
-		{40, 6, true}, {8, 4, true}, {8, 5, false}, {6, 1, false}, {40, 39, false}, {10, 11, false}, {0, 0, false},
-	}
-	for _, tt := range tests {
-		if got := HeuristicShrink(tt.prev, tt.cur); got != tt.want {
-			t.Errorf("HeuristicShrink(%d, %d) = %v, want %v", tt.prev, tt.cur, got, tt.want)
-		}
-	}
-}
-
 func TestDefaultRulesLoad(t *testing.T) {
 	rs := Default()
 	if len(rs.Rules()) < 20 || len(rs.HarvestRules()) < 8 {
