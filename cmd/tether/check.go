@@ -55,7 +55,7 @@ func masked(cfg *config.Config) *config.Config {
 	c := *cfg
 	c.Secret = mask(c.Secret)
 	c.AdminKey = mask(c.AdminKey)
-	c.Transcript.Key = mask(c.Transcript.Key)
+	c.Transcript = config.Transcript{Enabled: cfg.Transcript.Enabled} // the deprecated key and ttl have no effect; never print them
 	c.Store = maskStoreURL(c.Store)
 	c.Providers = append([]config.Provider(nil), cfg.Providers...)
 	for i := range c.Providers {
