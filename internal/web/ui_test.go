@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -93,10 +94,13 @@ func TestWebViewSignInAndIsolation(t *testing.T) {
 	}
 }
 
-// The pages render in a real headless Chromium: the sign-in page, and a
-// signed-in principal's conversation (the cookie a sign-in set is added by
-// the test server, as the browser would send it); screenshots go to the
-// test's temporary directory, or TETHER_SCREENSHOT_DIR when set.
+// The pages render in a real headless Chromium: a signed-in principal's
+// list and conversation (the cookie a sign-in sets is added by the test
+// server, as the browser would send it), hostile text escaped, and another
+// principal's full conversation page (timeline, history with sources);
+// screenshots go to the test's temporary directory, or
+// TETHER_SCREENSHOT_DIR when set (docs/web-view.png is that directory's
+// web-view.png).
 func TestWebViewInChromium(t *testing.T) {
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -115,17 +119,22 @@ func TestWebViewInChromium(t *testing.T) {
 	if d := os.Getenv("TETHER_SCREENSHOT_DIR"); d != "" {
 		dir = d
 	}
-	srv := uiServerWithCookie(t, "key-bob")
-	for _, p := range []struct{ path, shot, want, notWant string }{
-		{"/ui/", "list.png", "/ui/c/B1", "A1"},
-		{"/ui/c/B1", "capsule.png", "&lt;script&gt;", "<script>"},
+	bob, alice := uiServerWithCookie(t, "key-bob"), uiServerWithCookie(t, "key-alice")
+	for _, p := range []struct {
+		srv                       *httptest.Server
+		path, shot, want, notWant string
+		height                    int
+	}{
+		{bob, "/ui/", "list.png", "/ui/c/B1", "A1", 800},
+		{bob, "/ui/c/B1", "capsule.png", "&lt;script&gt;", "<script>", 800},
+		{alice, "/ui/c/A1", "web-view.png", "Compaction timeline", "B1", 1500},
 	} {
 		shot := filepath.Join(dir, p.shot)
-		dom := chromium(t, bin, dir, srv.URL+p.path, "--dump-dom")
+		dom := chromium(t, bin, dir, p.srv.URL+p.path, "--dump-dom")
 		if !strings.Contains(dom, p.want) || strings.Contains(dom, p.notWant) {
 			t.Errorf("%s as rendered by Chromium: want %q and not %q:\n%s", p.path, p.want, p.notWant, dom)
 		}
-		chromium(t, bin, dir, srv.URL+p.path, "--screenshot="+shot, "--window-size=1100,800")
+		chromium(t, bin, dir, p.srv.URL+p.path, "--screenshot="+shot, fmt.Sprintf("--window-size=1100,%d", p.height))
 		if fi, err := os.Stat(shot); err != nil || fi.Size() < 1000 {
 			t.Errorf("no screenshot of %s: %v", p.path, err)
 		}
