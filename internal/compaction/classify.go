@@ -115,9 +115,21 @@ func (rs *Ruleset) Classify(v *dialect.View) Result {
 	return res
 }
 
-// item is one decoded conversation item of the tail.
+// item is one conversation item of the tail: its type and role are read
+// at once, its text only when a rule asks for it.
 type item struct {
-	typ, role, text, lastBlock string
+	typ, role       string
+	raw             []byte // the item, when its text is not read yet
+	text, lastBlock string
+}
+
+// texts reads the item's text once: all its text parts, and the last one.
+func (it *item) texts() (all, last string) {
+	if it.raw != nil {
+		it.text, it.lastBlock = textOf(gjson.GetBytes(it.raw, "content"))
+		it.raw = nil
+	}
+	return it.text, it.lastBlock
 }
 
 // probe reads, once and lazily, the parts of one request that rules test.
@@ -126,20 +138,22 @@ type probe struct {
 	name dialect.Name
 
 	scanned  bool
-	fallback bool   // the scanner could not read the body: use the View
-	items    []span // conversation items
-	strInput string // Responses string input (one user message)
+	fallback bool     // the scanner could not read the body: use the View
+	items    [][]byte // conversation items (slices of the body)
+	strInput string   // Responses string input (one user message)
 	isStr    bool
-	sys      span // Anthropic system / Responses instructions
+	sys      []byte // Anthropic system / Responses instructions
 	hasSys   bool
 
-	tail     []item // tail[k] is item len(items)-1-k
+	tail     []*item // tail[k] is item len(items)-1-k
 	sysDone  bool
 	sysText  string
 	lastDone bool
-	lastUser item
+	lastUser *item
 }
 
+// scan takes what the rules read from the View's index (the one pass
+// Parse made over the body): nothing here passes over the history again.
 func (p *probe) scan() {
 	if p.scanned {
 		return
@@ -150,43 +164,16 @@ func (p *probe) scan() {
 		p.fallback = true
 		return
 	}
-	b := p.v.Body()
 	arrKey, sysKey := "messages", "system"
 	if p.name == dialect.OpenAIResponses {
 		arrKey, sysKey = "input", "instructions"
 	}
-	bad := false
-	ok := objectFields(b, span{0, len(b)}, func(k []byte, start int) int {
-		switch string(k) {
-		case arrKey:
-			switch b[start] {
-			case '[':
-				items, end, ok := arrayItems(b, start)
-				if !ok {
-					bad = true
-					return -1
-				}
-				p.items = items
-				return end
-			case '"':
-				if p.name == dialect.OpenAIResponses {
-					end := skipString(b, start)
-					p.isStr = true
-					p.strInput = gjson.ParseBytes(b[start:end]).String()
-					return end
-				}
-			}
-		case sysKey:
-			end := skipValue(b, start)
-			p.sys, p.hasSys = span{start, end}, true
-			return end
-		}
-		return -1
-	})
-	if !ok || bad {
-		p.fallback = true
-		p.items, p.isStr = nil, false
+	p.items = p.v.Items()
+	if raw, ok := p.v.Field(arrKey); ok && p.items == nil && raw[0] == '"' && p.name == dialect.OpenAIResponses {
+		p.isStr = true
+		p.strInput = gjson.ParseBytes(raw).String()
 	}
+	p.sys, p.hasSys = p.v.Field(sysKey)
 }
 
 func (p *probe) count() int {
@@ -197,25 +184,26 @@ func (p *probe) count() int {
 }
 
 // at decodes the item k positions from the end (0 = last).
-func (p *probe) at(k int) item {
+func (p *probe) at(k int) *item {
 	for len(p.tail) <= k {
 		p.tail = append(p.tail, p.decode(p.count()-1-len(p.tail)))
 	}
 	return p.tail[k]
 }
 
-func (p *probe) decode(i int) item {
+func (p *probe) decode(i int) *item {
 	if p.isStr {
-		return item{typ: "message", role: "user", text: p.strInput, lastBlock: p.strInput}
+		return &item{typ: "message", role: "user", text: p.strInput, lastBlock: p.strInput}
 	}
-	r := gjson.ParseBytes(p.v.Body()[p.items[i].start:p.items[i].end])
-	it := item{role: r.Get("role").String()}
+	raw := p.items[i]
+	role := gjson.GetBytes(raw, "role")
+	it := &item{role: role.String()}
 	if it.role == "function" {
 		it.role = "tool"
 	}
 	if p.name == dialect.OpenAIResponses {
-		it.typ = r.Get("type").String()
-		if it.typ == "" && r.Get("role").Exists() {
+		it.typ = gjson.GetBytes(raw, "type").String()
+		if it.typ == "" && role.Exists() {
 			it.typ = "message"
 		}
 		if it.typ != "message" {
@@ -225,9 +213,11 @@ func (p *probe) decode(i int) item {
 	} else {
 		it.typ = "message"
 	}
-	it.text, it.lastBlock = textOf(r.Get("content"))
+	it.raw = raw
 	return it
 }
+
+func nonEmpty(all, _ string) bool { return all != "" }
 
 // textOf joins the text parts of a content value with "\n" and returns the
 // last one separately.
@@ -275,10 +265,9 @@ func (p *probe) system() string {
 		p.sysText = p.v.System()
 		return p.sysText
 	}
-	b := p.v.Body()
 	var parts []string
 	if p.hasSys {
-		sv := gjson.ParseBytes(b[p.sys.start:p.sys.end])
+		sv := gjson.ParseBytes(p.sys)
 		var s string
 		if p.name == dialect.AnthropicMessages {
 			s, _ = textOf(sv)
@@ -295,8 +284,8 @@ func (p *probe) system() string {
 			if it.role != "system" && it.role != "developer" {
 				break
 			}
-			if it.text != "" {
-				parts = append(parts, it.text)
+			if t, _ := it.texts(); t != "" {
+				parts = append(parts, t)
 			}
 		}
 	}
@@ -306,7 +295,7 @@ func (p *probe) system() string {
 
 // decodeHead decodes item i from the start, sharing the tail cache when the
 // item is also part of the tail.
-func (p *probe) decodeHead(i int) item {
+func (p *probe) decodeHead(i int) *item {
 	if k := p.count() - 1 - i; k < len(p.tail) {
 		return p.tail[k]
 	}
@@ -315,7 +304,7 @@ func (p *probe) decodeHead(i int) item {
 
 // lastUserItem is the last user message with non-empty text (tool-result
 // only messages are skipped), the same message View.LastUserText reads.
-func (p *probe) lastUserItem() item {
+func (p *probe) lastUserItem() *item {
 	if p.lastDone {
 		return p.lastUser
 	}
@@ -323,11 +312,12 @@ func (p *probe) lastUserItem() item {
 	p.scan()
 	if p.fallback {
 		t := p.v.LastUserText()
-		p.lastUser = item{typ: "message", role: "user", text: t, lastBlock: t}
+		p.lastUser = &item{typ: "message", role: "user", text: t, lastBlock: t}
 		return p.lastUser
 	}
+	p.lastUser = &item{}
 	for k := 0; k < p.count(); k++ {
-		if it := p.at(k); it.role == "user" && it.text != "" {
+		if it := p.at(k); it.role == "user" && nonEmpty(it.texts()) {
 			p.lastUser = it
 			break
 		}
@@ -351,7 +341,7 @@ func (p *probe) lastItemType() string {
 
 // tailItems calls fn on up to within trailing items, newest first, until fn
 // returns true.
-func (p *probe) anyTail(within int, fn func(item) bool) bool {
+func (p *probe) anyTail(within int, fn func(*item) bool) bool {
 	p.scan()
 	if within <= 0 {
 		within = DefaultWithin
@@ -360,7 +350,7 @@ func (p *probe) anyTail(within int, fn func(item) bool) bool {
 		msgs := p.v.Messages()
 		for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-within; i-- {
 			m := msgs[i]
-			if fn(item{typ: m.Type, role: m.Role, text: m.Text}) {
+			if fn(&item{typ: m.Type, role: m.Role, text: m.Text, lastBlock: m.Text}) {
 				return true
 			}
 		}
@@ -408,9 +398,11 @@ func (p *probe) match(c *Condition) bool {
 	case c.Where == "system":
 		return test(c, p.system())
 	case c.Where == "last_user_text":
-		return test(c, p.lastUserItem().text)
+		t, _ := p.lastUserItem().texts()
+		return test(c, t)
 	case c.Where == "last_user_block":
-		return test(c, p.lastUserItem().lastBlock)
+		_, last := p.lastUserItem().texts()
+		return test(c, last)
 	case c.Where == "last_item_type":
 		return test(c, p.lastItemType())
 	case c.Where == "block_type":
@@ -420,15 +412,19 @@ func (p *probe) match(c *Condition) bool {
 		}
 		return found
 	case c.Where == "item_type":
-		found := p.anyTail(c.Within, func(it item) bool { return it.typ != "" && (c.How == "absent" || test(c, it.typ)) })
+		found := p.anyTail(c.Within, func(it *item) bool { return it.typ != "" && (c.How == "absent" || test(c, it.typ)) })
 		if c.How == "absent" {
 			return !found
 		}
 		return found
 	case strings.HasPrefix(c.Where, "message_text:"):
 		role := strings.TrimPrefix(c.Where, "message_text:")
-		found := p.anyTail(c.Within, func(it item) bool {
-			return it.role == role && it.text != "" && (c.How == "absent" || test(c, it.text))
+		found := p.anyTail(c.Within, func(it *item) bool {
+			if it.role != role {
+				return false
+			}
+			t, _ := it.texts()
+			return t != "" && (c.How == "absent" || test(c, t))
 		})
 		if c.How == "absent" {
 			return !found
@@ -473,17 +469,18 @@ func (p *probe) anyBlock(within int, fn func(string) bool) bool {
 	if within <= 0 {
 		within = DefaultWithin
 	}
-	arr := p.v.Get("messages")
-	if p.name == dialect.OpenAIResponses {
-		arr = p.v.Get("input")
+	p.scan()
+	items := p.items
+	if p.fallback {
+		arr := p.v.Get("messages")
+		items = nil
+		for _, it := range arr.Array() {
+			items = append(items, []byte(it.Raw))
+		}
 	}
-	if !arr.IsArray() {
-		return false
-	}
-	items := arr.Array() // shallow: raw slices, nothing decoded
 	for i := len(items) - 1; i >= 0 && i >= len(items)-within; i-- {
 		found := false
-		items[i].Get("content").ForEach(func(_, b gjson.Result) bool {
+		gjson.GetBytes(items[i], "content").ForEach(func(_, b gjson.Result) bool {
 			if t := b.Get("type").String(); t != "" && fn(t) {
 				found = true
 			}

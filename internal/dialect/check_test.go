@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestParseRefusesHostileStructure(t *testing.T) {
@@ -51,6 +53,39 @@ func TestParseRefusesHostileStructure(t *testing.T) {
 
 // jsonDepth is the nesting depth of valid JSON per encoding/json's
 // tokenizer: an independent reading of the same bytes.
+// checkIndex compares the one-pass index of an accepted body with what
+// gjson reads from the same bytes: every top-level field's raw value, and
+// the items of the conversation array.
+func checkIndex(t *testing.T, v *View, body []byte) {
+	t.Helper()
+	n := 0
+	gjson.ParseBytes(body).ForEach(func(k, val gjson.Result) bool {
+		n++
+		raw, ok := v.Field(k.Str)
+		if !ok || string(raw) != val.Raw {
+			t.Fatalf("Field(%q) = %q, %v; gjson reads %q in %q", k.Str, raw, ok, val.Raw, body)
+		}
+		return true
+	})
+	if n != len(v.idx.fields) {
+		t.Fatalf("index has %d fields, gjson %d: %q", len(v.idx.fields), n, body)
+	}
+	conv := gjson.GetBytes(body, gjson.Escape(convKey(v.Dialect())))
+	var want []string
+	if conv.IsArray() {
+		for _, it := range conv.Array() {
+			want = append(want, it.Raw)
+		}
+	}
+	var got []string
+	for _, it := range v.Items() {
+		got = append(got, string(it))
+	}
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
+		t.Fatalf("Items() = %q, gjson reads %q in %q", got, want, body)
+	}
+}
+
 func jsonDepth(body []byte) (int, error) {
 	d := json.NewDecoder(bytes.NewReader(body))
 	depth, cur := 0, 0
@@ -84,6 +119,8 @@ func FuzzParse(f *testing.F) {
 		`{"model":"m","x":` + strings.Repeat("[", MaxDepth+1),
 		`{"model":"m","messages":` + strings.Repeat("[", 64<<10), // the crash, shortened
 		"", "null", "[]", "{}", `{"a":"\\"}`, "\xff\xfe",
+		`{"mod\u0065l":"m","messages":[1, {"a":[]} ,"x\"y"] ,"system":-1.5e3}`,
+		"{\"a\":\"\x01\"}", `{"a":01}`, `{"a":1.}`, `{"a":"\u12"}`, `{"messages":[],"messages":[]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -99,11 +136,15 @@ func FuzzParse(f *testing.F) {
 		if derr != nil {
 			return // encoding/json's own depth limit
 		}
+		if Valid(body) != (depth <= MaxDepth) {
+			t.Fatalf("Valid = %v for valid JSON of depth %d: %q", Valid(body), depth, body)
+		}
 		switch {
 		case err == nil:
 			if depth > MaxDepth || v.Get("@this").Type.String() != "JSON" || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 				t.Fatalf("accepted %q (depth %d)", body, depth)
 			}
+			checkIndex(t, v, body)
 		case errors.Is(err, ErrTooDeep):
 			if depth <= MaxDepth {
 				t.Fatalf("ErrTooDeep for depth %d: %q", depth, body)

@@ -33,8 +33,8 @@ const memoBudget = 64 << 20
 
 var memo = &itemMemo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 
-func (c *itemMemo) key(name Name, raw string) itemKey {
-	return itemKey{name: name, n: len(raw), h1: maphash.String(c.seeds[0], raw), h2: maphash.String(c.seeds[1], raw)}
+func (c *itemMemo) key(name Name, raw []byte) itemKey {
+	return itemKey{name: name, n: len(raw), h1: maphash.Bytes(c.seeds[0], raw), h2: maphash.Bytes(c.seeds[1], raw)}
 }
 
 func (c *itemMemo) get(k itemKey) (Message, bool) {

@@ -18,6 +18,7 @@ type View struct {
 	path   string
 	header http.Header
 	body   []byte
+	idx    index // from the one pass of Parse
 
 	msgsOnce sync.Once
 	msgs     []Message
@@ -31,10 +32,11 @@ func Parse(name Name, path string, header http.Header, body []byte) (*View, erro
 	default:
 		return nil, fmt.Errorf("parse %q body: %w", name, ErrUnknownDialect)
 	}
-	if err := checkObject(body); err != nil {
+	idx, err := scanBody(body, convKey(name))
+	if err != nil {
 		return nil, fmt.Errorf("parse %s body: %w", name, err)
 	}
-	return &View{name: name, path: path, header: header, body: body}, nil
+	return &View{name: name, path: path, header: header, body: body, idx: idx}, nil
 }
 
 func (v *View) Dialect() Name       { return v.name }
@@ -42,15 +44,75 @@ func (v *View) Path() string        { return v.path }
 func (v *View) Header() http.Header { return v.header }
 func (v *View) Body() []byte        { return v.body }
 
-// Get reads a raw gjson path from the body (used by data-driven rules).
-func (v *View) Get(path string) gjson.Result { return gjson.GetBytes(v.body, path) }
+// Get reads a raw gjson path from the body (used by data-driven rules). A
+// path that starts with a plain field name is read from that field's value
+// without passing over the fields before it.
+func (v *View) Get(path string) gjson.Result {
+	head, rest, dotted := strings.Cut(path, ".")
+	if !plainName(head) {
+		return gjson.GetBytes(v.body, path)
+	}
+	f := v.field(head)
+	if !dotted || !f.Exists() {
+		return f
+	}
+	return f.Get(rest)
+}
+
+// plainName reports whether a gjson path component is a literal field name
+// (no wildcard, modifier, query or escape).
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// field returns the top-level field name, from the index.
+func (v *View) field(name string) gjson.Result {
+	sp, ok := v.idx.find(name)
+	if !ok {
+		return gjson.Result{}
+	}
+	return gjson.Parse(string(v.body[sp.start:sp.end]))
+}
+
+// Field returns the raw bytes of the top-level field name (a slice of the
+// body: do not modify), and whether the body has it.
+func (v *View) Field(name string) ([]byte, bool) {
+	sp, ok := v.idx.find(name)
+	if !ok {
+		return nil, false
+	}
+	return v.body[sp.start:sp.end:sp.end], true
+}
+
+// Items returns the raw bytes of each item of the conversation array
+// (messages, input or contents; slices of the body: do not modify), or nil
+// when that field is absent or not an array.
+func (v *View) Items() [][]byte {
+	if v.idx.conv < 0 {
+		return nil
+	}
+	out := make([][]byte, len(v.idx.items))
+	for i, sp := range v.idx.items {
+		out[i] = v.body[sp.start:sp.end:sp.end]
+	}
+	return out
+}
 
 // Model returns the "model" field (Gemini: the model named in the path).
 func (v *View) Model() string {
 	if v.name == Gemini {
 		return GeminiModel(v.path)
 	}
-	return gjson.GetBytes(v.body, "model").String()
+	return v.field("model").String()
 }
 
 // Stream reports whether the client asked for SSE (Gemini: the
@@ -59,7 +121,7 @@ func (v *View) Stream() bool {
 	if v.name == Gemini {
 		return GeminiMethod(v.path) == "streamGenerateContent"
 	}
-	return gjson.GetBytes(v.body, "stream").Bool()
+	return v.field("stream").Bool()
 }
 
 // System returns the system prompt text: Anthropic "system" (string or text
@@ -70,11 +132,11 @@ func (v *View) System() string {
 	var parts []string
 	switch v.name {
 	case AnthropicMessages:
-		if s := joinText(gjson.GetBytes(v.body, "system"), anthropicTextPart); s != "" {
+		if s := joinText(v.field("system"), anthropicTextPart); s != "" {
 			parts = append(parts, s)
 		}
 	case Gemini:
-		si := gjson.GetBytes(v.body, "systemInstruction")
+		si := v.field("systemInstruction")
 		if si.Type != gjson.String {
 			si = si.Get("parts")
 		}
@@ -82,18 +144,15 @@ func (v *View) System() string {
 			parts = append(parts, s)
 		}
 	case OpenAIChat:
-		for _, m := range v.leading(gjson.GetBytes(v.body, "messages"), chatMessage) {
+		for _, m := range v.leading(chatMessage) {
 			parts = append(parts, m.Text)
 		}
 	case OpenAIResponses:
-		if s := gjson.GetBytes(v.body, "instructions").String(); s != "" {
+		if s := v.field("instructions").String(); s != "" {
 			parts = append(parts, s)
 		}
-		in := gjson.GetBytes(v.body, "input")
-		if in.IsArray() {
-			for _, m := range v.leading(in, responsesItem) {
-				parts = append(parts, m.Text)
-			}
+		for _, m := range v.leading(responsesItem) {
+			parts = append(parts, m.Text)
 		}
 	}
 	return strings.Join(parts, "\n\n")
@@ -101,20 +160,20 @@ func (v *View) System() string {
 
 // leading returns the leading system/developer messages of arr, parsing only
 // as many items as needed.
-func (v *View) leading(arr gjson.Result, parse func(int, gjson.Result) Message) []Message {
+func (v *View) leading(parse func(int, gjson.Result) Message) []Message {
+	if v.idx.conv < 0 {
+		return nil
+	}
 	var out []Message
-	i := 0
-	arr.ForEach(func(_, item gjson.Result) bool {
-		m := parse(i, item)
-		i++
+	for i := range v.idx.items {
+		m := parse(i, v.item(i))
 		if m.Role != "system" && m.Role != "developer" {
-			return false
+			break
 		}
 		if m.Text != "" {
 			out = append(out, m)
 		}
-		return true
-	})
+	}
 	return out
 }
 
@@ -131,76 +190,85 @@ func (v *View) Messages() []Message {
 }
 
 func (v *View) parseMessages() []Message {
-	arr, parse := v.items()
-	if v.name == OpenAIResponses && arr.Type == gjson.String {
-		return []Message{{Index: 0, Role: "user", Type: "message", Text: arr.String()}}
+	if s, ok := v.stringInput(); ok {
+		return []Message{{Index: 0, Role: "user", Type: "message", Text: s}}
 	}
-	if !arr.IsArray() {
+	if v.idx.conv < 0 {
 		return nil
 	}
-	var out []Message
-	i := 0
-	arr.ForEach(func(_, item gjson.Result) bool {
-		k := memo.key(v.name, item.Raw)
+	parse := v.parser()
+	out := make([]Message, 0, len(v.idx.items))
+	for i, sp := range v.idx.items {
+		raw := v.body[sp.start:sp.end]
+		k := memo.key(v.name, raw)
 		m, ok := memo.get(k)
 		if !ok {
-			m = parse(i, item)
+			m = parse(i, gjson.ParseBytes(raw))
 			memo.put(k, m)
 		}
 		m.Index = i
 		out = append(out, m)
-		i++
-		return true
-	})
+	}
 	return out
 }
 
-// items returns the conversation array of the body and the item parser of
-// the dialect.
-func (v *View) items() (gjson.Result, func(int, gjson.Result) Message) {
+// stringInput returns a Responses "input" given as one string.
+func (v *View) stringInput() (string, bool) {
+	if v.name != OpenAIResponses || v.idx.conv >= 0 {
+		return "", false
+	}
+	in := v.field("input")
+	return in.String(), in.Type == gjson.String
+}
+
+// item returns conversation item i, shallow (nothing decoded).
+func (v *View) item(i int) gjson.Result {
+	sp := v.idx.items[i]
+	return gjson.ParseBytes(v.body[sp.start:sp.end])
+}
+
+// parser returns the item parser of the dialect.
+func (v *View) parser() func(int, gjson.Result) Message {
 	switch v.name {
 	case OpenAIChat:
-		return gjson.GetBytes(v.body, "messages"), chatMessage
+		return chatMessage
 	case OpenAIResponses:
-		return gjson.GetBytes(v.body, "input"), responsesItem
+		return responsesItem
 	case Gemini:
-		return gjson.GetBytes(v.body, "contents"), geminiContent
+		return geminiContent
 	default:
-		return gjson.GetBytes(v.body, "messages"), anthropicMessage
+		return anthropicMessage
 	}
 }
 
 // NumMessages returns the length of the messages / input array without
 // parsing its items (a Responses string input counts as one).
 func (v *View) NumMessages() int {
-	arr, _ := v.items()
-	if v.name == OpenAIResponses && arr.Type == gjson.String {
+	if _, ok := v.stringInput(); ok {
 		return 1
 	}
-	if !arr.IsArray() {
+	if v.idx.conv < 0 {
 		return 0
 	}
-	n := 0
-	arr.ForEach(func(_, _ gjson.Result) bool { n++; return true })
-	return n
+	return len(v.idx.items)
 }
 
 // LastUserText returns the text of the last user-role message with non-empty
 // text (tool-result-only messages are skipped), parsing only the tail items.
 func (v *View) LastUserText() string {
-	arr, parse := v.items()
-	if v.name == OpenAIResponses && arr.Type == gjson.String {
-		return arr.String()
+	if s, ok := v.stringInput(); ok {
+		return s
 	}
-	if !arr.IsArray() {
+	if v.idx.conv < 0 {
 		return ""
 	}
-	items := arr.Array() // shallow: element Raw slices, nothing decoded
-	for i := len(items) - 1; i >= 0; i-- {
-		if !isUserItem(v.name, items[i]) {
+	parse := v.parser()
+	for i := len(v.idx.items) - 1; i >= 0; i-- {
+		it := v.item(i)
+		if !isUserItem(v.name, it) {
 			continue
 		}
-		if m := parse(i, items[i]); m.Role == "user" && m.Text != "" {
+		if m := parse(i, it); m.Role == "user" && m.Text != "" {
 			return m.Text
 		}
 	}
@@ -229,18 +297,13 @@ func (v *View) LastItemType() string {
 	if v.name != OpenAIResponses {
 		return ""
 	}
-	in := gjson.GetBytes(v.body, "input")
-	if in.Type == gjson.String {
+	if _, ok := v.stringInput(); ok {
 		return "message"
 	}
-	if !in.IsArray() {
+	if v.idx.conv < 0 || len(v.idx.items) == 0 {
 		return ""
 	}
-	items := in.Array()
-	if len(items) == 0 {
-		return ""
-	}
-	return responsesItemType(items[len(items)-1])
+	return responsesItemType(v.item(len(v.idx.items) - 1))
 }
 
 // ToolNames returns the names of the declared tools, in order. A Responses
@@ -248,7 +311,7 @@ func (v *View) LastItemType() string {
 func (v *View) ToolNames() []string {
 	var out []string
 	if v.name == Gemini {
-		gjson.GetBytes(v.body, "tools.#.functionDeclarations|@flatten").ForEach(func(_, t gjson.Result) bool {
+		v.Get("tools.#.functionDeclarations|@flatten").ForEach(func(_, t gjson.Result) bool {
 			if n := t.Get("name").String(); n != "" {
 				out = append(out, n)
 			}
@@ -256,7 +319,7 @@ func (v *View) ToolNames() []string {
 		})
 		return out
 	}
-	gjson.GetBytes(v.body, "tools").ForEach(func(_, t gjson.Result) bool {
+	v.field("tools").ForEach(func(_, t gjson.Result) bool {
 		var n string
 		switch v.name {
 		case OpenAIChat:

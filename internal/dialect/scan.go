@@ -1,0 +1,382 @@
+package dialect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+)
+
+// index is what the one pass over a request body (scanBody) finds: the
+// top-level fields with their raw values, and the items of the conversation
+// array. Everything that reads a request afterwards — the model lookup,
+// classification, the conversation walk, lineage digests, admission —
+// slices the body at these offsets instead of scanning it again.
+type index struct {
+	fields []field
+	conv   int    // index in fields of the conversation field, or -1
+	items  []span // items of the conversation array (when it is one)
+}
+
+// field is one top-level field: its decoded name and the span of its raw
+// value.
+type field struct {
+	name string
+	val  span
+}
+
+type span struct{ start, end int }
+
+// find returns the raw value span of the top-level field name.
+func (x *index) find(name string) (span, bool) {
+	for _, f := range x.fields {
+		if f.name == name {
+			return f.val, true
+		}
+	}
+	return span{}, false
+}
+
+// convKey names the conversation field of each dialect.
+func convKey(name Name) string {
+	switch name {
+	case OpenAIResponses:
+		return "input"
+	case Gemini:
+		return "contents"
+	default:
+		return "messages"
+	}
+}
+
+// scanner validates one body as JSON (RFC 8259, as encoding/json accepts
+// it: invalid UTF-8 is not refused) in one recursive-descent pass whose
+// depth is bounded by MaxDepth, recording the index as it goes.
+type scanner struct {
+	b    []byte
+	i    int
+	conv string
+	x    index
+	seen map[string]struct{} // duplicate check once the object is large
+}
+
+// scanBody checks body — valid JSON, an object, nesting at most MaxDepth,
+// no top-level field named twice, at most MaxTopLevelKeys fields — and
+// returns its index. Errors: ErrTooDeep, ErrDuplicateKey, ErrTooManyFields,
+// ErrInvalidJSON.
+func scanBody(body []byte, conv string) (index, error) {
+	s := scanner{b: body, conv: conv, x: index{conv: -1}}
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		if err := s.value(0); err == ErrTooDeep {
+			return index{}, err
+		}
+		return index{}, ErrInvalidJSON
+	}
+	if err := s.object(1, true); err != nil {
+		return index{}, err
+	}
+	s.space()
+	if s.i != len(s.b) {
+		return index{}, ErrInvalidJSON
+	}
+	return s.x, nil
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one value at depth d (the number of enclosing arrays and
+// objects).
+func (s *scanner) value(d int) error {
+	if s.i >= len(s.b) {
+		return ErrInvalidJSON
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		return s.str()
+	case c == '{':
+		return s.object(d+1, false)
+	case c == '[':
+		return s.array(d+1, nil)
+	case c == 't':
+		return s.lit("true")
+	case c == 'f':
+		return s.lit("false")
+	case c == 'n':
+		return s.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	}
+	return ErrInvalidJSON
+}
+
+func (s *scanner) lit(w string) error {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(w)) {
+		return ErrInvalidJSON
+	}
+	s.i += len(w)
+	return nil
+}
+
+func (s *scanner) number() error {
+	b, i := s.b, s.i
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return ErrInvalidJSON
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return ErrInvalidJSON
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return ErrInvalidJSON
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	s.i = i
+	return nil
+}
+
+// str reads a string. Most of an agent's body is string content, so this
+// is the loop that decides the scanner's speed: it jumps from quote to
+// quote and from backslash to backslash with bytes.IndexByte and checks the
+// bytes in between for control characters eight at a time.
+func (s *scanner) str() error {
+	b := s.b
+	i := s.i + 1
+	q := -1 // the next unexamined '"' at or after i, once found
+	for {
+		if q < i {
+			j := bytes.IndexByte(b[i:], '"')
+			if j < 0 {
+				return ErrInvalidJSON
+			}
+			q = i + j
+		}
+		seg := b[i:q]
+		k := bytes.IndexByte(seg, '\\')
+		if k < 0 {
+			if hasControl(seg) {
+				return ErrInvalidJSON
+			}
+			s.i = q + 1
+			return nil
+		}
+		if hasControl(seg[:k]) {
+			return ErrInvalidJSON
+		}
+		i += k + 1 // the escaped character
+		if i >= len(b) {
+			return ErrInvalidJSON
+		}
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if i+5 > len(b) {
+				return ErrInvalidJSON
+			}
+			for _, h := range b[i+1 : i+5] {
+				if !isHex(h) {
+					return ErrInvalidJSON
+				}
+			}
+			i += 5
+		default:
+			return ErrInvalidJSON
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// hasControl reports whether b holds a byte below 0x20, which JSON strings
+// may not contain unescaped.
+func hasControl(b []byte) bool {
+	const lo, hi = 0x2020202020202020, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		// A byte below 0x20 borrows in x-lo while its own top bit is clear.
+		if (x-lo)&^x&hi != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// object reads an object at depth d; top records its fields in the index.
+func (s *scanner) object(d int, top bool) error {
+	if d > MaxDepth {
+		return ErrTooDeep
+	}
+	s.i++ // '{'
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return ErrInvalidJSON
+		}
+		ks := s.i
+		if err := s.str(); err != nil {
+			return err
+		}
+		ke := s.i
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return ErrInvalidJSON
+		}
+		s.i++
+		s.space()
+		vs := s.i
+		var err error
+		var name string
+		if top {
+			name = keyName(s.b[ks:ke])
+			if err := s.addField(name); err != nil {
+				return err
+			}
+		}
+		if top && name == s.conv && s.i < len(s.b) && s.b[s.i] == '[' && s.x.conv < 0 {
+			s.x.conv = len(s.x.fields) - 1
+			err = s.array(d+1, &s.x.items)
+		} else {
+			err = s.value(d)
+		}
+		if err != nil {
+			return err
+		}
+		if top {
+			s.x.fields[len(s.x.fields)-1].val = span{vs, s.i}
+		}
+		s.space()
+		if s.i >= len(s.b) {
+			return ErrInvalidJSON
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.space()
+		case '}':
+			s.i++
+			return nil
+		default:
+			return ErrInvalidJSON
+		}
+	}
+}
+
+// addField records a top-level field, refusing a second field of one name
+// and more than MaxTopLevelKeys fields.
+func (s *scanner) addField(name string) error {
+	if len(s.x.fields) == MaxTopLevelKeys {
+		return ErrTooManyFields
+	}
+	if s.seen == nil && len(s.x.fields) < 32 {
+		for _, f := range s.x.fields {
+			if f.name == name {
+				return ErrDuplicateKey
+			}
+		}
+	} else {
+		if s.seen == nil {
+			s.seen = make(map[string]struct{}, 64)
+			for _, f := range s.x.fields {
+				s.seen[f.name] = struct{}{}
+			}
+		}
+		if _, dup := s.seen[name]; dup {
+			return ErrDuplicateKey
+		}
+		s.seen[name] = struct{}{}
+	}
+	s.x.fields = append(s.x.fields, field{name: name})
+	return nil
+}
+
+// keyName decodes a key (a valid JSON string with its quotes): escapes
+// count, so "mod\u0065l" is "model".
+func keyName(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var k string
+	_ = json.Unmarshal(raw, &k)
+	return k
+}
+
+// array reads an array at depth d; items, when not nil, receives the span
+// of each element.
+func (s *scanner) array(d int, items *[]span) error {
+	if d > MaxDepth {
+		return ErrTooDeep
+	}
+	s.i++ // '['
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return nil
+	}
+	for {
+		start := s.i
+		if err := s.value(d); err != nil {
+			return err
+		}
+		if items != nil {
+			*items = append(*items, span{start, s.i})
+		}
+		s.space()
+		if s.i >= len(s.b) {
+			return ErrInvalidJSON
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.space()
+		case ']':
+			s.i++
+			return nil
+		default:
+			return ErrInvalidJSON
+		}
+	}
+}
