@@ -104,3 +104,33 @@ func TestGateIgnoresAgentWrittenTurns(t *testing.T) {
 		t.Errorf("user turns = %v, want only the user's own", in.Delta.UserTurns)
 	}
 }
+
+// The built-in extractor is given only the user's messages (prepareFor with
+// usersOnly): on every captured history, with decisions of its own added
+// between the agent's turns, it must record exactly what it records from
+// the full transcript a model extractor gets.
+func TestBuiltinReadsOnlyUserMessagesAlike(t *testing.T) {
+	said := []dialect.Message{
+		{Role: "user", Type: "message", Text: "Decision: we will use SQLite for the cache, not Redis, because it is one file."},
+		{Role: "assistant", Type: "message", Text: "Plan:\n1. add the cache table\n2. wire the reader\n3. test it"},
+		{Role: "user", Type: "message", Text: "Plan accepted. Constraint: never log request bodies."},
+		{Role: "user", Type: "message", Text: "Actually, scratch that: use Redis instead of SQLite; final."},
+	}
+	for _, file := range []string{"codex_decision.json", "claude_todowrite.json", "claude_question.json", "opencode_continue.json"} {
+		msgs := append(append([]dialect.Message{}, captured(t, file)...), said...)
+		ords := make([]int, len(msgs))
+		for i := range ords {
+			ords[i] = i
+		}
+		full := prepareFor(nil, msgs, ords, 12000, false)
+		users := prepareFor(nil, msgs, ords, 12000, true)
+		a, _ := json.Marshal(markerOps(full))
+		b, _ := json.Marshal(markerOps(users))
+		if string(a) != string(b) {
+			t.Errorf("%s: built-in ops differ\nfull transcript: %s\nusers only:      %s", file, a, b)
+		}
+		if !strings.Contains(string(b), "Redis") || !strings.Contains(string(b), "request bodies") {
+			t.Errorf("%s: the user's decisions were not read: %s", file, b)
+		}
+	}
+}

@@ -227,7 +227,8 @@ func (p *Pool) runInline(job Job) error {
 	for i := range ords {
 		ords[i] = job.FirstTurn + i
 	}
-	in := prepare(job.Prev, job.Messages, ords, max(p.opt.MaxInputTokens-tokens.Estimate(p.prompt), 1))
+	_, builtin := p.opt.Caller.(MarkersCaller)
+	in := prepareFor(job.Prev, job.Messages, ords, max(p.opt.MaxInputTokens-tokens.Estimate(p.prompt), 1), builtin)
 	if len(in.Delta.UserTurns) == 0 {
 		p.m.jobs.WithLabelValues(OutcomeSkippedEmpty).Inc()
 		return nil

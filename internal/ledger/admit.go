@@ -23,14 +23,18 @@ const maxOutputEstimate = 1 << 40
 // upstream: input = tokens.EstimateSize of the body (JSON punctuation and
 // field names make this an overestimate for ordinary text, which is the safe
 // side for a budget), output = the request's own cap (max_tokens,
-// max_completion_tokens or max_output_tokens), else defaultOutput. It
+// max_completion_tokens or max_output_tokens, read through field, or from
+// the body when field is nil), else defaultOutput. It
 // returns the total and the output part. Settle corrects the reservation to
 // the actual usage, so the estimate only decides admission near a limit.
-func estimateCall(body []byte, defaultOutput int64) (total, output int64) {
+func estimateCall(body []byte, defaultOutput int64, field func(string) gjson.Result) (total, output int64) {
+	if field == nil {
+		field = func(f string) gjson.Result { return gjson.GetBytes(body, f) }
+	}
 	input := tokens.EstimateSize(int64(len(body)))
 	output = defaultOutput
 	for _, f := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
-		if v := gjson.GetBytes(body, f); v.Type == gjson.Number && v.Int() > 0 {
+		if v := field(f); v.Type == gjson.Number && v.Int() > 0 {
 			output = min(v.Int(), maxOutputEstimate)
 			break
 		}
@@ -60,7 +64,14 @@ func (l *Ledger) Admit(ctx context.Context, x *flow.Exchange) (func(flow.Outcome
 	if kind == "" {
 		kind = KindPrimary
 	}
-	total, out := estimateCall(x.Body, l.outTokens)
+	// The caps are read from the request as the caller sent it (hooks
+	// never change them) through its one-pass index, not by a pass over
+	// the body.
+	var field func(string) gjson.Result
+	if x.View != nil {
+		field = x.View.Get
+	}
+	total, out := estimateCall(x.Body, l.outTokens, field)
 	c := Charge{
 		Principal:             x.Principal.ID,
 		Account:               x.Principal.Account,

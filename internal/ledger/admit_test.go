@@ -48,7 +48,7 @@ func TestEstimateCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			total, out := estimateCall(tt.body, 4096)
+			total, out := estimateCall(tt.body, 4096, nil)
 			if total != tt.wantTotal || out != tt.wantOut {
 				t.Errorf("estimateCall = %d, %d; want %d, %d", total, out, tt.wantTotal, tt.wantOut)
 			}
@@ -190,7 +190,7 @@ func FuzzEstimateCall(f *testing.F) {
 	f.Add([]byte(`{"max_tokens":-5}`))
 	f.Add([]byte(`{"max_tokens":1e30}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		total, out := estimateCall(body, 4096)
+		total, out := estimateCall(body, 4096, nil)
 		if out <= 0 || total < out || total-out != (int64(len(body))+3)/4 {
 			t.Errorf("estimateCall(%q) = %d, %d", body, total, out)
 		}
