@@ -14,14 +14,16 @@ import (
 type itemMemo struct {
 	seeds [2]maphash.Seed
 	mu    sync.Mutex
-	m     map[itemKey]Message
+	m     map[ItemKey]Message
 	size  int // bytes of the raw items the entries stand for
 }
 
-// itemKey identifies an item: its dialect, length and two independently
-// seeded 64-bit hashes of its bytes (the seeds are drawn per process, so
-// nobody can craft two items that share a key).
-type itemKey struct {
+// ItemKey identifies a conversation item within this process: its dialect,
+// length and two independently seeded 64-bit hashes of its bytes (the seeds
+// are drawn per process, so nobody can craft two items that share a key).
+// Two items with one key have the same bytes, so anything computed from an
+// item's bytes alone may be memoised by its key (View.ItemKeys).
+type ItemKey struct {
 	name   Name
 	n      int
 	h1, h2 uint64
@@ -33,11 +35,11 @@ const memoBudget = 64 << 20
 
 var memo = &itemMemo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 
-func (c *itemMemo) key(name Name, raw []byte) itemKey {
-	return itemKey{name: name, n: len(raw), h1: maphash.Bytes(c.seeds[0], raw), h2: maphash.Bytes(c.seeds[1], raw)}
+func (c *itemMemo) key(name Name, raw []byte) ItemKey {
+	return ItemKey{name: name, n: len(raw), h1: maphash.Bytes(c.seeds[0], raw), h2: maphash.Bytes(c.seeds[1], raw)}
 }
 
-func (c *itemMemo) get(k itemKey) (Message, bool) {
+func (c *itemMemo) get(k ItemKey) (Message, bool) {
 	c.mu.Lock()
 	m, ok := c.m[k]
 	c.mu.Unlock()
@@ -46,12 +48,12 @@ func (c *itemMemo) get(k itemKey) (Message, bool) {
 
 // put remembers m (its strings copied, so the entry does not keep the
 // request body alive). When the budget is spent the memo starts over.
-func (c *itemMemo) put(k itemKey, m Message) {
+func (c *itemMemo) put(k ItemKey, m Message) {
 	m = detach(m)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.size+k.n > memoBudget {
-		c.m, c.size = make(map[itemKey]Message), 0
+		c.m, c.size = make(map[ItemKey]Message), 0
 	}
 	if _, ok := c.m[k]; !ok {
 		c.m[k] = m

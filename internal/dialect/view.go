@@ -22,6 +22,7 @@ type View struct {
 
 	msgsOnce sync.Once
 	msgs     []Message
+	keys     []ItemKey
 }
 
 // Parse validates body once and returns a View over it. path is the URL path
@@ -185,22 +186,31 @@ func (v *View) leading(parse func(int, gjson.Result) Message) []Message {
 // are taken from a memo: callers must not modify the slice or the items'
 // slices.
 func (v *View) Messages() []Message {
-	v.msgsOnce.Do(func() { v.msgs = v.parseMessages() })
+	v.msgsOnce.Do(func() { v.msgs, v.keys = v.parseMessages() })
 	return v.msgs
 }
 
-func (v *View) parseMessages() []Message {
+// ItemKeys returns the key of each of Messages' items (parallel to it), or
+// nil when the conversation is not an array of items.
+func (v *View) ItemKeys() []ItemKey {
+	v.Messages()
+	return v.keys
+}
+
+func (v *View) parseMessages() ([]Message, []ItemKey) {
 	if s, ok := v.stringInput(); ok {
-		return []Message{{Index: 0, Role: "user", Type: "message", Text: s}}
+		return []Message{{Index: 0, Role: "user", Type: "message", Text: s}}, nil
 	}
 	if v.idx.conv < 0 {
-		return nil
+		return nil, nil
 	}
 	parse := v.parser()
 	out := make([]Message, 0, len(v.idx.items))
+	keys := make([]ItemKey, len(v.idx.items))
 	for i, sp := range v.idx.items {
 		raw := v.body[sp.start:sp.end]
 		k := memo.key(v.name, raw)
+		keys[i] = k
 		m, ok := memo.get(k)
 		if !ok {
 			m = parse(i, gjson.ParseBytes(raw))
@@ -209,7 +219,7 @@ func (v *View) parseMessages() []Message {
 		m.Index = i
 		out = append(out, m)
 	}
-	return out
+	return out, keys
 }
 
 // stringInput returns a Responses "input" given as one string.

@@ -27,7 +27,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	hist, turn := ref.hist, ref.Turn
 	if hist == nil { // a Ref not made by Resolve
 		msgs := v.Messages()
-		hist, turn = history(msgs), len(msgs)
+		hist, turn = history(msgs, v.ItemKeys()), len(msgs)
 	}
 	if len(hist) == 0 {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"hash"
 	"strings"
+	"sync"
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -78,15 +79,36 @@ type entry struct {
 // reasoning items are skipped; each remaining message contributes its role,
 // item type, text, tool calls (name and compact arguments) and tool results
 // to a rolling digest. Ids and cache controls never enter it.
-func history(msgs []dialect.Message) []entry {
+//
+// keys, when not nil, holds each message's dialect.ItemKey: a link of the
+// chain is a pure function of the previous link and the item's bytes, so
+// links this process computed before (the resent history of an agent) are
+// taken from a memo instead of hashing the whole history every turn.
+func history(msgs []dialect.Message, keys []dialect.ItemKey) []entry {
 	out := make([]entry, 0, len(msgs))
 	var prev [32]byte
 	h := sha256.New()
 	var buf bytes.Buffer
+	if len(keys) != len(msgs) {
+		keys = nil
+	}
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role == "system" || m.Role == "developer" || m.Type == "reasoning" {
 			continue
+		}
+		e := entry{raw: m.Index, role: m.Role, texted: strings.TrimSpace(m.Text) != ""}
+		if m.Role == "user" && len(m.ToolResults) == 0 {
+			e.user = normUser(m.Text)
+		}
+		var ck chainKey
+		if keys != nil {
+			ck = chainKey{prev: prev, item: keys[i]}
+			if c, ok := chains.get(ck); ok {
+				e.chain, prev = c, c
+				out = append(out, e)
+				continue
+			}
 		}
 		h.Reset()
 		h.Write(prev[:])
@@ -111,15 +133,48 @@ func history(msgs []dialect.Message) []entry {
 		if m.HasImage {
 			writeField(h, []byte("image"))
 		}
-		e := entry{raw: m.Index, role: m.Role, texted: text != ""}
 		h.Sum(e.chain[:0])
 		prev = e.chain
-		if m.Role == "user" && len(m.ToolResults) == 0 {
-			e.user = normUser(m.Text)
+		if keys != nil {
+			chains.put(ck, e.chain)
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// chainKey is one link of a history digest: the link before it and the
+// item's key.
+type chainKey struct {
+	prev [32]byte
+	item dialect.ItemKey
+}
+
+// chainMemo remembers links of history digests, process-local and bounded
+// (it starts over when full); only a cache of a pure function.
+type chainMemo struct {
+	mu sync.Mutex
+	m  map[chainKey][32]byte
+}
+
+const chainMemoMax = 1 << 17 // links; about 13 MB at most
+
+var chains = &chainMemo{}
+
+func (c *chainMemo) get(k chainKey) ([32]byte, bool) {
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	return v, ok
+}
+
+func (c *chainMemo) put(k chainKey, v [32]byte) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= chainMemoMax {
+		c.m = make(map[chainKey][32]byte, 1024)
+	}
+	c.m[k] = v
+	c.mu.Unlock()
 }
 
 // itemType folds the dialects' message item type so the same conversation

@@ -174,7 +174,7 @@ func (r *Resolver) Resolve(ctx context.Context, principal string, v *dialect.Vie
 	if h.OutOfBand {
 		res, err = r.resolveOutOfBand(ctx, ref, msgs, hintKey)
 	} else {
-		hist := history(msgs)
+		hist := history(msgs, v.ItemKeys())
 		res, err = r.resolveTurn(ctx, ref, msgs, hist, h, ch, hintKey)
 		res.hist = hist
 	}

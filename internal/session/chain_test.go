@@ -1,0 +1,51 @@
+package session
+
+import (
+	"slices"
+	"testing"
+)
+
+// The history digests taken from the chain memo (links this process
+// computed for an earlier request) are the digests computed from scratch:
+// on every captured agent session, request by request, twice over, and for
+// an item moved to another position of the chain.
+func TestHistoryChainMemoMatchesFullDigest(t *testing.T) {
+	for _, name := range []string{"claude", "codex", "codex-openai-provider", "opencode", "pi", "pi-anthropic-messages"} {
+		caps := loadCaptures(t, name)
+		seqs := make([]int, 0, len(caps))
+		for s := range caps {
+			seqs = append(seqs, s)
+		}
+		slices.Sort(seqs)
+		links := 0
+		for round := range 2 {
+			for _, s := range seqs {
+				v := caps[s].view(t)
+				want := history(v.Messages(), nil)
+				got := history(v.Messages(), v.ItemKeys())
+				if len(got) != len(want) {
+					t.Fatalf("%s seq %d round %d: %d entries, want %d", name, s, round, len(got), len(want))
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s seq %d round %d: entry %d = %+v, want %+v", name, s, round, i, got[i], want[i])
+					}
+				}
+				links += len(got)
+			}
+		}
+		if links == 0 {
+			t.Fatalf("%s: no history entries", name)
+		}
+	}
+	// The same item after a different prefix is a different link.
+	first := history(chatView(t, nil, u("one"), a("two"), u("same words here")).Messages(), nil)
+	v := chatView(t, nil, u("other"), a("two"), u("same words here"))
+	moved := history(v.Messages(), v.ItemKeys())
+	if moved[2].chain == first[2].chain {
+		t.Fatal("an item after another history digests like the first")
+	}
+	if again := history(v.Messages(), nil); again[2].chain != moved[2].chain {
+		t.Fatal("memoised link differs from the full digest")
+	}
+}
