@@ -244,8 +244,9 @@ type turnFacts struct {
 	hints    Hints
 	client   clientHint
 	hintKey  string
-	headKeys []string // head-record key of every prefix of hist
-	last     string   // chain digest of the whole history ("" when empty)
+	headKeys []string           // head-record key of each prefix of hist, once made
+	headKey  func(i int) string // the head-record key of prefix i
+	last     string             // chain digest of the whole history ("" when empty)
 	look     *lookup
 
 	hint   record // the client hint's mapping
@@ -304,9 +305,14 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 // only for A-leg heads not read yet, or when a cached head proved stale).
 func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	p, hist := t.ref.Principal, t.hist
+	// Head keys (an HMAC each) are made on demand: a turn that extends a
+	// known head needs those of its newest prefixes only.
 	t.headKeys = make([]string, len(hist))
-	for i := range hist {
-		t.headKeys[i] = r.key(kindHead, p, string(hist[i].chain[:]))
+	t.headKey = func(i int) string {
+		if t.headKeys[i] == "" {
+			t.headKeys[i] = r.key(kindHead, p, string(hist[i].chain[:]))
+		}
+		return t.headKeys[i]
 	}
 	if len(hist) > 0 {
 		t.last = string(hist[len(hist)-1].chain[:])
@@ -317,18 +323,21 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	// the answer, so only those go to the store.
 	best := -1
 	for i := len(hist) - 1; i >= 0; i-- {
-		if _, ok := r.cached(p, t.headKeys[i]); ok {
+		if _, ok := r.cached(p, t.headKey(i)); ok {
 			best = i
 			break
 		}
 	}
-	query := append([]string(nil), t.headKeys[best+1:]...)
+	var query []string
+	for i := best + 1; i < len(hist); i++ {
+		query = append(query, t.headKey(i))
+	}
 	hot, hotKey := false, ""
 	if best >= 0 {
-		rec, _ := r.cached(p, t.headKeys[best])
+		rec, _ := r.cached(p, t.headKey(best))
 		hotKey = r.alegKey(p, rec.ALeg)
 		query = append(query, hotKey)
-		if hr, ok := r.cached(p, hotKey); ok && hr.Head == t.headKeys[best] {
+		if hr, ok := r.cached(p, hotKey); ok && hr.Head == t.headKey(best) {
 			hot = true // extends a known head: no epoch evidence needed
 		}
 	}
@@ -363,7 +372,7 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	}
 	t.look.got = got
 	fresh, freshOK := got[hotKey]
-	stale := hot && (!freshOK || fresh.Head != t.headKeys[best])
+	stale := hot && (!freshOK || fresh.Head != t.headKey(best))
 
 	if t.hintKey != "" {
 		t.hint, t.hinted = t.look.rec(t.hintKey)
@@ -371,14 +380,14 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	// Longest matching prefix; a mapped hint confines matches to its session.
 	t.match = -1
 	for i := len(hist) - 1; i >= 0; i-- {
-		rec, ok := t.look.rec(t.headKeys[i])
+		rec, ok := t.look.rec(t.headKey(i))
 		if !ok || rec.ALeg == "" || (t.hinted && rec.Session != t.hint.Session) {
 			continue
 		}
 		t.match, t.matched = i, rec
 		break
 	}
-	if stale && !(freshOK && t.match >= 0 && t.matched.ALeg == fresh.ALeg && fresh.Head == t.headKeys[t.match]) {
+	if stale && !(freshOK && t.match >= 0 && t.matched.ALeg == fresh.ALeg && fresh.Head == t.headKey(t.match)) {
 		// The cached head was stale: another replica (or a purge) moved
 		// the A-leg since this process last saw it, and the request does
 		// not simply extend the head the store has now. Gather the epoch
@@ -439,7 +448,7 @@ func (r *Resolver) continuation(t *turnFacts) (Ref, bool) {
 		return Ref{}, false
 	}
 	head, ok := t.look.head(t.matched.ALeg)
-	if ok && head.Head != t.headKeys[t.match] {
+	if ok && head.Head != t.headKey(t.match) {
 		return Ref{}, false
 	}
 	ref := t.ref
@@ -500,7 +509,7 @@ func (t *turnFacts) compactionOfHead() (Ref, bool) {
 		return Ref{}, false
 	}
 	for _, a := range []string{t.matched.ALeg, t.hint.ALeg} {
-		if head, ok := t.look.head(a); ok && head.HeadParent == t.headKeys[n-2] && t.inHintSession(head) {
+		if head, ok := t.look.head(a); ok && head.HeadParent == t.headKey(n-2) && t.inHintSession(head) {
 			ref := t.ref
 			ref.Session, ref.ALeg, ref.Epoch, ref.Event, ref.base = head.Session, a, head.Epoch, EventContinue, n-1
 			return ref, true
