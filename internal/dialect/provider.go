@@ -18,20 +18,32 @@ import (
 // compaction.
 const AnthropicCompactEdit = "compact_20260112"
 
+// AnthropicSummarize is the type of Anthropic's on-demand compaction
+// parameter (beta compact-2026-09-04).
+const AnthropicSummarize = "summarize"
+
 // AppendCompactionInstructions adds text to the instructions of every
-// server-side compaction edit of an Anthropic body that has instructions of
-// its own, after them. An edit without instructions is left alone: setting
+// server-side compaction edit of an Anthropic body, and of its on-demand
+// compaction parameter, that has instructions of its own, after them. An edit without instructions is left alone: setting
 // some would replace the provider's default prompt. It reports whether it
 // changed anything; bytes outside the edited strings stay as they are.
 func AppendCompactionInstructions(name Name, body []byte, text string) ([]byte, bool) {
 	if name != AnthropicMessages {
 		return body, false
 	}
+	changed := false
+	// Anthropic on-demand compaction: {"compaction":{"type":"summarize",
+	// "instructions":…}}; its instructions replace the default prompt too.
+	if ins := gjson.GetBytes(body, "compaction.instructions"); ins.Type == gjson.String && strings.TrimSpace(ins.String()) != "" &&
+		gjson.GetBytes(body, "compaction.type").String() == AnthropicSummarize {
+		if out, err := setString(body, "compaction.instructions", stripped(ins.String())+"\n\n"+text); err == nil {
+			body, changed = out, true
+		}
+	}
 	edits := gjson.GetBytes(body, "context_management.edits")
 	if !edits.IsArray() {
-		return body, false
+		return body, changed
 	}
-	changed := false
 	i := 0
 	edits.ForEach(func(_, e gjson.Result) bool {
 		ins := e.Get("instructions")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -257,6 +258,9 @@ func TestProviderCompactionSeenInAnswer(t *testing.T) {
 						t.Errorf("the reinjected block lacks %q", f)
 					}
 				}
+				if n := observedOnTimeline(t, e, d.rule); n != 1 {
+					t.Errorf("the compaction timeline shows %d observed compactions by %s, want 1", n, d.rule)
+				}
 				if got := accountingMetric(t, e, `tether_provider_context_total{rule="`+d.rule+`",side="answer"}`); got != 1 {
 					t.Errorf("provider compactions seen in answers: %v, want 1", got)
 				}
@@ -445,4 +449,58 @@ func TestReinjectionAsSystemMessage(t *testing.T) {
 	if sumSamples(t, m, `tether_preserve_reinjection_placements_total{placement="system_message"}`) != 2 {
 		t.Errorf("placements:\n%s", grepLines(m, "placements"))
 	}
+}
+
+// TestAnthropicOnDemandCompactionInstructions: instructions the client gives
+// the on-demand summariser replace the provider's default prompt, so the
+// block goes after them (never in their place) and the signed summary keeps
+// the decisions; the history is left as sent.
+func TestAnthropicOnDemandCompactionInstructions(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: continuityYAML, responder: providerModel()})
+	h := map[string]string{"anthropic-beta": "compact-2026-09-04", "X-Claude-Code-Session-Id": "on-demand-instructions"}
+	hist := msgs(userMsg("We are building an inventory service. Decision: use PostgreSQL, not MongoDB."))
+	pcall(t, e, "/v1/messages", h, map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": hist})
+	e.waitCapsule(t, "use PostgreSQL, not MongoDB")
+	hist = append(hist, asst("Understood."))
+	pcall(t, e, "/v1/messages", h, map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": hist,
+		"compaction": map[string]any{"type": "summarize", "instructions": "Keep every file path."}})
+	got := e.lastPrimary()
+	ins := gjson.Get(got, "compaction.instructions").String()
+	if !strings.HasPrefix(ins, "Keep every file path.\n\n<continuity-capsule") || !strings.Contains(ins, "use PostgreSQL, not MongoDB") {
+		t.Errorf("the summariser's instructions became %q", ins)
+	}
+	if m := gjson.Get(got, "messages").Raw; strings.Contains(m, "<continuity-capsule") {
+		t.Errorf("the history of an on-demand compaction was changed: %s", m)
+	}
+}
+
+// observedOnTimeline counts the timeline events of action observed by rule
+// over every conversation, waiting a little for the write that follows the
+// answer.
+func observedOnTimeline(t *testing.T, e *env, rule string) int {
+	t.Helper()
+	ctx := context.Background()
+	n := 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		recs, err := e.store.ListCapsules(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = 0
+		for _, r := range recs {
+			evs, err := e.store.Compactions(ctx, r.Principal, r.ALeg, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				if ev.Action == "observed" && ev.RuleID == rule {
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			break
+		}
+	}
+	return n
 }

@@ -274,9 +274,21 @@ func (t *turn) compaction(ctx context.Context) error {
 	}
 	if t.cls.Placement == compaction.PlaceNone {
 		// The answer is a block the provider signs (Anthropic on-demand
-		// compaction): the request goes as sent, the capsule, current now,
-		// goes back on the turns that lead with that block.
+		// compaction): nothing is added to the history. Instructions the
+		// client gave the summariser (they replace the provider's prompt)
+		// get the block after them; otherwise the request goes as sent.
+		// Either way the capsule, current now, goes back on the turns that
+		// lead with the signed block.
 		e.compacted.set(t.ref.ALeg)
+		if !cur.Empty() {
+			block := t.block(cur)
+			if body, ok := dialect.AppendCompactionInstructions(x.Dialect, x.Body, block); ok {
+				x.Body = body
+				e.m.augment.WithLabelValues(string(t.cls.Kind)).Inc()
+				t.recordCompaction(ctx, ActionAugmented, cur, block)
+				return nil
+			}
+		}
 		t.recordCompaction(ctx, ActionRelayed, cur, "")
 		return nil
 	}

@@ -85,8 +85,9 @@ func (t *turn) watchAnswer() {
 // edits it made (metadata only) and passes the answer on unchanged.
 type answerHook struct {
 	flow.NopResponseHook
-	t *turn
-	w *compaction.AnswerWatch
+	t        *turn
+	w        *compaction.AnswerWatch
+	observed []compaction.Rule // compactions seen, put on the timeline at Finish
 }
 
 func (h *answerHook) EditBody(_ *flow.Exchange, body []byte) []byte {
@@ -107,13 +108,21 @@ func (h *answerHook) saw(rules []compaction.Rule) {
 		}
 		t := h.t
 		t.e.compacted.set(t.ref.ALeg)
-		cls := t.cls
-		t.cls = compaction.Result{Compaction: true, Kind: r.Kind, Agent: r.Agent, RuleID: r.ID, RuleVersion: r.Version, Evidence: r.Evidence}
-		ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
-		t.recordCompaction(ctx, ActionObserved, nil, "")
-		cancel()
-		t.cls = cls
+		h.observed = append(h.observed, r)
 		t.e.log.Info("provider compaction observed", slog.String("id", t.x.ID), slog.String("a_leg", t.ref.ALeg), slog.String("rule", r.ID))
+	}
+}
+
+// Finish puts the compactions seen on the A-leg's timeline once the answer
+// is out, so the store write never holds it.
+func (h *answerHook) Finish(*flow.Exchange, flow.Outcome) {
+	if len(h.observed) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
+	defer cancel()
+	for _, r := range h.observed {
+		h.t.record(ctx, r.Agent, r.ID, r.Version, string(r.Kind), ActionObserved, nil, "")
 	}
 }
 

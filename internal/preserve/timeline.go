@@ -28,13 +28,19 @@ const (
 // never its text. A failure is logged and counted, never returned: the
 // timeline is for people, and the request goes on.
 func (t *turn) recordCompaction(ctx context.Context, action string, c *capsule.Capsule, block string) {
+	t.record(ctx, t.cls.Agent, t.cls.RuleID, t.cls.RuleVersion, string(t.cls.Kind), action, c, block)
+}
+
+// record is recordCompaction for the rule named (the turn's own, or one
+// that matched the provider's answer).
+func (t *turn) record(ctx context.Context, agent, rule string, version int, kind, action string, c *capsule.Capsule, block string) {
 	tl := t.e.opt.Timeline
 	if tl == nil {
 		return
 	}
 	ev := backend.CompactionEvent{
 		Principal: t.x.Principal.ID, Session: t.ref.Session, ALeg: t.ref.ALeg, RequestID: t.x.ID,
-		Agent: t.cls.Agent, RuleID: t.cls.RuleID, RuleVersion: t.cls.RuleVersion, Kind: string(t.cls.Kind), Action: action,
+		Agent: agent, RuleID: rule, RuleVersion: version, Kind: kind, Action: action,
 	}
 	if c != nil && block != "" {
 		st := c.Stats()
