@@ -53,10 +53,12 @@ func (s *countingStore) PutLineages(ctx context.Context, principal string, puts 
 }
 
 // An ordinary turn of an agent's tool loop costs one lineage read to
-// resolve and one write to commit, plus the capsule read the extraction
-// gate needs for the new messages (the built-in extractor is on by
-// default); the same request sent again (a client retry) reads lineage once,
-// reads no capsule and writes nothing.
+// resolve and one write to commit, and no capsule read: its new messages
+// (a tool call and its result) can hold nothing to extract, whatever the
+// capsule holds. A turn where the user speaks also reads the capsule, for
+// the extraction gate (the built-in extractor is on by default). The same
+// request sent again (a client retry) reads lineage once, reads no capsule
+// and writes nothing.
 func TestTurnStoreRoundTrips(t *testing.T) {
 	st := &countingStore{Store: memstore.New(memstore.Options{})}
 	e := newEnv(t, envOptions{yaml: "\ncompaction_continuity:\n  enabled: true\n", store: st})
@@ -65,6 +67,8 @@ func TestTurnStoreRoundTrips(t *testing.T) {
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"main.go"}]}`
 	next := `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"main.go"}}]},` +
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"package main"}]}`
+	said := `,{"role":"assistant","content":[{"type":"text","text":"Done."}]},` +
+		`{"role":"user","content":"Thanks. How long will the build take?"}`
 	send := func(msgs string) {
 		t.Helper()
 		body := `{"model":"claude-sonnet-4-5","max_tokens":256,"messages":[` + msgs + `]}`
@@ -90,8 +94,9 @@ func TestTurnStoreRoundTrips(t *testing.T) {
 		msgs                              string
 		capsules, lineageReads, lineageWr int
 	}{
-		{"tool-loop turn", history + next, 1, 1, 1},
+		{"tool-loop turn", history + next, 0, 1, 1},
 		{"the same request again", history + next, 0, 1, 0},
+		{"the user speaks", history + next + said, 1, 1, 1},
 	} {
 		c0, r0, w0 := st.counts()
 		send(tc.msgs)

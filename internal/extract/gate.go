@@ -114,6 +114,24 @@ func Gate(prev *capsule.Capsule, delta []dialect.Message) Signal {
 	return Signal{Reason: ReasonNoSignal}
 }
 
+// Quiet reports whether delta holds nothing the gate could ever pass,
+// whatever the capsule holds and wherever the delta is cut: no plan tool
+// call and no user text (a tool loop's turns: calls and their results).
+// The caller may then skip reading the capsule for the gate.
+func Quiet(delta []dialect.Message) bool {
+	for _, m := range delta {
+		for _, tc := range m.ToolCalls {
+			if isPlanTool(tc.Name) {
+				return false
+			}
+		}
+		if _, ok := userText(m); ok {
+			return false
+		}
+	}
+	return true
+}
+
 func isPlanTool(name string) bool {
 	n := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(name))
 	if i := strings.LastIndexAny(n, ".:/"); i >= 0 { // namespaced (mcp__x__todo, functions.update_plan)

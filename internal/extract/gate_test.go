@@ -74,3 +74,35 @@ func TestGate(t *testing.T) {
 		})
 	}
 }
+
+// Quiet lets the preservation path skip the capsule read for a tool loop's
+// turn, so it must never be true where the gate could pass: on every cut of
+// every captured history and of a tool loop, a quiet delta is one the gate
+// refuses. And a tool loop's turn is quiet; a user's word or a plan tool
+// call is not.
+func TestQuietNeverHidesWhatTheGatePasses(t *testing.T) {
+	loop := []dialect.Message{
+		{Role: "assistant", Type: "message", ToolCalls: []dialect.ToolCall{{ID: "t1", Name: "Bash", Arguments: []byte(`{"command":"ls"}`)}}},
+		{Role: "user", Type: "message", ToolResults: []dialect.ToolResult{{CallID: "t1", Text: "Decision: use Redis. never mind, this is tool output"}}},
+	}
+	if !Quiet(loop) {
+		t.Fatal("a tool call and its result are not quiet")
+	}
+	if Quiet(append(loop[:1:1], dialect.Message{Role: "user", Type: "message", Text: "ok"})) {
+		t.Fatal("a user's word is quiet")
+	}
+	if Quiet([]dialect.Message{{Role: "assistant", ToolCalls: []dialect.ToolCall{{Name: "TodoWrite", Arguments: []byte(`{"todos":[]}`)}}}}) {
+		t.Fatal("a plan tool call is quiet")
+	}
+	for _, file := range []string{"codex_decision.json", "claude_todowrite.json", "claude_question.json", "opencode_continue.json"} {
+		msgs := append(captured(t, file), loop...)
+		for from := range msgs {
+			for to := from + 1; to <= len(msgs); to++ {
+				d := msgs[from:to]
+				if Quiet(d) && Gate(nil, d).Eligible {
+					t.Errorf("%s[%d:%d]: quiet, but the gate passes it (%s)", file, from, to, Gate(nil, d).Reason)
+				}
+			}
+		}
+	}
+}

@@ -77,6 +77,13 @@ func (t *turn) offer(lc *lazyCapsule, msgs []dialect.Message) error {
 	if from >= len(msgs) {
 		return nil // the capsule's watermark could only move from further
 	}
+	if extract.Quiet(msgs[from:]) {
+		// A tool loop's turn: nothing to extract whatever the capsule
+		// holds, so it is not read.
+		ex.ObserveGate(extract.Signal{Reason: extract.ReasonNoSignal})
+		t.e.scanned.set(t.ref.ALeg, scanMark{epoch: t.ref.Epoch, n: len(msgs)})
+		return nil
+	}
 	cur, err := lc.get()
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -124,6 +125,12 @@ type keyed struct {
 // request added, which A-legs said them, so an out-of-band summarisation
 // request quoting them can be attributed. Short texts are skipped; a text
 // said in more than a few A-legs is marked as not discriminating.
+// fingerRead is a fingerprint record as Resolve read it: found or absent.
+type fingerRead struct {
+	rec   record
+	found bool
+}
+
 func (r *Resolver) fingerprints(ctx context.Context, ref Ref, hist []entry) ([]keyed, error) {
 	var keys []string
 	for i := len(hist) - 1; i >= ref.base && i >= 0 && len(keys) < fingerprintsMax; i-- {
@@ -136,9 +143,24 @@ func (r *Resolver) fingerprints(ctx context.Context, ref Ref, hist []entry) ([]k
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	got, err := r.fetch(ctx, ref.Principal, keys)
-	if err != nil {
-		return nil, err
+	// Records Resolve read with the candidates are not read again.
+	got := make(map[string]record, len(keys))
+	var missing []string
+	for _, k := range keys {
+		if f, ok := ref.fingers[k]; ok {
+			if f.found {
+				got[k] = f.rec
+			}
+			continue
+		}
+		missing = append(missing, k)
+	}
+	if len(missing) > 0 {
+		read, err := r.fetch(ctx, ref.Principal, missing)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(got, read)
 	}
 	var out []keyed
 	for _, k := range keys {

@@ -248,6 +248,7 @@ type turnFacts struct {
 	headKey  func(i int) string // the head-record key of prefix i
 	last     string             // chain digest of the whole history ("" when empty)
 	look     *lookup
+	fingers  map[string]fingerRead // fingerprint records read with the candidates, for Commit
 
 	hint   record // the client hint's mapping
 	hinted bool   // the client hint is mapped
@@ -274,11 +275,12 @@ type epochEvidence struct {
 // is an in-band compaction of a head, diverges from a known branch, quotes
 // a branch as a side request, or is new (a reset under a known hint, or a
 // new session). The cases are tried in that order.
-func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Message, hist []entry, h Hints, ch clientHint, hintKey string) (Ref, error) {
+func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Message, hist []entry, h Hints, ch clientHint, hintKey string) (res Ref, err error) {
 	t := &turnFacts{ref: ref, msgs: msgs, hist: hist, hints: h, client: ch, hintKey: hintKey}
 	if err := r.gather(ctx, t); err != nil {
 		return Ref{}, err
 	}
+	defer func() { res.fingers = t.fingers }()
 	if res, ok := r.continuation(t); ok {
 		return res, nil
 	}
@@ -366,9 +368,26 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	if !hot {
 		query = append(query, evidence()...)
 	}
+	// The fingerprint records of the user's new messages are read in the
+	// same round trip: Commit updates them, and would otherwise read them
+	// on its own.
+	var fkeys []string
+	for i := len(hist) - 1; i > best && len(fkeys) < fingerprintsMax; i-- {
+		if u := hist[i].user; len(u) >= minFingerprint && len(u) <= maxFingerprint {
+			fkeys = append(fkeys, r.key(kindFinger, p, u))
+		}
+	}
+	query = append(query, fkeys...)
 	got, err := r.fetch(ctx, p, query)
 	if err != nil {
 		return err
+	}
+	if len(fkeys) > 0 {
+		t.fingers = make(map[string]fingerRead, len(fkeys))
+		for _, k := range fkeys {
+			rec, ok := got[k]
+			t.fingers[k] = fingerRead{rec, ok}
+		}
 	}
 	t.look.got = got
 	fresh, freshOK := got[hotKey]

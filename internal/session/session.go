@@ -80,10 +80,11 @@ type Ref struct {
 	Side bool
 
 	// Set by Resolve for Commit.
-	base       int     // normalised messages known to the A-leg before this request
-	compaction bool    // compaction requests never move a head
-	window     int     // Codex window number, 0 if none
-	hist       []entry // the normalised history Resolve digested, for Commit
+	base       int                   // normalised messages known to the A-leg before this request
+	compaction bool                  // compaction requests never move a head
+	window     int                   // Codex window number, 0 if none
+	hist       []entry               // the normalised history Resolve digested, for Commit
+	fingers    map[string]fingerRead // fingerprint records Resolve read, for Commit
 }
 
 // Ordinal positions turn within epoch on an A-leg's timeline.
