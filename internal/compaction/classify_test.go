@@ -246,6 +246,9 @@ func TestDefaultUserRoleText(t *testing.T) {
 	if !slices.Contains(u.SummaryPrefixes, "This session is being continued from a previous conversation") {
 		t.Errorf("Claude Code's summary prefix missing from rules.yaml: %q", u.SummaryPrefixes)
 	}
+	if q := Default().QuotedHistory(); q != (QuotedHistory{TranscriptTag: "conversation", UserSpeaker: "User", SummaryTag: "previous-summary"}) {
+		t.Errorf("quoted_history = %+v", q)
+	}
 	u.HarnessTags[0] = "changed"
 	if Default().UserRoleText().HarnessTags[0] == "changed" {
 		t.Error("UserRoleText returned the rule set's own slice")
@@ -287,6 +290,9 @@ func TestLoadRulesRejects(t *testing.T) {
 		{"empty summary prefix", head + ok + "user_role_text:\n  summary_prefixes: [\"\"]\n", "", "user_role_text.summary_prefixes[0]"},
 		{"summary prefix too long", head + ok + "user_role_text:\n  summary_prefixes: [" + strings.Repeat("x", MaxSummaryPrefix+1) + "]\n", "", "user_role_text.summary_prefixes[0]"},
 		{"unknown user-role field", head + ok + "user_role_text:\n  prefixes: [x]\n", "", "prefixes"},
+		{"speaker without a transcript tag", head + ok + "quoted_history:\n  user_speaker: User\n", "", "quoted_history.user_speaker"},
+		{"transcript tag without a speaker", head + ok + "quoted_history:\n  transcript_tag: conversation\n", "", "quoted_history.user_speaker"},
+		{"summary tag not a name", head + ok + "quoted_history:\n  summary_tag: \"previous summary\"\n", "", "quoted_history.summary_tag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

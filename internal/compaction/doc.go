@@ -5,10 +5,11 @@
 // requests are compaction requests (and whether their summary is produced
 // in-band, out-of-band or opaquely), which turns follow a compaction, which
 // requests only ask for a title, which tool calls carry plan state (read by
-// package harvest), and which text in a user-role message the agent wrote
-// on the user's behalf: harness tags and summary openings (read by package
-// extract). Supporting a new agent version means editing that file
-// and adding a fixture; no code changes.
+// package harvest), which text in a user-role message the agent wrote on
+// the user's behalf: harness tags and summary openings (read by package
+// extract), and how an out-of-band summarisation request quotes the history
+// it summarises (read by package session). Supporting a new agent version
+// means editing that file and adding a fixture; no code changes.
 //
 // Classify is stateless and metadata-driven: it reads headers, the path, the
 // system prompt, the last user text and the tail of the history, never the

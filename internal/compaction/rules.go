@@ -212,6 +212,16 @@ type UserRoleText struct {
 	SummaryPrefixes []string `yaml:"summary_prefixes"`
 }
 
+// QuotedHistory says how an out-of-band summarisation request quotes what it
+// summarises: the conversation inside <TranscriptTag>…</TranscriptTag>, each
+// user turn opening "[UserSpeaker]: ", and an earlier summary being updated
+// inside <SummaryTag>…</SummaryTag>. An empty field: nothing is quoted so.
+type QuotedHistory struct {
+	TranscriptTag string `yaml:"transcript_tag"`
+	UserSpeaker   string `yaml:"user_speaker"`
+	SummaryTag    string `yaml:"summary_tag"`
+}
+
 // MaxSummaryPrefix bounds a summary prefix, in bytes.
 const MaxSummaryPrefix = 120
 
@@ -220,6 +230,7 @@ type ruleFile struct {
 	Rules         []Rule        `yaml:"rules"`
 	Harvest       []HarvestRule `yaml:"harvest"`
 	UserRole      UserRoleText  `yaml:"user_role_text"`
+	Quoted        QuotedHistory `yaml:"quoted_history"`
 }
 
 // Ruleset is a validated, immutable rule file. It is safe for concurrent use.
@@ -230,6 +241,7 @@ type Ruleset struct {
 	lineage  []Rule // lineage rules, evaluation order
 	harvest  []HarvestRule
 	userRole UserRoleText
+	quoted   QuotedHistory
 }
 
 // LoadRules parses and validates a rule file. Unknown fields are rejected;
@@ -269,7 +281,10 @@ func LoadRules(data []byte) (*Ruleset, error) {
 	if err := validateUserRole(&f.UserRole); err != nil {
 		return nil, err
 	}
-	rs := &Ruleset{harvest: f.Harvest, userRole: f.UserRole}
+	if err := validateQuoted(&f.Quoted); err != nil {
+		return nil, err
+	}
+	rs := &Ruleset{harvest: f.Harvest, userRole: f.UserRole, quoted: f.Quoted}
 	for rank := 3; rank >= 1; rank-- {
 		for _, r := range f.Rules {
 			if r.Evidence.Rank() != rank {
@@ -326,14 +341,41 @@ func (rs *Ruleset) UserRoleText() UserRoleText {
 	}
 }
 
+// QuotedHistory returns how out-of-band summarisation requests quote the
+// history.
+func (rs *Ruleset) QuotedHistory() QuotedHistory { return rs.quoted }
+
+// tagName reports whether s can name a tag: letters, digits, - and _.
+func tagName(s string) bool {
+	ok := s != ""
+	for j := 0; ok && j < len(s); j++ {
+		c := s[j]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	}
+	return ok
+}
+
+func validateQuoted(q *QuotedHistory) error {
+	for field, tag := range map[string]string{"transcript_tag": q.TranscriptTag, "summary_tag": q.SummaryTag} {
+		if tag != "" && !tagName(tag) {
+			return &RuleError{Field: "quoted_history." + field, Msg: fmt.Sprintf("%q is not a tag name (letters, digits, - and _)", tag)}
+		}
+	}
+	sp := q.UserSpeaker
+	ok := len(sp) <= 39
+	for i := 0; ok && i < len(sp); i++ {
+		c := sp[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == ' '
+	}
+	if !ok || (sp == "") != (q.TranscriptTag == "") {
+		return &RuleError{Field: "quoted_history.user_speaker", Msg: "letters and spaces, at most 39, set exactly when transcript_tag is"}
+	}
+	return nil
+}
+
 func validateUserRole(u *UserRoleText) error {
 	for i, tag := range u.HarnessTags {
-		ok := tag != ""
-		for j := 0; ok && j < len(tag); j++ {
-			c := tag[j]
-			ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
-		}
-		if !ok {
+		if !tagName(tag) {
 			return &RuleError{Field: fmt.Sprintf("user_role_text.harness_tags[%d]", i), Msg: fmt.Sprintf("%q is not a tag name (letters, digits, - and _)", tag)}
 		}
 	}

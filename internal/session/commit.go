@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
 )
 
@@ -222,6 +223,28 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 	return wrap("record summary", r.put(ctx, ref.Principal, ak, H))
 }
 
+// quoted is how out-of-band summarisation requests quote the history, from
+// the compaction rule file (quoted_history): the one authority on agents'
+// wire markers.
+var quoted = func() (q struct{ open, close, speaker, sumOpen, sumClose string }) {
+	h := compaction.Default().QuotedHistory()
+	if h.TranscriptTag != "" {
+		q.open, q.close, q.speaker = "<"+h.TranscriptTag+">", "</"+h.TranscriptTag+">", h.UserSpeaker
+	}
+	if h.SummaryTag != "" {
+		q.sumOpen, q.sumClose = "<"+h.SummaryTag+">", "</"+h.SummaryTag+">"
+	}
+	return q
+}()
+
+// indexTag is strings.Index(text, tag), -1 for no tag ("").
+func indexTag(text, tag string) int {
+	if tag == "" {
+		return -1
+	}
+	return strings.Index(text, tag)
+}
+
 // quotedUserTurns returns the user turns an out-of-band summarisation
 // request quotes inside <conversation>…</conversation> as "[User]: …"
 // blocks (OpenCode wraps the text in JSON quotes), normalised like Commit
@@ -229,13 +252,13 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 func quotedUserTurns(text string, limit int) []string {
 	var out []string
 	for {
-		i := strings.Index(text, "<conversation>")
+		i := indexTag(text, quoted.open)
 		if i < 0 {
 			return out
 		}
-		text = text[i+len("<conversation>"):]
+		text = text[i+len(quoted.open):]
 		body := text
-		if j := strings.Index(text, "</conversation>"); j >= 0 {
+		if j := strings.Index(text, quoted.close); j >= 0 {
 			body, text = text[:j], text[j:]
 		} else {
 			text = ""
@@ -253,7 +276,7 @@ func quotedUserTurns(text string, limit int) []string {
 		for line := range strings.SplitSeq(body, "\n") {
 			if name, rest, ok := speaker(line); ok {
 				flush()
-				user = name == "User"
+				user = name == quoted.speaker
 				cur.WriteString(rest)
 				continue
 			}
@@ -290,12 +313,12 @@ func speaker(line string) (name, rest string, ok bool) {
 func previousSummaries(text string) string {
 	var b strings.Builder
 	for {
-		i := strings.Index(text, "<previous-summary>")
+		i := indexTag(text, quoted.sumOpen)
 		if i < 0 {
 			return b.String()
 		}
-		text = text[i+len("<previous-summary>"):]
-		j := strings.Index(text, "</previous-summary>")
+		text = text[i+len(quoted.sumOpen):]
+		j := strings.Index(text, quoted.sumClose)
 		if j < 0 {
 			b.WriteString(text)
 			return b.String()

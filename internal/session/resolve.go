@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"strings"
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -599,7 +598,7 @@ func (r *Resolver) fresh(t *turnFacts) Ref {
 // conversation has neither and costs no extra store lookup.
 func quotesConversation(msgs []dialect.Message) bool {
 	for i := range msgs {
-		if msgs[i].Role == "user" && (strings.Contains(msgs[i].Text, "<conversation>") || capsule.Contains(msgs[i].Text)) {
+		if msgs[i].Role == "user" && (indexTag(msgs[i].Text, quoted.open) >= 0 || capsule.Contains(msgs[i].Text)) {
 			return true
 		}
 	}
@@ -610,7 +609,7 @@ func quotesConversation(msgs []dialect.Message) bool {
 // as a <conversation> transcript, as summarisation requests do.
 func quotesTranscript(msgs []dialect.Message) bool {
 	for i := range msgs {
-		if msgs[i].Role == "user" && strings.Contains(msgs[i].Text, "<conversation>") {
+		if msgs[i].Role == "user" && indexTag(msgs[i].Text, quoted.open) >= 0 {
 			return true
 		}
 	}
