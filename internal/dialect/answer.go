@@ -57,11 +57,14 @@ func EventPartTypes(name Name, ev Event) []string {
 // Responses input item. Anthropic's on-demand compaction puts its signed
 // block there.
 func FirstPartTypes(v *View) []string {
+	if v.idx.conv < 0 || len(v.idx.items) == 0 {
+		return nil
+	}
+	first := v.item(0) // from the index: nothing else of the body is read
 	switch v.Dialect() {
 	case AnthropicMessages:
-		return stringsOf(v.Get("messages.0.content.#.type"))
+		return stringsOf(first.Get("content.#.type"))
 	case OpenAIResponses:
-		first := v.Get("input.0")
 		if !first.IsObject() {
 			return nil
 		}
@@ -87,17 +90,11 @@ func stringsOf(r gjson.Result) []string {
 // before the final message when none does (every earlier message stays a
 // stable prefix).
 func AfterCachedPrefix(v *View) int {
-	msgs := v.Get("messages")
-	n, last := 0, -1
-	msgs.ForEach(func(_, m gjson.Result) bool {
-		if bytes.Contains([]byte(m.Raw), []byte(`"cache_control"`)) {
-			last = n
+	items := v.Items()
+	for i := len(items) - 1; i >= 0; i-- {
+		if bytes.Contains(items[i], []byte(`"cache_control"`)) {
+			return i + 1
 		}
-		n++
-		return true
-	})
-	if last >= 0 {
-		return last + 1
 	}
-	return max(n-1, 0)
+	return max(len(items)-1, 0)
 }

@@ -131,6 +131,32 @@ func TestReset(t *testing.T) {
 	}
 }
 
+// TestResetReportsPreviousCount: a reset says how many messages the branch
+// the client hint named had (a caller judges a silent compaction from it),
+// and the same request resolved as a post-compaction turn opens that
+// branch's next epoch instead.
+func TestResetReportsPreviousCount(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	hdr := map[string]string{"x-claude-code-session-id": "silent-1"}
+	hist := conversation("silent", 5)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	shrunk := chatView(t, hdr, u("Summary of the session so far."), a("ok"), u("go on"))
+	reset, err := r.Resolve(context.Background(), "alice", shrunk, Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(shrunk.Messages()); reset.Event != EventReset || reset.PrevTurn != first.Turn || reset.Turn != n {
+		t.Fatalf("reset: %s, previous %d turn %d; want reset, previous %d turn %d", reset.Event, reset.PrevTurn, reset.Turn, first.Turn, n)
+	}
+	epoch, err := r.Resolve(context.Background(), "alice", shrunk, Hints{PostCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if epoch.Event != EventEpoch || epoch.ALeg != first.ALeg || epoch.Epoch != 1 {
+		t.Errorf("as a post-compaction turn: %s on %s epoch %d, want epoch 1 on %s", epoch.Event, epoch.ALeg, epoch.Epoch, first.ALeg)
+	}
+}
+
 func TestResumeAfterRestart(t *testing.T) {
 	st := newMemStore()
 	hist := conversation("durable", 4)
