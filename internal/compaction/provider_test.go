@@ -182,3 +182,19 @@ rules:
 		}
 	}
 }
+
+// TestContextEditsInClaudeCodeCapture: the real Claude Code 2.1 requests ask
+// for clear_thinking on every turn; that is a context edit, never a
+// compaction, and none of them is taken for a provider compaction.
+func TestContextEditsInClaudeCodeCapture(t *testing.T) {
+	rs := Default()
+	for _, c := range loadCaptures(t, "testdata/claude.jsonl") {
+		v := c.view(t)
+		if got := ruleIDs(rs.ContextEdits(v)); !slices.Equal(got, []string{"anthropic-clear-thinking"}) {
+			t.Errorf("request %d: context edits %v", c.Seq, got)
+		}
+		if got := rs.Classify(v); got.RuleID == "anthropic-on-demand-compaction" || got.RuleID == "anthropic-leading-compaction-block" {
+			t.Errorf("request %d classified %s", c.Seq, got.RuleID)
+		}
+	}
+}
