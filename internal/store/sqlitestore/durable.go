@@ -155,7 +155,7 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, h := range r.Holds {
-			res, err := tx.ExecContext(ctx,
+			res, err := s.txExec(ctx, tx,
 				`INSERT INTO budgets (key, used) SELECT ?, ? WHERE ? <= ?
 				 ON CONFLICT (key) DO UPDATE SET used = budgets.used + excluded.used WHERE budgets.used + excluded.used <= ?`,
 				h.Key, h.Amount, h.Amount, h.Limit, h.Limit)
@@ -168,7 +168,7 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 				return errRefused
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO reservations (id, expires_at, data) VALUES (?, ?, ?)`,
+		_, err := s.txExec(ctx, tx, `INSERT INTO reservations (id, expires_at, data) VALUES (?, ?, ?)`,
 			r.ID, micros(backend.NormalizeTime(r.Expires)), data)
 		return err
 	})
@@ -191,13 +191,13 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 		return nil
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, insertLedger)
+		ins, err := s.txStmt(ctx, tx, insertLedger)
 		if err != nil {
 			return err
 		}
 		defer ins.Close()
 		for _, st := range settle {
-			res, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE id = ?`, st.ReservationID)
+			res, err := s.txExec(ctx, tx, `DELETE FROM reservations WHERE id = ?`, st.ReservationID)
 			if err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 				return err
 			} else if n == 1 || st.ReservationID == "" {
 				for _, h := range st.Adjust {
-					if _, err := tx.ExecContext(ctx, `INSERT INTO budgets (key, used) VALUES (?, max(?, 0))
+					if _, err := s.txExec(ctx, tx, `INSERT INTO budgets (key, used) VALUES (?, max(?, 0))
 						ON CONFLICT (key) DO UPDATE SET used = max(budgets.used + ?, 0)`, h.Key, h.Amount, h.Amount); err != nil {
 						return err
 					}

@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -49,9 +50,13 @@ type Options struct {
 
 // Store is a backend.Store on one SQLite file.
 type Store struct {
-	now func() time.Time
-	w   *sql.DB // one connection, BEGIN IMMEDIATE
-	r   *sql.DB // read-only pool
+	now   func() time.Time
+	w     *sql.DB  // one connection, BEGIN IMMEDIATE
+	r     *sql.DB  // read-only pool
+	stmts sync.Map // stmtKey → *sql.Stmt
+
+	mu         sync.Mutex
+	unprepared []string // write statements to prepare once the connection is free
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -165,7 +170,61 @@ func fromMicros(us int64) time.Time {
 }
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE) on the writer.
+// The queries of every turn, prepared once per connection (stmt).
+const (
+	getCapsule = `SELECT session, revision, data, updated_at FROM capsules WHERE principal = ? AND a_leg = ?`
+	getLineage = `SELECT key, value FROM lineage
+		 WHERE principal = ? AND key IN (SELECT value FROM json_each(?)) AND (expires_at = 0 OR expires_at > ?)`
+)
+
+type stmtKey struct {
+	db *sql.DB
+	q  string
+}
+
+// stmt returns db's prepared statement for q, prepared on first use and
+// kept until Close: the statements of a turn are compiled once, not on
+// every call (the driver keeps no cache of its own).
+func (s *Store) stmt(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, error) {
+	k := stmtKey{db, q}
+	if st, ok := s.stmts.Load(k); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(k, st); loaded {
+		_ = st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// txStmt is the write connection's prepared statement for q, bound to tx.
+// The write pool's one connection is tx's, so a statement not prepared yet
+// is prepared in tx this time and on the connection once tx ends (inTx).
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(stmtKey{s.w, q}); ok {
+		return tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+	}
+	s.mu.Lock()
+	s.unprepared = append(s.unprepared, q)
+	s.mu.Unlock()
+	return tx.PrepareContext(ctx, q)
+}
+
+// txExec executes q in tx through its prepared statement.
+func (s *Store) txExec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	st, err := s.txStmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	defer s.prepareWrites(ctx)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -177,13 +236,27 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// prepareWrites prepares on the write connection the statements a
+// transaction had to prepare for itself.
+func (s *Store) prepareWrites(ctx context.Context) {
+	s.mu.Lock()
+	qs := s.unprepared
+	s.unprepared = nil
+	s.mu.Unlock()
+	for _, q := range qs {
+		_, _ = s.stmt(context.WithoutCancel(ctx), s.w, q)
+	}
+}
+
 // GetCapsule implements backend.Store.
 func (s *Store) GetCapsule(ctx context.Context, principal, aLeg string) (backend.CapsuleRecord, error) {
 	r := backend.CapsuleRecord{Principal: principal, ALeg: aLeg}
 	var ts int64
-	err := s.r.QueryRowContext(ctx,
-		`SELECT session, revision, data, updated_at FROM capsules WHERE principal = ? AND a_leg = ?`,
-		principal, aLeg).Scan(&r.Session, &r.Revision, &r.Data, &ts)
+	st, err := s.stmt(ctx, s.r, getCapsule)
+	if err != nil {
+		return backend.CapsuleRecord{}, fmt.Errorf("get capsule: %w", err)
+	}
+	err = st.QueryRowContext(ctx, principal, aLeg).Scan(&r.Session, &r.Revision, &r.Data, &ts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return backend.CapsuleRecord{}, fmt.Errorf("get capsule: %w", backend.ErrNotFound)
 	}
@@ -211,12 +284,12 @@ func (s *Store) PutCapsule(ctx context.Context, rec backend.CapsuleRecord, expec
 		var res sql.Result
 		var err error
 		if expectRevision == 0 {
-			res, err = tx.ExecContext(ctx,
+			res, err = s.txExec(ctx, tx,
 				`INSERT INTO capsules (principal, a_leg, session, revision, data, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 				 ON CONFLICT (principal, a_leg) DO NOTHING`,
 				rec.Principal, rec.ALeg, rec.Session, rec.Revision, data, at.UnixMicro())
 		} else {
-			res, err = tx.ExecContext(ctx,
+			res, err = s.txExec(ctx, tx,
 				`UPDATE capsules SET session = ?, revision = ?, data = ?, updated_at = ?
 				 WHERE principal = ? AND a_leg = ? AND revision = ?`,
 				rec.Session, rec.Revision, data, at.UnixMicro(), rec.Principal, rec.ALeg, expectRevision)
@@ -229,12 +302,12 @@ func (s *Store) PutCapsule(ctx context.Context, rec backend.CapsuleRecord, expec
 		} else if n == 0 {
 			return backend.ErrConflict
 		}
-		if _, err := tx.ExecContext(ctx,
+		if _, err := s.txExec(ctx, tx,
 			`INSERT OR REPLACE INTO capsule_history (principal, a_leg, revision, session, data, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			rec.Principal, rec.ALeg, rec.Revision, rec.Session, data, at.UnixMicro()); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx,
+		_, err = s.txExec(ctx, tx,
 			`DELETE FROM capsule_history WHERE principal = ? AND a_leg = ? AND revision <= ?`,
 			rec.Principal, rec.ALeg, rec.Revision-backend.HistoryLimit)
 		return err
@@ -369,7 +442,7 @@ func (s *Store) PutLineages(ctx context.Context, principal string, puts []backen
 			if v == nil {
 				v = []byte{}
 			}
-			if _, err := tx.ExecContext(ctx,
+			if _, err := s.txExec(ctx, tx,
 				`INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
 				 ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
 				principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
@@ -395,10 +468,11 @@ func (s *Store) GetLineage(ctx context.Context, principal string, keys []string)
 	if err != nil {
 		return nil, fmt.Errorf("get lineage: %w", err)
 	}
-	rows, err := s.r.QueryContext(ctx,
-		`SELECT key, value FROM lineage
-		 WHERE principal = ? AND key IN (SELECT value FROM json_each(?)) AND (expires_at = 0 OR expires_at > ?)`,
-		principal, string(list), s.now().UnixMicro())
+	st, err := s.stmt(ctx, s.r, getLineage)
+	if err != nil {
+		return nil, fmt.Errorf("get lineage: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, principal, string(list), s.now().UnixMicro())
 	if err != nil {
 		return nil, fmt.Errorf("get lineage: %w", err)
 	}
@@ -426,7 +500,7 @@ func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry)
 		return nil
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, insertLedger)
+		stmt, err := s.txStmt(ctx, tx, insertLedger)
 		if err != nil {
 			return err
 		}
@@ -674,6 +748,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close implements backend.Store.
 func (s *Store) Close() error {
 	var errs []error
+	s.stmts.Range(func(_, st any) bool {
+		errs = append(errs, st.(*sql.Stmt).Close())
+		return true
+	})
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
