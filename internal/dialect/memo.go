@@ -24,9 +24,9 @@ type itemMemo struct {
 // Two items with one key have the same bytes, so anything computed from an
 // item's bytes alone may be memoised by its key (View.ItemKeys).
 type ItemKey struct {
-	name   Name
-	n      int
-	h1, h2 uint64
+	Name   Name
+	N      int
+	H1, H2 uint64
 }
 
 // memoBudget bounds the memo by the raw bytes its entries stand for; the
@@ -36,7 +36,7 @@ const memoBudget = 64 << 20
 var memo = &itemMemo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 
 func (c *itemMemo) key(name Name, raw []byte) ItemKey {
-	return ItemKey{name: name, n: len(raw), h1: maphash.Bytes(c.seeds[0], raw), h2: maphash.Bytes(c.seeds[1], raw)}
+	return ItemKey{Name: name, N: len(raw), H1: maphash.Bytes(c.seeds[0], raw), H2: maphash.Bytes(c.seeds[1], raw)}
 }
 
 func (c *itemMemo) get(k ItemKey) (Message, bool) {
@@ -52,12 +52,12 @@ func (c *itemMemo) put(k ItemKey, m Message) {
 	m = detach(m)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || c.size+k.n > memoBudget {
+	if c.m == nil || c.size+k.N > memoBudget {
 		c.m, c.size = make(map[ItemKey]Message), 0
 	}
 	if _, ok := c.m[k]; !ok {
 		c.m[k] = m
-		c.size += k.n
+		c.size += k.N
 	}
 }
 

@@ -48,4 +48,24 @@ func TestHistoryChainMemoMatchesFullDigest(t *testing.T) {
 	if again := history(v.Messages(), nil); again[2].chain != moved[2].chain {
 		t.Fatal("memoised link differs from the full digest")
 	}
+	// A fork: the remembered history's prefix, then other items.
+	base := conversation("fork", 12)
+	b := chatView(t, nil, base...)
+	history(b.Messages(), b.ItemKeys())
+	for _, next := range [][]msg{
+		append(base[:7:7], u("a different turn seven"), a("and eight")),
+		append(base[:12:12], u("one more")),
+		base[:5],
+	} {
+		f := chatView(t, nil, next...)
+		got, want := history(f.Messages(), f.ItemKeys()), history(f.Messages(), nil)
+		if len(got) != len(want) {
+			t.Fatalf("fork of %d items: %d entries, want %d", len(next), len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("fork of %d items: entry %d = %+v, want %+v", len(next), i, got[i], want[i])
+			}
+		}
+	}
 }

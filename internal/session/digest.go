@@ -84,15 +84,41 @@ type entry struct {
 // chain is a pure function of the previous link and the item's bytes, so
 // links this process computed before (the resent history of an agent) are
 // taken from a memo instead of hashing the whole history every turn.
+//
+// Whole prefixes are memoised too: the entries of a history are kept by a
+// digest of its item keys, and a request that extends a history this
+// process digested starts from that history's entries (an agent resends
+// the previous request's items and adds a few).
 func history(msgs []dialect.Message, keys []dialect.ItemKey) []entry {
-	out := make([]entry, 0, len(msgs))
-	var prev [32]byte
-	h := sha256.New()
-	var buf bytes.Buffer
 	if len(keys) != len(msgs) {
 		keys = nil
 	}
-	for i := range msgs {
+	var ids []prefixID
+	start := 0
+	var out []entry
+	if keys != nil {
+		ids = prefixIDs(keys)
+		if k, known, ok := prefixes.longest(ids); ok {
+			start = k + 1
+			out = make([]entry, len(known), len(known)+len(msgs)-start)
+			copy(out, known)
+		}
+	}
+	if out == nil {
+		out = make([]entry, 0, len(msgs))
+	}
+	var prev [32]byte
+	if len(out) > 0 {
+		prev = out[len(out)-1].chain
+	}
+	h := sha256.New()
+	var buf bytes.Buffer
+	defer func() {
+		if ids != nil && len(msgs) > 0 {
+			prefixes.put(ids[len(ids)-1], out)
+		}
+	}()
+	for i := start; i < len(msgs); i++ {
 		m := &msgs[i]
 		if m.Role == "system" || m.Role == "developer" || m.Type == "reasoning" {
 			continue
@@ -141,6 +167,82 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey) []entry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// prefixID identifies a sequence of items: two independent 64-bit mixes of
+// their keys (which are themselves per-process-seeded hashes of the items'
+// bytes).
+type prefixID struct{ a, b uint64 }
+
+func mix(h, v uint64) uint64 {
+	h ^= v
+	h *= 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// prefixIDs returns the id of every prefix of keys (ids[i]: keys[:i+1]).
+func prefixIDs(keys []dialect.ItemKey) []prefixID {
+	ids := make([]prefixID, len(keys))
+	var id prefixID
+	if len(keys) > 0 { // the dialect, which decides how the items read
+		for _, c := range []byte(keys[0].Name) {
+			id.a, id.b = mix(id.a, uint64(c)), mix(id.b, uint64(c)+7)
+		}
+	}
+	for i, k := range keys {
+		n := uint64(k.N)
+		id.a = mix(mix(mix(id.a, k.H1), k.H2), n)
+		id.b = mix(mix(mix(id.b^0x6a09e667f3bcc909, k.H2), k.H1), n+1)
+		ids[i] = id
+	}
+	return ids
+}
+
+// prefixMemo keeps the entries of recent histories by the id of their
+// items, a bounded number of them (oldest dropped first).
+type prefixMemo struct {
+	mu    sync.Mutex
+	m     map[prefixID][]entry
+	order []prefixID
+}
+
+const prefixMemoMax = 512 // histories
+
+// longestLookback bounds how far back from the end a known prefix is
+// looked for: a request adds a few items to the one before it.
+const longestLookback = 64
+
+var prefixes = &prefixMemo{}
+
+// longest returns the longest prefix of ids (within the lookback) whose
+// entries are known: its last index and its entries (shared: do not
+// modify).
+func (c *prefixMemo) longest(ids []prefixID) (int, []entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(ids) - 1; i >= 0 && i >= len(ids)-longestLookback; i-- {
+		if e, ok := c.m[ids[i]]; ok {
+			return i, e, true
+		}
+	}
+	return 0, nil, false
+}
+
+func (c *prefixMemo) put(id prefixID, entries []entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[prefixID][]entry, prefixMemoMax)
+	}
+	if _, ok := c.m[id]; ok {
+		return
+	}
+	if len(c.order) >= prefixMemoMax {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[id] = entries[:len(entries):len(entries)]
+	c.order = append(c.order, id)
 }
 
 // chainKey is one link of a history digest: the link before it and the
