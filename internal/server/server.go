@@ -251,7 +251,7 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		if t := s.cfg.HTTP.BodyReadTimeout; t > 0 {
 			_ = rc.SetReadDeadline(time.Now().Add(t))
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		body, err := readBody(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes)
 		bytesIn = len(body)
 		if err == nil {
 			_ = rc.SetReadDeadline(time.Time{})
@@ -344,6 +344,30 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		bytesOut = out.bytesOut
 		settle(out.Outcome)
 		x.Finish(out.Outcome)
+	}
+}
+
+// readBody reads a request body whole. A declared Content-Length within
+// the limit sizes the buffer at once (an agent's history is hundreds of
+// kilobytes: growing from io.ReadAll's 512 bytes copies it a dozen times);
+// the length is only a hint, the reader decides where the body ends.
+func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
+	if declared <= 0 || declared > limit {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, declared+1) // +1: room to see the end
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // longer than declared
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
 	}
 }
 

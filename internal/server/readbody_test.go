@@ -1,0 +1,42 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// readBody reads exactly the body whatever Content-Length claims: the
+// declared length only sizes the buffer. A body longer or shorter than
+// declared, one read a byte at a time, an unknown length, and a body over
+// the limit (the MaxBytesReader's error) all read as io.ReadAll reads them.
+func TestReadBodyIgnoresWrongContentLength(t *testing.T) {
+	body := strings.Repeat(`{"role":"user","content":"x"},`, 5000)
+	for _, declared := range []int64{-1, 0, 1, int64(len(body)) - 7, int64(len(body)), int64(len(body)) + 100} {
+		for _, slow := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(body)
+			if slow {
+				r = iotest.OneByteReader(r)
+			}
+			got, err := readBody(r, declared, 1<<20)
+			if err != nil || string(got) != body {
+				t.Fatalf("declared %d, slow %v: %d bytes, %v; want %d bytes", declared, slow, len(got), err, len(body))
+			}
+		}
+	}
+	w := httptest.NewRecorder()
+	_, err := readBody(http.MaxBytesReader(w, io.NopCloser(bytes.NewReader([]byte(body))), 1000), int64(len(body)), 1000)
+	var mbe *http.MaxBytesError
+	if !errors.As(err, &mbe) {
+		t.Fatalf("over the limit: %v, want a MaxBytesError", err)
+	}
+	_, err = readBody(http.MaxBytesReader(w, io.NopCloser(bytes.NewReader([]byte(body))), 1000), 10, 1000)
+	if !errors.As(err, &mbe) {
+		t.Fatalf("over the limit, declared short: %v, want a MaxBytesError", err)
+	}
+}
