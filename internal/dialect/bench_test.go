@@ -48,3 +48,16 @@ func BenchmarkMessages200KiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParse1MiB: the one pass over a 1 MiB agent history (validation,
+// depth and duplicate-field checks, the index every later reader uses).
+func BenchmarkParse1MiB(b *testing.B) {
+	body := agentHistory(1 << 20)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(AnthropicMessages, "/v1/messages", nil, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -167,34 +167,49 @@ func (s *scanner) number() error {
 }
 
 // str reads a string. Most of an agent's body is string content, so this
-// is the loop that decides the scanner's speed: it jumps from quote to
-// quote and from backslash to backslash with bytes.IndexByte and checks the
-// bytes in between for control characters eight at a time.
+// is the loop that decides the scanner's speed. Text dense with escapes
+// (code, tool output: a "\n" every few bytes) is read a byte at a time;
+// a long clean run is crossed with bytes.IndexByte to the next quote and
+// backslash, its bytes checked for control characters eight at a time.
 func (s *scanner) str() error {
 	b := s.b
 	i := s.i + 1
-	q := -1 // the next unexamined '"' at or after i, once found
+	q := -1 // the next '"' at or after i, once looked for
 	for {
-		if q < i {
-			j := bytes.IndexByte(b[i:], '"')
-			if j < 0 {
-				return ErrInvalidJSON
-			}
-			q = i + j
+		end := min(i+shortRun, len(b))
+		for i < end && plain[b[i]] {
+			i++
 		}
-		seg := b[i:q]
-		k := bytes.IndexByte(seg, '\\')
-		if k < 0 {
+		if i == end && i < len(b) {
+			// A long clean run: jump to the next quote or backslash.
+			if q < i {
+				j := bytes.IndexByte(b[i:], '"')
+				if j < 0 {
+					return ErrInvalidJSON
+				}
+				q = i + j
+			}
+			seg := b[i:q]
+			if k := bytes.IndexByte(seg, '\\'); k >= 0 {
+				seg = seg[:k]
+			}
 			if hasControl(seg) {
 				return ErrInvalidJSON
 			}
-			s.i = q + 1
-			return nil
+			i += len(seg)
 		}
-		if hasControl(seg[:k]) {
+		if i >= len(b) {
 			return ErrInvalidJSON
 		}
-		i += k + 1 // the escaped character
+		switch b[i] {
+		case '"':
+			s.i = i + 1
+			return nil
+		case '\\':
+		default:
+			return ErrInvalidJSON // a control character
+		}
+		i++ // the escaped character
 		if i >= len(b) {
 			return ErrInvalidJSON
 		}
@@ -216,6 +231,17 @@ func (s *scanner) str() error {
 		}
 	}
 }
+
+// shortRun is how many bytes str reads one at a time before it jumps.
+const shortRun = 32
+
+// plain marks the bytes that may stand unescaped in a JSON string.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
