@@ -1,7 +1,10 @@
 package capsule
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tether-dev/tether/internal/tokens"
@@ -61,4 +64,38 @@ func BenchmarkBound(b *testing.B) {
 	for b.Loop() {
 		Bound(c, benchMaxTokens/2)
 	}
+}
+
+// BenchmarkCountOpen counts carried blocks in 2 MiB of real agent requests
+// (the compaction captures), as preservation does on every turn: the
+// case-insensitive count against the case-sensitive bytes.Count it
+// replaced.
+//
+//	go test -run '^$' -bench CountOpen -benchtime 200x ./internal/capsule/
+func BenchmarkCountOpen(b *testing.B) {
+	files, _ := filepath.Glob("../compaction/testdata/*.jsonl")
+	var body []byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body = append(body, data...)
+	}
+	if len(body) < 2<<20 {
+		b.Skipf("captures hold %d bytes, want 2 MiB", len(body))
+	}
+	body = body[:2<<20]
+	b.Run("CountOpen", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			CountOpen(body)
+		}
+	})
+	b.Run("bytes.Count", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			bytes.Count(body, []byte(openMark))
+		}
+	})
 }
