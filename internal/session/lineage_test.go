@@ -445,6 +445,27 @@ func TestTurnStoreRoundTrips(t *testing.T) {
 		if st.writes() != puts {
 			t.Errorf("turn %d repeated: %d writes, want none", i, st.writes()-puts)
 		}
+		// Sole writer of its store, a resolver that has the records cached
+		// reads nothing for the same request; sharing it, it reads once.
+		for _, exclusive := range []bool{false, true} {
+			sole := NewResolver(st, Options{Secret: testSecret, Exclusive: exclusive})
+			warm, err := sole.Resolve(t.Context(), "alice", v, Hints{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sole.Commit(t.Context(), warm, v); err != nil {
+				t.Fatal(err)
+			}
+			gets := st.roundTrips()
+			re, err := sole.Resolve(t.Context(), "alice", v, Hints{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[bool]int{false: 1, true: 0}[exclusive]
+			if got := st.roundTrips() - gets; got != want || re.ALeg != ref.ALeg || re.Ordinal != ref.Ordinal {
+				t.Errorf("turn %d repeated, exclusive %v: %d reads, %s@%d; want %d reads, %s@%d", i, exclusive, got, re.ALeg, re.Ordinal, want, ref.ALeg, ref.Ordinal)
+			}
+		}
 		other, err := newTestResolver(st).Resolve(t.Context(), "alice", v, Hints{})
 		if err != nil {
 			t.Fatal(err)

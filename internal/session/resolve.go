@@ -49,6 +49,27 @@ func (r *Resolver) remember(principal, key string, rec record) {
 	r.cache.put(principal+"\x00"+key, rec, false)
 }
 
+// allCached returns the records of keys from the cache alone, when this
+// process is the store's only writer (Options.Exclusive), the history
+// extends a known head (hot) and every key is cached: then the store could
+// tell nothing the cache does not, and a request that changes nothing (a
+// client's retry) costs no round trip. With a shared store the A-leg head
+// is always read, since another replica may have moved it.
+func (r *Resolver) allCached(principal string, hot bool, keys []string) (map[string]record, bool) {
+	if !r.opt.Exclusive || !hot {
+		return nil, false
+	}
+	got := make(map[string]record, len(keys))
+	for _, k := range keys {
+		rec, ok := r.cached(principal, k)
+		if !ok {
+			return nil, false
+		}
+		got[k] = rec
+	}
+	return got, true
+}
+
 // fetch reads keys from the store in one round trip, decodes and caches the
 // records found. Undecodable records are treated as absent.
 func (r *Resolver) fetch(ctx context.Context, principal string, keys []string) (map[string]record, error) {
@@ -377,9 +398,12 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 		}
 	}
 	query = append(query, fkeys...)
-	got, err := r.fetch(ctx, p, query)
-	if err != nil {
-		return err
+	got, ok := r.allCached(p, hot, query)
+	if !ok {
+		var err error
+		if got, err = r.fetch(ctx, p, query); err != nil {
+			return err
+		}
 	}
 	if len(fkeys) > 0 {
 		t.fingers = make(map[string]fingerRead, len(fkeys))

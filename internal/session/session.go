@@ -111,6 +111,11 @@ type Options struct {
 	CacheSize int              // in-memory records; default 10000
 	Now       func() time.Time // clock; default time.Now
 	Secret    []byte           // HMAC key for ids, tokens and digests
+	// Exclusive says this process is the store's only writer (SQLite,
+	// memory): lineage records it has cached are then what the store
+	// holds, and a turn whose every record is cached reads nothing.
+	// Never set it for a store that replicas share.
+	Exclusive bool
 }
 
 func (o Options) withDefaults() Options {
