@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var pages = template.Must(template.New("page.html").Funcs(template.FuncMap{"amount": amount, "source": SourceLabel}).ParseFS(assets, "assets/page.html"))
+var pages = template.Must(template.New("page.html").Funcs(template.FuncMap{"amount": amount, "source": SourceLabel, "count": count}).ParseFS(assets, "assets/page.html"))
 
 // amount formats a budget amount in its unit.
 func amount(unit string, v float64) string {
@@ -181,4 +182,12 @@ func (a *api) uiLogout(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) clearCookie(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/ui/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+}
+
+// count spells n things: "1 decision", "3 decisions", "0 plan steps".
+func count(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + one + "s"
 }

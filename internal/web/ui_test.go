@@ -181,3 +181,11 @@ func TestWebViewShowsBudgets(t *testing.T) {
 		t.Errorf("alice sees bob's budget")
 	}
 }
+
+func TestCountSpellsNumber(t *testing.T) {
+	for n, want := range map[int]string{0: "0 decisions", 1: "1 decision", 2: "2 decisions"} {
+		if got := count(n, "decision"); got != want {
+			t.Errorf("count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
