@@ -91,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	fs.StringVar(&s.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	only := fs.String("targets", "", "comma-separated subset of direct,bare,tether,app (default all; the checks need bare)")
 	body := fs.String("body", "small", "request bodies: small (one short Chat Completions call), 200k or 2m (Claude Code–shaped agent histories)")
+	turns := fs.Int("session-turns", defaultAgentTurns, "agent workloads: requests per session before a client starts a new one (each new session is a history Tether sees for the first time)")
 	fs.StringVar(&s.store, "store", "sqlite", "store of the production-hooks target: sqlite (a fresh file, as tether serve defaults to) or memory")
 	if err := fs.Parse(args); err != nil {
 		return s, fmt.Errorf("%w: %v", errUsage, err)
@@ -122,6 +123,10 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	if err != nil {
 		return s, err
 	}
+	if *turns < 1 {
+		return s, fmt.Errorf("%w: -session-turns must be positive, got %d", errUsage, *turns)
+	}
+	w.turns = *turns
 	s.work = w
 	if s.store != "sqlite" && s.store != "memory" {
 		return s, fmt.Errorf("%w: -store wants sqlite or memory, got %q", errUsage, s.store)

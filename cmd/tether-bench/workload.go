@@ -12,7 +12,7 @@ import (
 // Code–shaped Anthropic Messages histories of about the given size (text
 // turns, tool_use and tool_result blocks; system prompt, tools and
 // metadata after the messages, as Claude Code orders them): each client is
-// an agent working through sessions of agentTurns turns, every request
+// an agent working through sessions of w.turns turns, every request
 // resending the whole history plus the newest tool call and its result,
 // so the proxy sees real continuations of growing conversations.
 type workload struct {
@@ -20,15 +20,19 @@ type workload struct {
 	path   string // request path on every target
 	size   int    // approximate body size; 0 for the small call
 	middle []byte // shared filler history (messages 1…), without brackets
+	turns  int    // requests per session; a client then starts a new one
 }
 
-// agentTurns is the length of one session; a client then starts a new one.
-const agentTurns = 32
+// defaultAgentTurns is the default length of one session. A new session's
+// first request is a whole history Tether has not seen (the case of a
+// conversation pointed at it for the first time); longer sessions
+// (-session-turns) weigh the steady state of a long session instead.
+const defaultAgentTurns = 32
 
 func newWorkload(name string) (*workload, error) {
 	switch name {
 	case "small":
-		return &workload{name: name, path: "/v1/chat/completions"}, nil
+		return &workload{name: name, path: "/v1/chat/completions", turns: defaultAgentTurns}, nil
 	case "200k":
 		return agentWorkload(name, 200<<10), nil
 	case "2m":
@@ -50,7 +54,7 @@ func agentWorkload(name string, size int) *workload {
 		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]}`,
 			fmt.Sprintf("Step %d done. Keep PostgreSQL as the store, not MongoDB, and keep every change behind the repository interface.", i))
 	}
-	return &workload{name: name, path: "/v1/messages", size: size, middle: b.Bytes()}
+	return &workload{name: name, path: "/v1/messages", size: size, middle: b.Bytes(), turns: defaultAgentTurns}
 }
 
 func (w *workload) agent() bool { return w.size > 0 }
@@ -60,7 +64,7 @@ func (w *workload) describe() string {
 	if !w.agent() {
 		return "small Chat Completions call"
 	}
-	return fmt.Sprintf("Claude Code–shaped Anthropic Messages history of about %d KiB, growing by one tool call per request, sessions of %d turns", w.size>>10, agentTurns)
+	return fmt.Sprintf("Claude Code–shaped Anthropic Messages history of about %d KiB, growing by one tool call per request, sessions of %d turns", w.size>>10, w.turns)
 }
 
 // body writes the request of a client's seq-th request into buf.
@@ -68,7 +72,7 @@ func (w *workload) body(buf []byte, client, seq int, stream bool) []byte {
 	if !w.agent() {
 		return requestBody(stream)
 	}
-	session, turn := seq/agentTurns, seq%agentTurns
+	session, turn := seq/w.turns, seq%w.turns
 	b := bytes.NewBuffer(buf[:0])
 	b.WriteString(`{"model":"claude-bench","max_tokens":1024,"messages":[`)
 	fmt.Fprintf(b, `{"role":"user","content":[{"type":"text","text":"Session %d-%d: add a reservation endpoint to the inventory service. Make a plan first."}]},`, client, session)
