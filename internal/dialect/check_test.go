@@ -2,10 +2,12 @@ package dialect
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -153,4 +155,34 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("depth %d refused with %v, want ErrTooDeep", depth, err)
 		}
 	})
+}
+
+// special finds the first quote, backslash or control byte of a word,
+// wherever it is and whatever surrounds it (bytes above 0x7f included).
+func TestSpecialFindsFirstStopByte(t *testing.T) {
+	fill := []byte{'a', ' ', 0x7f, 0x80, 0xa0, 0xdc, 0xa2, 0xff, '!', '#', '[', ']'}
+	for _, stop := range []byte{'"', '\\', 0x00, 0x01, 0x1f, '\n'} {
+		for pos := range 8 {
+			for _, f := range fill {
+				var w [8]byte
+				for i := range w {
+					w[i] = f
+				}
+				w[pos] = stop
+				m := special(binary.LittleEndian.Uint64(w[:]))
+				if m == 0 || bits.TrailingZeros64(m)>>3 != pos {
+					t.Fatalf("stop %#x at %d among %#x: mask %#x", stop, pos, f, m)
+				}
+			}
+		}
+	}
+	for _, f := range fill {
+		var w [8]byte
+		for i := range w {
+			w[i] = f
+		}
+		if m := special(binary.LittleEndian.Uint64(w[:])); m != 0 {
+			t.Fatalf("no stop byte among %#x, mask %#x", f, m)
+		}
+	}
 }

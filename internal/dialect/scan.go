@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 )
 
 // index is what the one pass over a request body (scanBody) finds: the
@@ -177,6 +178,15 @@ func (s *scanner) str() error {
 	q := -1 // the next '"' at or after i, once looked for
 	for {
 		end := min(i+shortRun, len(b))
+		for i+8 <= end {
+			// Eight bytes at a time: stop at the first that is a quote, a
+			// backslash or a control character.
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
 		for i < end && plain[b[i]] {
 			i++
 		}
@@ -245,6 +255,17 @@ var plain = func() (t [256]bool) {
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// special returns a mask whose lowest set bit is the top bit of the first
+// byte of x (little-endian) that is '"', '\\' or below 0x20, or 0 when
+// there is none. (Bits above the first hit may be spurious borrows; the
+// lowest never is.)
+func special(x uint64) uint64 {
+	const ones, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	bs := x ^ (ones * '\\')
+	return ((x - ones*0x20) | (q - ones) | (bs - ones)) &^ x & hi
 }
 
 // hasControl reports whether b holds a byte below 0x20, which JSON strings
