@@ -9,6 +9,7 @@
 package harvest
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -451,7 +452,7 @@ func decodeExitPlanMode(tc dialect.ToolCall, results map[string]string, r *compa
 // decodeTaskProgress reads Cline's task_progress parameter, a markdown
 // checklist, from any tool call's arguments.
 func decodeTaskProgress(args []byte) ([]Step, bool) {
-	if !strings.Contains(string(args), `"task_progress"`) {
+	if !bytes.Contains(args, []byte(`"task_progress"`)) {
 		return nil, false
 	}
 	var in struct {
