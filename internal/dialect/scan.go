@@ -3,8 +3,9 @@ package dialect
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"math/bits"
+
+	"github.com/tidwall/gjson"
 )
 
 // index is what the one pass over a request body (scanBody) finds: the
@@ -381,14 +382,13 @@ func (s *scanner) addField(name string) error {
 }
 
 // keyName decodes a key (a valid JSON string with its quotes): escapes
-// count, so "mod\u0065l" is "model".
+// count, so "mod\u0065l" is "model"; bytes that are not UTF-8 are kept as
+// they are (as gjson, which reads the fields afterwards, keeps them).
 func keyName(raw []byte) string {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw[1 : len(raw)-1])
 	}
-	var k string
-	_ = json.Unmarshal(raw, &k)
-	return k
+	return gjson.ParseBytes(raw).Str
 }
 
 // array reads an array at depth d; items, when not nil, receives the span
