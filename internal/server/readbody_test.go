@@ -40,3 +40,24 @@ func TestReadBodyIgnoresWrongContentLength(t *testing.T) {
 		t.Fatalf("over the limit, declared short: %v, want a MaxBytesError", err)
 	}
 }
+
+// A caller's Content-Length is a claim, not a reservation: declaring the
+// largest allowed body and sending ten bytes holds a small buffer, and the
+// buffer never grows past twice what arrived before the claim is reached.
+func TestReadBodyDoesNotTrustDeclaredLength(t *testing.T) {
+	got, err := readBody(strings.NewReader("0123456789"), 32<<20, 32<<20)
+	if err != nil || string(got) != "0123456789" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if cap(got) > firstBodyChunk {
+		t.Fatalf("ten bytes sent, %d bytes held for a declared 32 MiB", cap(got))
+	}
+	body := strings.Repeat("x", 300<<10)
+	got, err = readBody(strings.NewReader(body), 32<<20, 32<<20)
+	if err != nil || len(got) != len(body) {
+		t.Fatalf("%d bytes, %v", len(got), err)
+	}
+	if cap(got) > 2*len(body) {
+		t.Fatalf("%d bytes sent, %d bytes held", len(body), cap(got))
+	}
+}

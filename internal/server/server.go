@@ -347,18 +347,25 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 	}
 }
 
-// readBody reads a request body whole. A declared Content-Length within
-// the limit sizes the buffer at once (an agent's history is hundreds of
-// kilobytes: growing from io.ReadAll's 512 bytes copies it a dozen times);
-// the length is only a hint, the reader decides where the body ends.
+// readBody reads a request body whole. The buffer doubles towards the
+// declared Content-Length (capped there, so a 200 KiB history is copied
+// three times, not the dozen of io.ReadAll's growth from 512 bytes), but
+// never holds more than twice what has arrived: the length is the caller's
+// claim, and a caller that declares 32 MiB and sends nothing gets 64 KiB.
+// The reader decides where the body ends.
 func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
 	if declared <= 0 || declared > limit {
 		return io.ReadAll(r)
 	}
-	buf := make([]byte, 0, declared+1) // +1: room to see the end
+	want := int(declared) + 1 // +1: room to see the end
+	buf := make([]byte, 0, min(want, firstBodyChunk))
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // longer than declared
+			if c := min(2*cap(buf), want); c > cap(buf) {
+				buf = append(make([]byte, 0, c), buf...)
+			} else {
+				buf = append(buf, 0)[:len(buf)] // longer than declared
+			}
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -370,6 +377,9 @@ func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
 		}
 	}
 }
+
+// firstBodyChunk is readBody's first buffer.
+const firstBodyChunk = 64 << 10
 
 func routeLabel(t upstream.Target) string {
 	if t.Provider.Name == "" {
