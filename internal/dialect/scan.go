@@ -291,14 +291,8 @@ func hasControl(b []byte) bool {
 
 // object reads an object at depth d; top records its fields in the index.
 func (s *scanner) object(d int, top bool) error {
-	if d > MaxDepth {
-		return ErrTooDeep
-	}
-	s.i++ // '{'
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return nil
+	if empty, err := s.open(d, '}'); empty || err != nil {
+		return err
 	}
 	for {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
@@ -336,21 +330,44 @@ func (s *scanner) object(d int, top bool) error {
 		if top {
 			s.x.fields[len(s.x.fields)-1].val = span{vs, s.i}
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return ErrInvalidJSON
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			return nil
-		default:
-			return ErrInvalidJSON
+		if end, err := s.next('}'); end || err != nil {
+			return err
 		}
 	}
+}
+
+// open enters the array or object at s.i, at depth d, and reports whether
+// it is empty (closed by end at once).
+func (s *scanner) open(d int, end byte) (bool, error) {
+	if d > MaxDepth {
+		return false, ErrTooDeep
+	}
+	s.i++ // '[' or '{'
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == end {
+		s.i++
+		return true, nil
+	}
+	return false, nil
+}
+
+// next reads what follows a member of a container: a comma (false) or the
+// container's end (true).
+func (s *scanner) next(end byte) (bool, error) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, ErrInvalidJSON
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.space()
+		return false, nil
+	case end:
+		s.i++
+		return true, nil
+	}
+	return false, ErrInvalidJSON
 }
 
 // addField records a top-level field, refusing a second field of one name
@@ -394,14 +411,8 @@ func keyName(raw []byte) string {
 // array reads an array at depth d; items, when not nil, receives the span
 // of each element.
 func (s *scanner) array(d int, items *[]span) error {
-	if d > MaxDepth {
-		return ErrTooDeep
-	}
-	s.i++ // '['
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return nil
+	if empty, err := s.open(d, ']'); empty || err != nil {
+		return err
 	}
 	for {
 		start := s.i
@@ -411,19 +422,8 @@ func (s *scanner) array(d int, items *[]span) error {
 		if items != nil {
 			*items = append(*items, span{start, s.i})
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return ErrInvalidJSON
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			return nil
-		default:
-			return ErrInvalidJSON
+		if end, err := s.next(']'); end || err != nil {
+			return err
 		}
 	}
 }
