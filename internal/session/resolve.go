@@ -50,13 +50,13 @@ func (r *Resolver) remember(principal, key string, rec record) {
 }
 
 // allCached returns the records of keys from the cache alone, when this
-// process is the store's only writer (Options.Exclusive), the history
-// extends a known head (hot) and every key is cached: then the store could
-// tell nothing the cache does not, and a request that changes nothing (a
-// client's retry) costs no round trip. With a shared store the A-leg head
+// process is the store's only writer (Options.Exclusive) and every key is
+// cached: then the store could tell nothing the cache does not (a key it
+// lacks is never cached), and a request that changes nothing (a client's
+// retry) costs no round trip. With a shared store the A-leg head
 // is always read, since another replica may have moved it.
-func (r *Resolver) allCached(principal string, hot bool, keys []string) (map[string]record, bool) {
-	if !r.opt.Exclusive || !hot {
+func (r *Resolver) allCached(principal string, keys []string) (map[string]record, bool) {
+	if !r.opt.Exclusive {
 		return nil, false
 	}
 	got := make(map[string]record, len(keys))
@@ -398,7 +398,7 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 		}
 	}
 	query = append(query, fkeys...)
-	got, ok := r.allCached(p, hot, query)
+	got, ok := r.allCached(p, query)
 	if !ok {
 		var err error
 		if got, err = r.fetch(ctx, p, query); err != nil {
