@@ -3,6 +3,7 @@ package compaction
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -139,13 +140,13 @@ type probe struct {
 
 	scanned  bool
 	fallback bool     // the scanner could not read the body: use the View
-	items    [][]byte // conversation items (slices of the body)
+	n        int      // conversation items in the index (View.Item)
 	strInput string   // Responses string input (one user message)
 	isStr    bool
 	sys      []byte // Anthropic system / Responses instructions
 	hasSys   bool
 
-	tail     []*item // tail[k] is item len(items)-1-k
+	tail     []*item // tail[k] is item n-1-k
 	sysDone  bool
 	sysText  string
 	lastDone bool
@@ -168,8 +169,8 @@ func (p *probe) scan() {
 	if p.name == dialect.OpenAIResponses {
 		arrKey, sysKey = "input", "instructions"
 	}
-	p.items = p.v.Items()
-	if raw, ok := p.v.Field(arrKey); ok && p.items == nil && raw[0] == '"' && p.name == dialect.OpenAIResponses {
+	p.n = p.v.NumItems()
+	if raw, ok := p.v.Field(arrKey); ok && p.n == 0 && raw[0] == '"' && p.name == dialect.OpenAIResponses {
 		p.isStr = true
 		p.strInput = gjson.ParseBytes(raw).String()
 	}
@@ -180,7 +181,7 @@ func (p *probe) count() int {
 	if p.isStr {
 		return 1
 	}
-	return len(p.items)
+	return p.n
 }
 
 // at decodes the item k positions from the end (0 = last).
@@ -195,7 +196,7 @@ func (p *probe) decode(i int) *item {
 	if p.isStr {
 		return &item{typ: "message", role: "user", text: p.strInput, lastBlock: p.strInput}
 	}
-	raw := p.items[i]
+	raw := p.v.Item(i)
 	role := gjson.GetBytes(raw, "role")
 	it := &item{role: role.String()}
 	if it.role == "function" {
@@ -279,7 +280,7 @@ func (p *probe) system() string {
 		}
 	}
 	if p.name != dialect.AnthropicMessages && !p.isStr {
-		for i := range p.items {
+		for i := range p.n {
 			it := p.decodeHead(i)
 			if it.role != "system" && it.role != "developer" {
 				break
@@ -316,13 +317,93 @@ func (p *probe) lastUserItem() *item {
 		return p.lastUser
 	}
 	p.lastUser = &item{}
+	// An agent's tool loop puts many items after the user last spoke, and
+	// the same items come back every turn: whether an item is a user message
+	// with text is remembered by its key, so only new items are decoded.
+	keys := p.keys()
 	for k := 0; k < p.count(); k++ {
-		if it := p.at(k); it.role == "user" && nonEmpty(it.texts()) {
+		i := p.count() - 1 - k
+		if keys != nil {
+			if spoke, ok := userItems.get(keys[i]); ok && !spoke {
+				continue
+			}
+		}
+		it := p.decodeHead(i)
+		spoke := it.role == "user" && nonEmpty(it.texts())
+		if keys != nil {
+			userItems.put(keys[i], spoke)
+		}
+		if spoke {
 			p.lastUser = it
 			break
 		}
 	}
 	return p.lastUser
+}
+
+// verdicts remembers a yes/no fact about conversation items, a pure
+// function of the item's bytes (its key) and, for condKey, of the rule's
+// condition. Bounded: it starts over when full. A condKey holds its
+// condition's pointer, so the condition outlives its entries and no other
+// condition can take its address while they are here.
+type verdicts[K comparable] struct {
+	mu sync.Mutex
+	m  map[K]bool
+}
+
+const verdictsMax = 1 << 17
+
+type condKey struct {
+	c *Condition
+	k dialect.ItemKey
+}
+
+var (
+	userItems verdicts[dialect.ItemKey] // a user message with text (lastUserItem)
+	condItems verdicts[condKey]         // a tail condition holds for the item (anyTail, anyBlock)
+)
+
+func (c *verdicts[K]) get(k K) (v, ok bool) {
+	c.mu.Lock()
+	v, ok = c.m[k]
+	c.mu.Unlock()
+	return v, ok
+}
+
+func (c *verdicts[K]) put(k K, v bool) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= verdictsMax {
+		c.m = make(map[K]bool)
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+}
+
+// keys returns the items' keys (parallel to the View's items), or nil when the
+// request's conversation is not read from the index.
+func (p *probe) keys() []dialect.ItemKey {
+	if p.isStr || p.fallback {
+		return nil
+	}
+	if ks := p.v.ItemKeys(); len(ks) == p.n {
+		return ks
+	}
+	return nil
+}
+
+// holds reports whether condition c's test fn holds for item i, from the
+// memo when the item was tested before.
+func (p *probe) holds(c *Condition, keys []dialect.ItemKey, i int, fn func(i int) bool) bool {
+	if keys == nil {
+		return fn(i)
+	}
+	ck := condKey{c, keys[i]}
+	if v, ok := condItems.get(ck); ok {
+		return v
+	}
+	v := fn(i)
+	condItems.put(ck, v)
+	return v
 }
 
 func (p *probe) lastItemType() string {
@@ -341,7 +422,7 @@ func (p *probe) lastItemType() string {
 
 // tailItems calls fn on up to within trailing items, newest first, until fn
 // returns true.
-func (p *probe) anyTail(within int, fn func(*item) bool) bool {
+func (p *probe) anyTail(c *Condition, within int, fn func(*item) bool) bool {
 	p.scan()
 	if within <= 0 {
 		within = DefaultWithin
@@ -356,8 +437,9 @@ func (p *probe) anyTail(within int, fn func(*item) bool) bool {
 		}
 		return false
 	}
+	keys := p.keys()
 	for k := 0; k < p.count() && k < within; k++ {
-		if fn(p.at(k)) {
+		if p.holds(c, keys, p.count()-1-k, func(i int) bool { return fn(p.decodeHead(i)) }) {
 			return true
 		}
 	}
@@ -406,20 +488,20 @@ func (p *probe) match(c *Condition) bool {
 	case c.Where == "last_item_type":
 		return test(c, p.lastItemType())
 	case c.Where == "block_type":
-		found := p.anyBlock(c.Within, func(typ string) bool { return c.How == "absent" || test(c, typ) })
+		found := p.anyBlock(c, c.Within, func(typ string) bool { return c.How == "absent" || test(c, typ) })
 		if c.How == "absent" {
 			return !found
 		}
 		return found
 	case c.Where == "item_type":
-		found := p.anyTail(c.Within, func(it *item) bool { return it.typ != "" && (c.How == "absent" || test(c, it.typ)) })
+		found := p.anyTail(c, c.Within, func(it *item) bool { return it.typ != "" && (c.How == "absent" || test(c, it.typ)) })
 		if c.How == "absent" {
 			return !found
 		}
 		return found
 	case strings.HasPrefix(c.Where, "message_text:"):
 		role := strings.TrimPrefix(c.Where, "message_text:")
-		found := p.anyTail(c.Within, func(it *item) bool {
+		found := p.anyTail(c, c.Within, func(it *item) bool {
 			if it.role != role {
 				return false
 			}
@@ -465,28 +547,31 @@ func test(c *Condition, s string) bool {
 // anyBlock calls fn on the "type" of each content block (Anthropic content
 // blocks, Chat and Responses content parts) of up to within trailing items,
 // newest first, until fn returns true.
-func (p *probe) anyBlock(within int, fn func(string) bool) bool {
+func (p *probe) anyBlock(c *Condition, within int, fn func(string) bool) bool {
 	if within <= 0 {
 		within = DefaultWithin
 	}
 	p.scan()
-	items := p.items
+	n, raw := p.n, p.v.Item
 	if p.fallback {
-		arr := p.v.Get("messages")
-		items = nil
-		for _, it := range arr.Array() {
+		var items [][]byte
+		for _, it := range p.v.Get("messages").Array() {
 			items = append(items, []byte(it.Raw))
 		}
+		n, raw = len(items), func(i int) []byte { return items[i] }
 	}
-	for i := len(items) - 1; i >= 0 && i >= len(items)-within; i-- {
-		found := false
-		gjson.GetBytes(items[i], "content").ForEach(func(_, b gjson.Result) bool {
-			if t := b.Get("type").String(); t != "" && fn(t) {
-				found = true
-			}
-			return !found
-		})
-		if found {
+	keys := p.keys()
+	for i := n - 1; i >= 0 && i >= n-within; i-- {
+		if p.holds(c, keys, i, func(i int) bool {
+			found := false
+			gjson.GetBytes(raw(i), "content").ForEach(func(_, b gjson.Result) bool {
+				if t := b.Get("type").String(); t != "" && fn(t) {
+					found = true
+				}
+				return !found
+			})
+			return found
+		}) {
 			return true
 		}
 	}

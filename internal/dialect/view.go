@@ -108,6 +108,22 @@ func (v *View) Items() [][]byte {
 	return out
 }
 
+// NumItems returns the number of conversation items the index holds (0
+// when the conversation is not an array of items).
+func (v *View) NumItems() int {
+	if v.idx.conv < 0 {
+		return 0
+	}
+	return len(v.idx.items)
+}
+
+// Item returns conversation item i (0 ≤ i < NumItems), a slice of the body
+// that must not be modified.
+func (v *View) Item(i int) []byte {
+	sp := v.idx.items[i]
+	return v.body[sp.start:sp.end:sp.end]
+}
+
 // Model returns the "model" field (Gemini: the model named in the path).
 func (v *View) Model() string {
 	if v.name == Gemini {
