@@ -117,6 +117,9 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 	}
 	hub := compaction.NewHub(append([]compaction.Observer{compaction.NewMetrics(reg)}, opt.Observers...)...)
 	a.Resolver = session.NewResolver(st, session.Options{Secret: secret, Now: opt.Now, Exclusive: !shared(cfg, st)})
+	if err := a.Resolver.IndexKeys(ctx); err != nil {
+		logger.Warn("indexing lineage keys failed; every lineage lookup asks the store")
+	}
 	a.Ledger = ledger.New(ledger.Options{Store: st, Prices: cfg.Prices, Budgets: cfg.Budgets, Registerer: reg, Logger: logger, Now: opt.Now,
 		Outage: ledger.Outage{Policy: cfg.StoreOutage.Admission, MaxTokens: cfg.StoreOutage.MaxTokens, MaxMicros: int64(math.Round(cfg.StoreOutage.MaxUSD * 1e6))}})
 	// Calls a killed process left unsettled: with a store this process has

@@ -68,6 +68,23 @@ func (s *memStore) PutLineages(_ context.Context, principal string, puts []backe
 	return nil
 }
 
+// LineageKeys lists every key (the start-up listing of IndexKeys).
+func (s *memStore) LineageKeys(_ context.Context, fn func(principal, key string) error) error {
+	s.mu.Lock()
+	keys := make([]string, 0, len(s.recs))
+	for k := range s.recs {
+		keys = append(keys, k)
+	}
+	s.mu.Unlock()
+	for _, k := range keys {
+		p, key, _ := strings.Cut(k, "\x00")
+		if err := fn(p, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writes returns the number of write round trips so far.
 func (s *memStore) writes() int {
 	s.mu.Lock()

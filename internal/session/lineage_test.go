@@ -476,6 +476,60 @@ func TestTurnStoreRoundTrips(t *testing.T) {
 	}
 }
 
+// With the store's keys indexed at start (IndexKeys: a store this process
+// alone writes), a turn that extends a known head reads nothing: its new
+// prefixes and user turns are keys the store cannot hold. It writes once.
+// A restarted process indexes what the first one wrote, so the
+// conversation continues on its branch after the restart.
+func TestIndexedTurnsReadNothing(t *testing.T) {
+	st := newMemStore()
+	start := func() *Resolver {
+		t.Helper()
+		r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
+		if err := r.IndexKeys(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := start()
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "indexed-session"}
+	hist := conversation("indexed", 10)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	step := func(r *Resolver, i int, msgs []msg, reads int) {
+		t.Helper()
+		v := chatView(t, hdr, msgs...)
+		gets, puts := st.roundTrips(), st.writes()
+		ref, err := r.Resolve(t.Context(), "alice", v, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.Event != EventContinue || ref.ALeg != first.ALeg {
+			t.Fatalf("turn %d: %s on %s, want a continuation of %s", i, ref.Event, ref.ALeg, first.ALeg)
+		}
+		if err := r.Commit(t.Context(), ref, v); err != nil {
+			t.Fatal(err)
+		}
+		if got, w := st.roundTrips()-gets, st.writes()-puts; got != reads || w != 1 {
+			t.Errorf("turn %d: %d reads and %d writes, want %d and 1", i, got, w, reads)
+		}
+	}
+	for i := range 4 {
+		hist = append(hist, a(fmt.Sprintf("calling tool %d", i)), msg{"user", fmt.Sprintf("tool %d said: fine", i)})
+		if i == 2 {
+			hist = append(hist, a("done"), u("now write the migration for the users table"))
+		}
+		step(r, i, hist, 0)
+	}
+	// Restarted: the records are listed, not cached; the first turn reads
+	// them as a cold resolver does (the prefixes, then the A-leg head they
+	// name), the next reads nothing again.
+	r = start()
+	hist = append(hist, a("calling tool 4"), msg{"user", "tool 4 said: fine"})
+	step(r, 4, hist, 2)
+	hist = append(hist, a("calling tool 5"), msg{"user", "tool 5 said: fine"})
+	step(r, 5, hist, 0)
+}
+
 func TestTTLExpiry(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }

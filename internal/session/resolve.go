@@ -52,8 +52,9 @@ func (r *Resolver) remember(principal, key string, rec record) {
 // allCached returns the records of keys from the cache alone, when this
 // process is the store's only writer (Options.Exclusive) and every key is
 // cached: then the store could tell nothing the cache does not (a key it
-// lacks is never cached), and a request that changes nothing (a client's
-// retry) costs no round trip. With a shared store the A-leg head
+// lacks is never cached) or is known to lack (IndexKeys): a request that
+// changes nothing (a client's retry) costs no round trip, nor does one
+// that only extends a known head. With a shared store the A-leg head
 // is always read, since another replica may have moved it.
 func (r *Resolver) allCached(principal string, keys []string) (map[string]record, bool) {
 	if !r.opt.Exclusive {
@@ -62,10 +63,13 @@ func (r *Resolver) allCached(principal string, keys []string) (map[string]record
 	got := make(map[string]record, len(keys))
 	for _, k := range keys {
 		rec, ok := r.cached(principal, k)
-		if !ok {
+		if ok {
+			got[k] = rec
+			continue
+		}
+		if !r.known.absent(principal, k) {
 			return nil, false
 		}
-		got[k] = rec
 	}
 	return got, true
 }
@@ -80,10 +84,13 @@ func (r *Resolver) fetch(ctx context.Context, principal string, keys []string) (
 	seen := make(map[string]bool, len(keys))
 	uniq := keys[:0:0]
 	for _, k := range keys {
-		if !seen[k] {
+		if !seen[k] && !r.known.absent(principal, k) {
 			seen[k] = true
 			uniq = append(uniq, k)
 		}
+	}
+	if len(uniq) == 0 {
+		return out, nil
 	}
 	raw, err := r.st.GetLineage(ctx, principal, uniq)
 	if err != nil {
@@ -105,11 +112,19 @@ func (r *Resolver) put(ctx context.Context, principal, key string, rec record) e
 	if err != nil {
 		return err
 	}
+	r.mayHold(principal, key)
 	if err := r.st.PutLineage(ctx, principal, key, b, r.opt.Now().Add(r.opt.TTL)); err != nil {
 		return err
 	}
 	r.cache.put(principal+"\x00"+key, rec, true)
 	return nil
+}
+
+// mayHold notes, before it is written, that the store may hold key.
+func (r *Resolver) mayHold(principal, key string) {
+	if r.known != nil {
+		r.known.add(principal, key)
+	}
 }
 
 // batchPutter is a store that writes several lineage records in one
@@ -161,6 +176,7 @@ func (w *writes) flush(ctx context.Context) error {
 			return err
 		}
 		puts[i] = backend.LineagePut{Key: k, Value: b, Expires: exp}
+		r.mayHold(w.principal, k)
 	}
 	if err := bp.PutLineages(ctx, w.principal, puts); err != nil {
 		return err

@@ -139,12 +139,33 @@ type Resolver struct {
 	locks *keyedMutex
 	heads stripes   // serialises head moves per A-leg inside this process
 	macs  sync.Pool // HMAC hashes under the secret
+	known *known    // keys an exclusive store may hold (IndexKeys); nil: ask the store
 }
 
 // NewResolver returns a Resolver over st.
 func NewResolver(st Store, opt Options) *Resolver {
 	opt = opt.withDefaults()
 	return &Resolver{st: st, opt: opt, cache: newLRU(opt.CacheSize, opt.TTL, opt.Now), locks: newKeyedMutex()}
+}
+
+// IndexKeys lists the store's lineage keys once, so that a key neither
+// listed nor written since is known to be absent without asking the store
+// (a normal turn's new prefixes): then a turn that extends a known head
+// reads nothing. It applies only when this process is the store's only
+// writer (Options.Exclusive) and the store can list its keys; call it
+// once, at start, before serving. An error leaves every key to be asked
+// for, as without it.
+func (r *Resolver) IndexKeys(ctx context.Context) error {
+	kl, ok := r.st.(keyLister)
+	if !r.opt.Exclusive || !ok {
+		return nil
+	}
+	k := newKnown()
+	if err := k.load(ctx, kl); err != nil {
+		return wrap("index keys", err)
+	}
+	r.known = k
+	return nil
 }
 
 // Lock serialises state updates of one A-leg. Different A-legs never wait

@@ -215,6 +215,23 @@ func (s *Store) GetLineage(ctx context.Context, principal string, keys []string)
 	return out, nil
 }
 
+// LineageKeys calls fn with the principal and key of every lineage record
+// held (expired ones included), stopping at fn's first error.
+func (s *Store) LineageKeys(ctx context.Context, fn func(principal, key string) error) error {
+	s.mu.Lock()
+	keys := make([]lineageKey, 0, len(s.lineage))
+	for k := range s.lineage {
+		keys = append(keys, k)
+	}
+	s.mu.Unlock()
+	for _, k := range keys {
+		if err := fn(k.principal, k.key); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
 // AppendLedger implements backend.Store.
 func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry) error {
 	if err := backend.CheckLedger(entries); err != nil {

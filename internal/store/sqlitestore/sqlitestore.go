@@ -491,6 +491,30 @@ func (s *Store) GetLineage(ctx context.Context, principal string, keys []string)
 	return out, nil
 }
 
+// LineageKeys calls fn with the principal and key of every lineage record
+// held (expired ones included), stopping at fn's first error. It reads the
+// keys in one query, without their values.
+func (s *Store) LineageKeys(ctx context.Context, fn func(principal, key string) error) error {
+	rows, err := s.r.QueryContext(ctx, `SELECT principal, key FROM lineage`)
+	if err != nil {
+		return fmt.Errorf("lineage keys: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p, k string
+		if err := rows.Scan(&p, &k); err != nil {
+			return fmt.Errorf("lineage keys: %w", err)
+		}
+		if err := fn(p, k); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("lineage keys: %w", err)
+	}
+	return nil
+}
+
 // AppendLedger implements backend.Store.
 func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry) error {
 	if err := backend.CheckLedger(entries); err != nil {

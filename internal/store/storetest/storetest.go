@@ -5,6 +5,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) backend.Store) {
 		{"Lineage", testLineage},
 		{"LineageExpiry", testLineageExpiry},
 		{"LineageBatch", testLineageBatch},
+		{"LineageKeys", testLineageKeys},
 		{"LedgerIdempotent", testLedgerIdempotent},
 		{"Usage", testUsage},
 		{"ReserveAtLimit", testReserveAtLimit},
@@ -429,6 +431,46 @@ func testLineageBatch(t *testing.T, s backend.Store) {
 	}
 	if err := s.PutLineages(ctx, "", []backend.LineagePut{{Key: "k"}}); !errors.Is(err, backend.ErrInvalid) {
 		t.Errorf("PutLineages without a principal: err %v, want ErrInvalid", err)
+	}
+}
+
+// testLineageKeys: a store that lists its lineage keys (the stores a single
+// process owns: the resolver indexes them at start and then takes a key
+// outside the list for absent) lists every key of every principal, with no
+// value, expired ones included.
+func testLineageKeys(t *testing.T, s backend.Store) {
+	kl, ok := s.(interface {
+		LineageKeys(ctx context.Context, fn func(principal, key string) error) error
+	})
+	if !ok {
+		t.Skip("the store does not list lineage keys")
+	}
+	ctx := t.Context()
+	now := time.Now()
+	if err := s.PutLineages(ctx, "alice", []backend.LineagePut{
+		{Key: "h:1", Value: []byte("v")}, {Key: "a:2", Value: []byte("v"), Expires: now.Add(-time.Minute)},
+	}); err != nil {
+		t.Fatalf("PutLineages: %v", err)
+	}
+	if err := s.PutLineage(ctx, "bob", "h:1", []byte("v"), now.Add(time.Hour)); err != nil {
+		t.Fatalf("PutLineage: %v", err)
+	}
+	var got []string
+	if err := kl.LineageKeys(ctx, func(principal, key string) error {
+		got = append(got, principal+"/"+key)
+		return nil
+	}); err != nil {
+		t.Fatalf("LineageKeys: %v", err)
+	}
+	slices.Sort(got)
+	if want := []string{"alice/a:2", "alice/h:1", "bob/h:1"}; !slices.Equal(got, want) {
+		t.Errorf("LineageKeys listed %v, want %v", got, want)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err := kl.LineageKeys(ctx, func(string, string) error { n++; return stop })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Errorf("LineageKeys after fn's error: err %v after %d calls, want fn's error after 1", err, n)
 	}
 }
 
