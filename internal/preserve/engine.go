@@ -149,7 +149,11 @@ func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
 // provider's own compaction (Anthropic compact_20260112), after them, so a
 // summary the provider writes keeps the user's decisions too.
 func (t *turn) compactInstructions(ctx context.Context) error {
-	if t.x.Dialect != dialect.AnthropicMessages || !bytes.Contains(t.x.Body, []byte(dialect.AnthropicCompactEdit)) {
+	if t.x.Dialect != dialect.AnthropicMessages || t.x.View == nil {
+		return nil
+	}
+	// Only context_management holds the edit: the history is not searched.
+	if cm, ok := t.x.View.Field(dialect.FieldContextManagement); !ok || !bytes.Contains(cm, []byte(dialect.AnthropicCompactEdit)) {
 		return nil
 	}
 	cur, err := t.load(ctx)
