@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
 )
 
@@ -47,8 +48,9 @@ func (c *itemMemo) get(k ItemKey) (Message, bool) {
 }
 
 // put remembers m (its strings copied, so the entry does not keep the
-// request body alive). When the budget is spent the memo starts over.
-func (c *itemMemo) put(k ItemKey, m Message) {
+// request body alive) and returns the copy. When the budget is spent the
+// memo starts over.
+func (c *itemMemo) put(k ItemKey, m Message) Message {
 	m = detach(m)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -59,6 +61,7 @@ func (c *itemMemo) put(k ItemKey, m Message) {
 		c.m[k] = m
 		c.size += k.N
 	}
+	return m
 }
 
 // detach returns m with its own copies of every string and byte slice.
@@ -95,4 +98,86 @@ func cloneString(s string) string {
 	b := make([]byte, len(s))
 	copy(b, s)
 	return string(b)
+}
+
+// listMemo remembers the parsed item lists of recent requests by the key of
+// their last item. An agent's next request is its previous one plus a few
+// items: its keys up to the previous last item equal the previous list's,
+// so those messages are copied from it instead of being looked up one by
+// one. Like itemMemo, it caches a pure function of the items' bytes.
+type listMemo struct {
+	mu    sync.Mutex
+	m     map[ItemKey]*itemList
+	order []ItemKey // insertion order, oldest first (entries may be gone)
+	size  int       // raw bytes of the items the lists stand for
+}
+
+type itemList struct {
+	keys []ItemKey
+	msgs []Message // detached (as itemMemo's), shared with the Views that parsed them: never modified
+	size int
+}
+
+// listBudget bounds the lists by the raw bytes their items stand for, and
+// listLook by how many items at a request's end may be new.
+const (
+	listBudget = 64 << 20
+	listLook   = 16
+)
+
+var lists = &listMemo{m: make(map[ItemKey]*itemList)}
+
+// prefix returns the messages of the longest remembered list that keys
+// extends (at most listLook items short of it), or nil.
+func (c *listMemo) prefix(keys []ItemKey) []Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for j := len(keys) - 1; j >= 0 && j >= len(keys)-listLook; j-- {
+		l := c.m[keys[j]]
+		if l != nil && len(l.keys) == j+1 && slices.Equal(l.keys, keys[:j+1]) {
+			return l.msgs
+		}
+	}
+	return nil
+}
+
+// put remembers a parsed list; a list it extends is dropped (the
+// conversation moved on), and the oldest go when the budget is spent.
+func (c *listMemo) put(keys []ItemKey, msgs []Message, extends int) {
+	if len(keys) == 0 {
+		return
+	}
+	size := 0
+	for _, k := range keys {
+		size += k.N
+	}
+	if size > listBudget/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := keys[len(keys)-1]
+	if _, ok := c.m[last]; ok {
+		return
+	}
+	if extends > 0 && extends < len(keys) {
+		c.drop(keys[extends-1])
+	}
+	for c.size+size > listBudget && len(c.order) > 0 {
+		c.drop(c.order[0])
+		c.order = c.order[1:]
+	}
+	if len(c.order) > 4*len(c.m)+64 {
+		c.order = slices.DeleteFunc(c.order, func(k ItemKey) bool { return c.m[k] == nil })
+	}
+	c.m[last] = &itemList{keys: keys, msgs: msgs, size: size}
+	c.order = append(c.order, last)
+	c.size += size
+}
+
+func (c *listMemo) drop(k ItemKey) {
+	if l := c.m[k]; l != nil {
+		c.size -= l.size
+		delete(c.m, k)
+	}
 }

@@ -1,9 +1,13 @@
 package dialect
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tidwall/gjson"
 )
 
 // An item resent in a later request (or repeated within one) reads the same
@@ -36,5 +40,60 @@ func TestMessagesResentFromMemo(t *testing.T) {
 	}
 	if diff := cmp.Diff(first, parse()); diff != "" {
 		t.Errorf("resent request reads differently (-first +resent):\n%s", diff)
+	}
+}
+
+// A request that extends a remembered one takes the shared prefix from the
+// list memo; whatever it takes, it reads exactly as a request parsed item by
+// item with no memo: growing, forking at an earlier item, resent, and
+// shrinking (a compaction).
+func TestMessagesFromRememberedPrefix(t *testing.T) {
+	item := func(i int, who string) string {
+		if who == "user" {
+			return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_` + strconv.Itoa(i) + `","content":"out ` + strconv.Itoa(i) + `"}]}`
+		}
+		return `{"role":"assistant","content":[{"type":"text","text":"step ` + strconv.Itoa(i) + `"},{"type":"tool_use","id":"toolu_` + strconv.Itoa(i) + `","name":"Read","input":{"n":` + strconv.Itoa(i) + `}}]}`
+	}
+	var hist []string
+	for i := range 40 {
+		hist = append(hist, item(i, "assistant"), item(i, "user"))
+	}
+	body := func(items []string) []byte {
+		return []byte(`{"model":"m","messages":[{"role":"user","content":"prefix check"},` + strings.Join(items, ",") + `]}`)
+	}
+	fresh := func(b []byte) []Message {
+		v, err := Parse(AnthropicMessages, "/v1/messages", nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []Message
+		for i := range v.NumItems() {
+			out = append(out, anthropicMessage(i, gjson.ParseBytes(v.Item(i))))
+		}
+		return out
+	}
+	forked := slices.Clone(hist[:30])
+	forked[20] = item(99, "assistant")
+	for _, tc := range []struct {
+		name  string
+		items []string
+	}{
+		{"first", hist[:10]},
+		{"grown by two", hist[:12]},
+		{"grown by two again", hist[:14]},
+		{"resent", hist[:14]},
+		{"grown by many", hist[:30]},
+		{"fork at an earlier item, same last item", forked},
+		{"back on the first branch", hist[:42]},
+		{"shrunk", hist[30:34]},
+	} {
+		b := body(tc.items)
+		v, err := Parse(AnthropicMessages, "/v1/messages", nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(fresh(b), v.Messages()); diff != "" {
+			t.Errorf("%s: reads differently from an item-by-item parse (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }

@@ -221,20 +221,24 @@ func (v *View) parseMessages() ([]Message, []ItemKey) {
 		return nil, nil
 	}
 	parse := v.parser()
-	out := make([]Message, 0, len(v.idx.items))
 	keys := make([]ItemKey, len(v.idx.items))
 	for i, sp := range v.idx.items {
-		raw := v.body[sp.start:sp.end]
-		k := memo.key(v.name, raw)
-		keys[i] = k
-		m, ok := memo.get(k)
+		keys[i] = memo.key(v.name, v.body[sp.start:sp.end])
+	}
+	out := make([]Message, len(keys))
+	known := copy(out, lists.prefix(keys))
+	for i := known; i < len(keys); i++ {
+		m, ok := memo.get(keys[i])
 		if !ok {
-			m = parse(i, gjson.ParseBytes(raw))
-			memo.put(k, m)
+			sp := v.idx.items[i]
+			// The copy memo keeps: out is remembered too (lists), and
+			// must not keep the body alive.
+			m = memo.put(keys[i], parse(i, gjson.ParseBytes(v.body[sp.start:sp.end])))
 		}
 		m.Index = i
-		out = append(out, m)
+		out[i] = m
 	}
+	lists.put(keys, out, known)
 	return out, keys
 }
 
