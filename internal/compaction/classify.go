@@ -139,9 +139,9 @@ type probe struct {
 	name dialect.Name
 
 	scanned  bool
-	fallback bool     // the scanner could not read the body: use the View
-	n        int      // conversation items in the index (View.Item)
-	strInput string   // Responses string input (one user message)
+	fallback bool   // the scanner could not read the body: use the View
+	n        int    // conversation items in the index (View.Item)
+	strInput string // Responses string input (one user message)
 	isStr    bool
 	sys      []byte // Anthropic system / Responses instructions
 	hasSys   bool
