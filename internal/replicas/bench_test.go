@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tether-dev/tether/internal/app"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/demo"
@@ -21,8 +19,8 @@ import (
 	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
-// roundTrips counts PostgreSQL round trips: every query, and every batch
-// once (it is sent as one pipeline).
+// roundTrips counts PostgreSQL round trips (pgstore.Options.OnRoundTrip):
+// every statement, BEGIN, COMMIT and ROLLBACK.
 type roundTrips struct {
 	n  atomic.Int64
 	mu sync.Mutex
@@ -37,22 +35,6 @@ func (r *roundTrips) count(sql string) {
 	r.by[key]++
 	r.mu.Unlock()
 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	r.count(d.SQL)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	sql := "batch"
-	if d.Batch != nil && len(d.Batch.QueuedQueries) > 0 {
-		sql = "batch: " + d.Batch.QueuedQueries[0].SQL
-	}
-	r.count(sql)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 func (r *roundTrips) reset() {
 	r.mu.Lock()
@@ -83,7 +65,7 @@ func BenchmarkReplicas(b *testing.B) {
 			}
 			reps := make([]*replica, n)
 			for i := range reps {
-				st, err := pgstore.Open(context.Background(), storeURL, pgstore.Options{Tracer: rt})
+				st, err := pgstore.Open(context.Background(), storeURL, pgstore.Options{OnRoundTrip: rt.count})
 				if err != nil {
 					b.Fatal(err)
 				}

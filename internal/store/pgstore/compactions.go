@@ -2,10 +2,9 @@ package pgstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tether-dev/tether/internal/store/backend"
 )
@@ -21,7 +20,7 @@ func (s *Store) AppendCompaction(ctx context.Context, ev backend.CompactionEvent
 		at = backend.NormalizeTime(s.now())
 	}
 	var seq int64
-	err := s.pool.QueryRow(ctx,
+	err := s.db.QueryRowContext(ctx,
 		`WITH ins AS (
 			INSERT INTO compactions (principal, a_leg, session, request_id, at, agent, rule_id, rule_version, kind, action,
 				revision, tokens, decisions, constraints, rejected, questions, steps)
@@ -44,14 +43,11 @@ func (s *Store) Compactions(ctx context.Context, principal, aLeg string, limit i
 	if limit > 0 {
 		lim = &limit
 	}
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.QueryContext(ctx,
 		`SELECT seq, principal, a_leg, session, request_id, at, agent, rule_id, rule_version, kind, action,
 			revision, tokens, decisions, constraints, rejected, questions, steps
 		 FROM compactions WHERE principal = $1 AND a_leg = $2 ORDER BY seq DESC LIMIT $3`, principal, aLeg, lim)
-	if err != nil {
-		return nil, fmt.Errorf("compactions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.CompactionEvent, error) {
+	out, err := collect(rows, err, func(row *sql.Rows) (backend.CompactionEvent, error) {
 		var e backend.CompactionEvent
 		var at time.Time
 		err := row.Scan(&e.Seq, &e.Principal, &e.ALeg, &e.Session, &e.RequestID, &at, &e.Agent, &e.RuleID, &e.RuleVersion,

@@ -3,20 +3,25 @@ package pgstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/lib/pq"
 
 	"github.com/tether-dev/tether/internal/store/backend"
 )
 
-const insertLedger = `INSERT INTO ledger (id, ts, day, principal, account, session, a_leg, b_leg, kind, route, provider, model,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, status, duration_ms)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-	ON CONFLICT (id) DO NOTHING`
+const (
+	insertLedgerColumns = `INSERT INTO ledger (id, ts, day, principal, account, session, a_leg, b_leg, kind, route, provider, model,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, status, duration_ms)`
+	// A ledger entry is written once: an id already there is kept.
+	ledgerConflict = `ON CONFLICT (id) DO NOTHING`
+	insertLedger   = insertLedgerColumns + `
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) ` + ledgerConflict
+)
 
 func ledgerArgs(e backend.LedgerEntry) []any {
 	at := backend.NormalizeTime(e.Time)
@@ -33,7 +38,7 @@ func (s *Store) EnqueueOutbox(ctx context.Context, e backend.OutboxEntry) (int64
 		e.Payload = []byte{}
 	}
 	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO outbox (principal, a_leg, payload, not_before, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+	err := s.db.QueryRowContext(ctx, `INSERT INTO outbox (principal, a_leg, payload, not_before, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		e.Principal, e.ALeg, e.Payload, backend.NormalizeTime(e.NotBefore).UTC(), backend.NormalizeTime(s.now())).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("enqueue outbox: %w", err)
@@ -49,15 +54,12 @@ func (s *Store) ClaimOutbox(ctx context.Context, owner string, now time.Time, le
 		return nil, nil
 	}
 	now = backend.NormalizeTime(now)
-	rows, err := s.pool.Query(ctx, `UPDATE outbox SET owner = $1, lease_until = $2
+	rows, err := s.db.QueryContext(ctx, `UPDATE outbox SET owner = $1, lease_until = $2
 		WHERE id IN (SELECT id FROM outbox WHERE not_before <= $3 AND (owner = '' OR lease_until <= $3)
 		             ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED)
 		RETURNING id, principal, a_leg, payload, attempts, not_before, created_at`,
 		owner, backend.NormalizeTime(now.Add(lease)), now, limit)
-	if err != nil {
-		return nil, fmt.Errorf("claim outbox: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.OutboxEntry, error) {
+	out, err := collect(rows, err, func(row *sql.Rows) (backend.OutboxEntry, error) {
 		var e backend.OutboxEntry
 		err := row.Scan(&e.ID, &e.Principal, &e.ALeg, &e.Payload, &e.Attempts, &e.NotBefore, &e.CreatedAt)
 		e.NotBefore, e.CreatedAt = utc(e.NotBefore), utc(e.CreatedAt)
@@ -75,7 +77,7 @@ func (s *Store) CompleteOutbox(ctx context.Context, owner string, ids []int64) e
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM outbox WHERE id = ANY($1) AND owner = $2`, ids, owner); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM outbox WHERE id = ANY($1) AND owner = $2`, pq.Array(ids), owner); err != nil {
 		return fmt.Errorf("complete outbox: %w", err)
 	}
 	return nil
@@ -86,8 +88,8 @@ func (s *Store) ReleaseOutbox(ctx context.Context, owner string, ids []int64, re
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE outbox SET owner = '', lease_until = NULL, attempts = attempts + 1, not_before = $3
-		WHERE id = ANY($1) AND owner = $2`, ids, owner, backend.NormalizeTime(retryAt)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE outbox SET owner = '', lease_until = NULL, attempts = attempts + 1, not_before = $3
+		WHERE id = ANY($1) AND owner = $2`, pq.Array(ids), owner, backend.NormalizeTime(retryAt)); err != nil {
 		return fmt.Errorf("release outbox: %w", err)
 	}
 	return nil
@@ -97,7 +99,7 @@ func (s *Store) ReleaseOutbox(ctx context.Context, owner string, ids []int64, re
 func (s *Store) OutboxStats(ctx context.Context) (int, time.Time, error) {
 	var n int
 	var oldest *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), min(created_at) FROM outbox`).Scan(&n, &oldest); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*), min(created_at) FROM outbox`).Scan(&n, &oldest); err != nil {
 		return 0, time.Time{}, fmt.Errorf("outbox stats: %w", err)
 	}
 	if oldest == nil {
@@ -110,7 +112,7 @@ func (s *Store) OutboxStats(ctx context.Context) (int, time.Time, error) {
 func (s *Store) OutboxBusy(ctx context.Context, principal, aLeg string, now time.Time) (bool, error) {
 	now = backend.NormalizeTime(now)
 	var busy bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox WHERE principal = $1 AND a_leg = $2
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM outbox WHERE principal = $1 AND a_leg = $2
 		AND ((owner <> '' AND lease_until > $3) OR (owner = '' AND attempts = 0 AND not_before > $3)))`,
 		principal, aLeg, now).Scan(&busy)
 	if err != nil {
@@ -132,20 +134,22 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 	if err != nil {
 		return false, err
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, h := range r.Holds {
-			tag, err := tx.Exec(ctx,
+			res, err := tx.ExecContext(ctx,
 				`INSERT INTO budgets (key, used) SELECT $1::text, $2::bigint WHERE $2::bigint <= $3::bigint
 				 ON CONFLICT (key) DO UPDATE SET used = budgets.used + EXCLUDED.used
 				 WHERE budgets.used + EXCLUDED.used <= $3::bigint`, h.Key, h.Amount, h.Limit)
 			if err != nil {
 				return err
 			}
-			if tag.RowsAffected() != 1 {
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n != 1 {
 				return errRefused
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO reservations (id, expires_at, data) VALUES ($1, $2, $3)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO reservations (id, expires_at, data) VALUES ($1, $2, $3)`,
 			r.ID, backend.NormalizeTime(r.Expires), data)
 		return err
 	})
@@ -166,21 +170,25 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 	if len(settle) == 0 {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, st := range settle {
-			tag, err := tx.Exec(ctx, `DELETE FROM reservations WHERE id = $1`, st.ReservationID)
+			res, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE id = $1`, st.ReservationID)
 			if err != nil {
 				return err
 			}
-			if tag.RowsAffected() == 1 || st.ReservationID == "" {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 1 || st.ReservationID == "" {
 				for _, h := range st.Adjust {
-					if _, err := tx.Exec(ctx, `INSERT INTO budgets (key, used) VALUES ($1::text, GREATEST($2::bigint, 0))
+					if _, err := tx.ExecContext(ctx, `INSERT INTO budgets (key, used) VALUES ($1::text, GREATEST($2::bigint, 0))
 						ON CONFLICT (key) DO UPDATE SET used = GREATEST(budgets.used + $2::bigint, 0)`, h.Key, h.Amount); err != nil {
 						return err
 					}
 				}
 			}
-			if _, err := tx.Exec(ctx, insertLedger, ledgerArgs(st.Entry)...); err != nil {
+			if _, err := tx.ExecContext(ctx, insertLedger, ledgerArgs(st.Entry)...); err != nil {
 				return err
 			}
 		}
@@ -200,11 +208,8 @@ func (s *Store) PendingReservations(ctx context.Context, expiredBy time.Time, li
 		q += ` LIMIT $2`
 		args = append(args, limit)
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("pending reservations: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.Reservation, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := collect(rows, err, func(row *sql.Rows) (backend.Reservation, error) {
 		var r backend.Reservation
 		var data []byte
 		if err := row.Scan(&r.ID, &r.Expires, &data); err != nil {

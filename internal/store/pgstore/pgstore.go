@@ -1,22 +1,24 @@
-// Package pgstore is the shared Tether store on PostgreSQL (pgx/v5 pool), for
-// several proxy replicas behind one load balancer. Every compare-and-swap and
+// Package pgstore is the shared Tether store on PostgreSQL (database/sql with
+// the lib/pq driver), for several proxy replicas behind one load balancer. Every compare-and-swap and
 // every budget reservation is a single statement, so they hold across
 // replicas without application-level locks.
 package pgstore
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lib/pq"
 
 	"github.com/tether-dev/tether/internal/store/backend"
 )
@@ -35,17 +37,23 @@ type Options struct {
 	// Schema, if set, is created if missing and used as the search_path of
 	// every connection.
 	Schema string
-	// MaxConns bounds the pool; pgxpool's default if zero.
+	// MaxConns bounds the pool; if zero, the URL's pool_max_conns, else the
+	// larger of 4 and the number of CPUs.
 	MaxConns int32
-	// Tracer, if set, observes every query and batch (benchmarks count
-	// round trips with it).
-	Tracer pgx.QueryTracer
+	// OnRoundTrip, if set, is called with the SQL of every round trip the
+	// store makes to the server once connected: each statement, and BEGIN,
+	// COMMIT and ROLLBACK (benchmarks count round trips with it).
+	OnRoundTrip func(sql string)
+
+	// dialer, if set, opens the network connections (tests count the bytes'
+	// exchanges with it).
+	dialer pq.Dialer
 }
 
 // Store is a backend.Store on PostgreSQL.
 type Store struct {
-	now  func() time.Time
-	pool *pgxpool.Pool
+	now func() time.Time
+	db  *sql.DB
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -53,37 +61,85 @@ var _ backend.Store = (*Store)(nil)
 // Open connects to the database at url (postgres://…), creates the schema if
 // Options.Schema asks for one, and applies pending migrations.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseURL(url)
 	if err != nil {
-		// The URL may hold a password: do not echo it.
-		return nil, fmt.Errorf("open postgres store: parse url: %w", backend.ErrInvalid)
+		return nil, err
 	}
 	if opts.Schema != "" {
-		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{opts.Schema}.Sanitize()
+		cfg.conn.Runtime["search_path"] = pq.QuoteIdentifier(opts.Schema)
 	}
 	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
+		cfg.maxConns = int(opts.MaxConns)
 	}
-	cfg.ConnConfig.Tracer = opts.Tracer
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	connector, err := pq.NewConnectorConfig(cfg.conn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
-	s := &Store{now: opts.Now, pool: pool}
+	if opts.dialer != nil {
+		connector.Dialer(opts.dialer)
+	}
+	var c driver.Connector = connector
+	if opts.OnRoundTrip != nil {
+		c = countingConnector{Connector: connector, onRoundTrip: opts.OnRoundTrip}
+	}
+	db := sql.OpenDB(c)
+	cfg.size(db)
+	s := &Store{now: opts.Now, db: db}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if opts.Schema != "" {
-		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{opts.Schema}.Sanitize()); err != nil {
-			pool.Close()
+		if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+pq.QuoteIdentifier(opts.Schema)); err != nil {
+			_ = db.Close()
 			return nil, fmt.Errorf("open postgres store: create schema: %w", err)
 		}
 	}
 	if err := s.migrate(ctx); err != nil {
-		pool.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// inTx runs fn in a transaction, committed if fn returns nil and rolled back
+// if it returns an error or panics.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	committed = true
+	return tx.Commit()
+}
+
+// collect scans every row of a query with scan. Without rows it returns an
+// empty, non-nil slice.
+func collect[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // migrate applies the embedded migrations in one transaction, under an
@@ -94,17 +150,17 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate postgres store: %w", err)
 	}
 	slices.Sort(names)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLockKey)); err != nil {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLockKey)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 			return err
 		}
 		for _, name := range names {
 			version := strings.TrimSuffix(path.Base(name), ".sql")
 			var n int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, version).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, version).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
@@ -114,10 +170,10 @@ func (s *Store) migrate(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 				return fmt.Errorf("%s: %w", version, err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, version); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, version); err != nil {
 				return err
 			}
 		}
@@ -139,10 +195,10 @@ func utc(t time.Time) time.Time {
 // GetCapsule implements backend.Store.
 func (s *Store) GetCapsule(ctx context.Context, principal, aLeg string) (backend.CapsuleRecord, error) {
 	r := backend.CapsuleRecord{Principal: principal, ALeg: aLeg}
-	err := s.pool.QueryRow(ctx,
+	err := s.db.QueryRowContext(ctx,
 		`SELECT session, revision, data, updated_at FROM capsules WHERE principal = $1 AND a_leg = $2`,
 		principal, aLeg).Scan(&r.Session, &r.Revision, &r.Data, &r.UpdatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return backend.CapsuleRecord{}, fmt.Errorf("get capsule: %w", backend.ErrNotFound)
 	}
 	if err != nil {
@@ -199,7 +255,7 @@ func (s *Store) PutCapsule(ctx context.Context, rec backend.CapsuleRecord, expec
 		q = casInsert
 	}
 	var n int64
-	err := s.pool.QueryRow(ctx, q, rec.Principal, rec.ALeg, rec.Session, rec.Revision, data, at,
+	err := s.db.QueryRowContext(ctx, q, rec.Principal, rec.ALeg, rec.Session, rec.Revision, data, at,
 		expectRevision, int64(backend.HistoryLimit)).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("put capsule revision %d: %w", rec.Revision, err)
@@ -210,8 +266,8 @@ func (s *Store) PutCapsule(ctx context.Context, rec backend.CapsuleRecord, expec
 	return nil
 }
 
-func scanCapsules(rows pgx.Rows) ([]backend.CapsuleRecord, error) {
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.CapsuleRecord, error) {
+func scanCapsules(rows *sql.Rows, err error) ([]backend.CapsuleRecord, error) {
+	out, err := collect(rows, err, func(row *sql.Rows) (backend.CapsuleRecord, error) {
 		var r backend.CapsuleRecord
 		err := row.Scan(&r.Principal, &r.ALeg, &r.Session, &r.Revision, &r.Data, &r.UpdatedAt)
 		r.UpdatedAt = utc(r.UpdatedAt)
@@ -230,13 +286,9 @@ func (s *Store) CapsuleHistory(ctx context.Context, principal, aLeg string, limi
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx,
+	out, err := scanCapsules(s.db.QueryContext(ctx,
 		`SELECT principal, a_leg, session, revision, data, updated_at FROM capsule_history
-		 WHERE principal = $1 AND a_leg = $2 ORDER BY revision DESC LIMIT $3`, principal, aLeg, lim)
-	if err != nil {
-		return nil, fmt.Errorf("capsule history: %w", err)
-	}
-	out, err := scanCapsules(rows)
+		 WHERE principal = $1 AND a_leg = $2 ORDER BY revision DESC LIMIT $3`, principal, aLeg, lim))
 	if err != nil {
 		return nil, fmt.Errorf("capsule history: %w", err)
 	}
@@ -245,13 +297,9 @@ func (s *Store) CapsuleHistory(ctx context.Context, principal, aLeg string, limi
 
 // ListCapsules implements backend.Store.
 func (s *Store) ListCapsules(ctx context.Context, principal string) ([]backend.CapsuleRecord, error) {
-	rows, err := s.pool.Query(ctx,
+	out, err := scanCapsules(s.db.QueryContext(ctx,
 		`SELECT principal, a_leg, session, revision, data, updated_at FROM capsules
-		 WHERE $1 = '' OR principal = $1 ORDER BY principal COLLATE "C", a_leg COLLATE "C"`, principal)
-	if err != nil {
-		return nil, fmt.Errorf("list capsules: %w", err)
-	}
-	out, err := scanCapsules(rows)
+		 WHERE $1 = '' OR principal = $1 ORDER BY principal COLLATE "C", a_leg COLLATE "C"`, principal))
 	if err != nil {
 		return nil, fmt.Errorf("list capsules: %w", err)
 	}
@@ -264,23 +312,25 @@ func (s *Store) PurgeCapsules(ctx context.Context, principal, aLeg string) (int,
 		return 0, fmt.Errorf("purge capsules: empty principal: %w", backend.ErrInvalid)
 	}
 	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM capsules WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM capsules WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg)
 		if err != nil {
 			return err
 		}
-		n = tag.RowsAffected()
-		if _, err := tx.Exec(ctx, `DELETE FROM capsule_history WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
+		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM outbox WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM capsule_history WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM compactions WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM compactions WHERE principal = $1 AND ($2 = '' OR a_leg = $2)`, principal, aLeg); err != nil {
 			return err
 		}
 		if aLeg == "" {
-			if _, err := tx.Exec(ctx, `DELETE FROM lineage WHERE principal = $1`, principal); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM lineage WHERE principal = $1`, principal); err != nil {
 				return err
 			}
 		}
@@ -305,7 +355,7 @@ func (s *Store) PutLineage(ctx context.Context, principal, key string, value []b
 		e := backend.NormalizeTime(expires)
 		exp = &e
 	}
-	_, err := s.pool.Exec(ctx,
+	_, err := s.db.ExecContext(ctx,
 		`INSERT INTO lineage (principal, key, value, expires_at) VALUES ($1, $2, $3, $4)
 		 ON CONFLICT (principal, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
 		principal, key, value, exp)
@@ -315,8 +365,9 @@ func (s *Store) PutLineage(ctx context.Context, principal, key string, value []b
 	return nil
 }
 
-// PutLineages implements backend.Store: one pipelined batch, which the
-// server runs as one implicit transaction (a single Sync ends it).
+// PutLineages implements backend.Store in one statement, one round trip. A
+// key given twice keeps its last value, as one upsert after another would
+// (one statement cannot update a row twice).
 func (s *Store) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
 	if err := backend.CheckLineagePuts(principal, puts); err != nil {
 		return err
@@ -324,8 +375,15 @@ func (s *Store) PutLineages(ctx context.Context, principal string, puts []backen
 	if len(puts) == 0 {
 		return nil
 	}
-	var b pgx.Batch
-	for _, p := range puts {
+	last := make(map[string]int, len(puts))
+	for i, p := range puts {
+		last[p.Key] = i
+	}
+	rows := make([][]any, 0, len(last))
+	for i, p := range puts {
+		if last[p.Key] != i {
+			continue
+		}
 		v := p.Value
 		if v == nil {
 			v = []byte{}
@@ -335,14 +393,65 @@ func (s *Store) PutLineages(ctx context.Context, principal string, puts []backen
 			e := backend.NormalizeTime(p.Expires)
 			exp = &e
 		}
-		b.Queue(`INSERT INTO lineage (principal, key, value, expires_at) VALUES ($1, $2, $3, $4)
-		 ON CONFLICT (principal, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
-			principal, p.Key, v, exp)
+		rows = append(rows, []any{principal, p.Key, v, exp})
 	}
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+	err := s.insertRows(ctx, `INSERT INTO lineage (principal, key, value, expires_at)`,
+		`ON CONFLICT (principal, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`, rows)
+	if err != nil {
 		return fmt.Errorf("put lineage: %w", err)
 	}
 	return nil
+}
+
+// maxParams is the most parameters one statement can bind.
+const maxParams = 65535
+
+// insertRows runs head VALUES (…), (…) tail with one parenthesised list per
+// row of values: one statement, one round trip, unless the rows need more
+// than maxParams parameters, in which case the statements that hold them run
+// in one transaction.
+func (s *Store) insertRows(ctx context.Context, head, tail string, rows [][]any) error {
+	per := maxParams / len(rows[0])
+	if len(rows) <= per {
+		q, args := valuesStatement(head, tail, rows)
+		_, err := s.db.ExecContext(ctx, q, args...)
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for chunk := range slices.Chunk(rows, per) {
+			q, args := valuesStatement(head, tail, chunk)
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// valuesStatement returns head VALUES ($1, …), (…) tail and its arguments.
+func valuesStatement(head, tail string, rows [][]any) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, len(rows)*len(rows[0]))
+	b.WriteString(head)
+	b.WriteString(" VALUES ")
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for j, v := range row {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			args = append(args, v)
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(len(args)))
+		}
+		b.WriteByte(')')
+	}
+	b.WriteByte(' ')
+	b.WriteString(tail)
+	return b.String(), args
 }
 
 // GetLineage implements backend.Store.
@@ -351,14 +460,14 @@ func (s *Store) GetLineage(ctx context.Context, principal string, keys []string)
 	if len(keys) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.QueryContext(ctx,
 		`SELECT key, value FROM lineage
 		 WHERE principal = $1 AND key = ANY($2::text[]) AND (expires_at IS NULL OR expires_at > $3)`,
-		principal, keys, s.now())
+		principal, pq.Array(keys), s.now())
 	if err != nil {
 		return nil, fmt.Errorf("get lineage: %w", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	for rows.Next() {
 		var k string
 		var v []byte
@@ -373,8 +482,7 @@ func (s *Store) GetLineage(ctx context.Context, principal string, keys []string)
 	return out, nil
 }
 
-// AppendLedger implements backend.Store: one batch, one round trip, one
-// implicit transaction.
+// AppendLedger implements backend.Store in one statement, one round trip.
 func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry) error {
 	if err := backend.CheckLedger(entries); err != nil {
 		return err
@@ -382,11 +490,11 @@ func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry)
 	if len(entries) == 0 {
 		return nil
 	}
-	var b pgx.Batch
-	for _, e := range entries {
-		b.Queue(insertLedger, ledgerArgs(e)...)
+	rows := make([][]any, len(entries))
+	for i, e := range entries {
+		rows[i] = ledgerArgs(e)
 	}
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+	if err := s.insertRows(ctx, insertLedgerColumns, ledgerConflict, rows); err != nil {
 		return fmt.Errorf("append ledger: %w", err)
 	}
 	return nil
@@ -394,16 +502,13 @@ func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry)
 
 // Usage implements backend.Store.
 func (s *Store) Usage(ctx context.Context, principal string, since time.Time) ([]backend.UsageRow, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.QueryContext(ctx,
 		`SELECT day, kind, model, count(*), sum(input_tokens)::bigint, sum(output_tokens)::bigint,
 			sum(cache_read_tokens)::bigint, sum(cache_write_tokens)::bigint, sum(cost_micros)::bigint
 		 FROM ledger WHERE ts >= $1 AND ($2 = '' OR principal = $2)
 		 GROUP BY day, kind, model ORDER BY day COLLATE "C", kind COLLATE "C", model COLLATE "C"`,
 		backend.NormalizeTime(since), principal)
-	if err != nil {
-		return nil, fmt.Errorf("usage: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.UsageRow, error) {
+	out, err := collect(rows, err, func(row *sql.Rows) (backend.UsageRow, error) {
 		var u backend.UsageRow
 		err := row.Scan(&u.Day, &u.Kind, &u.Model, &u.Calls, &u.InputTokens, &u.OutputTokens,
 			&u.CacheReadTokens, &u.CacheWriteTokens, &u.CostMicros)
@@ -425,14 +530,11 @@ func (s *Store) LedgerEntries(ctx context.Context, principal string, limit int) 
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.QueryContext(ctx,
 		`SELECT id, ts, principal, account, session, a_leg, b_leg, kind, route, provider, model, input_tokens, output_tokens,
 			cache_read_tokens, cache_write_tokens, cost_micros, status, duration_ms
 		 FROM ledger WHERE $1 = '' OR principal = $1 ORDER BY ts DESC, id COLLATE "C" DESC LIMIT $2`, principal, lim)
-	if err != nil {
-		return nil, fmt.Errorf("ledger entries: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.LedgerEntry, error) {
+	out, err := collect(rows, err, func(row *sql.Rows) (backend.LedgerEntry, error) {
 		var e backend.LedgerEntry
 		err := row.Scan(&e.ID, &e.Time, &e.Principal, &e.Account, &e.Session, &e.ALeg, &e.BLeg, &e.Kind, &e.Route,
 			&e.Provider, &e.Model, &e.InputTokens, &e.OutputTokens, &e.CacheReadTokens, &e.CacheWriteTokens,
@@ -456,14 +558,18 @@ func (s *Store) Reserve(ctx context.Context, key string, amount, limit int64) (b
 	if err := backend.CheckReserve(key, amount); err != nil {
 		return false, err
 	}
-	tag, err := s.pool.Exec(ctx,
+	res, err := s.db.ExecContext(ctx,
 		`INSERT INTO budgets (key, used) SELECT $1::text, $2::bigint WHERE $2::bigint <= $3::bigint
 		 ON CONFLICT (key) DO UPDATE SET used = budgets.used + EXCLUDED.used
 		 WHERE budgets.used + EXCLUDED.used <= $3::bigint`, key, amount, limit)
 	if err != nil {
 		return false, fmt.Errorf("reserve: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("reserve: %w", err)
+	}
+	return n == 1, nil
 }
 
 // Adjust implements backend.Store.
@@ -471,7 +577,7 @@ func (s *Store) Adjust(ctx context.Context, key string, delta int64) error {
 	if key == "" {
 		return fmt.Errorf("adjust: empty key: %w", backend.ErrInvalid)
 	}
-	_, err := s.pool.Exec(ctx,
+	_, err := s.db.ExecContext(ctx,
 		`INSERT INTO budgets (key, used) VALUES ($1::text, GREATEST($2::bigint, 0))
 		 ON CONFLICT (key) DO UPDATE SET used = GREATEST(budgets.used + $2::bigint, 0)`, key, delta)
 	if err != nil {
@@ -483,8 +589,8 @@ func (s *Store) Adjust(ctx context.Context, key string, delta int64) error {
 // Used implements backend.Store.
 func (s *Store) Used(ctx context.Context, key string) (int64, error) {
 	var used int64
-	err := s.pool.QueryRow(ctx, `SELECT used FROM budgets WHERE key = $1`, key).Scan(&used)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := s.db.QueryRowContext(ctx, `SELECT used FROM budgets WHERE key = $1`, key).Scan(&used)
+	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
@@ -496,10 +602,10 @@ func (s *Store) Used(ctx context.Context, key string) (int64, error) {
 // DeleteExpired implements backend.Store.
 func (s *Store) DeleteExpired(ctx context.Context, now time.Time, capsuleTTL time.Duration) (int, error) {
 	var total int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if capsuleTTL > 0 {
 			var n int64
-			err := tx.QueryRow(ctx,
+			err := tx.QueryRowContext(ctx,
 				`WITH gone AS (DELETE FROM capsules WHERE updated_at < $1 RETURNING principal, a_leg),
 				 hist AS (DELETE FROM capsule_history h USING gone WHERE h.principal = gone.principal AND h.a_leg = gone.a_leg)
 				 SELECT count(*) FROM gone`, now.Add(-capsuleTTL)).Scan(&n)
@@ -507,16 +613,17 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time, capsuleTTL tim
 				return err
 			}
 			total += n
-			if _, err := tx.Exec(ctx, `DELETE FROM compactions WHERE at < $1`, now.Add(-capsuleTTL)); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM compactions WHERE at < $1`, now.Add(-capsuleTTL)); err != nil {
 				return err
 			}
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM lineage WHERE expires_at <= $1`, now)
+		res, err := tx.ExecContext(ctx, `DELETE FROM lineage WHERE expires_at <= $1`, now)
 		if err != nil {
 			return err
 		}
-		total += tag.RowsAffected()
-		return nil
+		n, err := res.RowsAffected()
+		total += n
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete expired: %w", err)
@@ -527,37 +634,19 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time, capsuleTTL tim
 // Dump implements backend.Store: every table of the current schema, every
 // row, columns joined by '|', bytea as text.
 func (s *Store) Dump(ctx context.Context) (map[string][]string, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.QueryContext(ctx,
 		`SELECT table_name FROM information_schema.tables
 		 WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
-	if err != nil {
-		return nil, fmt.Errorf("dump: %w", err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	tables, err := collect(rows, err, func(row *sql.Rows) (string, error) {
+		var t string
+		return t, row.Scan(&t)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("dump: %w", err)
 	}
 	out := make(map[string][]string, len(tables))
 	for _, table := range tables {
-		rows, err := s.pool.Query(ctx, `SELECT * FROM `+pgx.Identifier{table}.Sanitize())
-		if err != nil {
-			return nil, fmt.Errorf("dump %s: %w", table, err)
-		}
-		lines, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
-			vals, err := row.Values()
-			if err != nil {
-				return "", err
-			}
-			parts := make([]string, len(vals))
-			for i, v := range vals {
-				if b, ok := v.([]byte); ok {
-					parts[i] = string(b)
-				} else {
-					parts[i] = fmt.Sprint(v)
-				}
-			}
-			return strings.Join(parts, "|"), nil
-		})
+		lines, err := s.dumpTable(ctx, table)
 		if err != nil {
 			return nil, fmt.Errorf("dump %s: %w", table, err)
 		}
@@ -566,9 +655,41 @@ func (s *Store) Dump(ctx context.Context) (map[string][]string, error) {
 	return out, nil
 }
 
+// dumpTable returns every row of table, columns joined by '|'.
+func (s *Store) dumpTable(ctx context.Context, table string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT * FROM `+pq.QuoteIdentifier(table))
+	if err != nil {
+		return nil, err
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		_ = rows.Close()
+		return nil, err
+	}
+	return collect(rows, nil, func(row *sql.Rows) (string, error) {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := row.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				parts[i] = string(b)
+			} else {
+				parts[i] = fmt.Sprint(v)
+			}
+		}
+		return strings.Join(parts, "|"), nil
+	})
+}
+
 // Ping implements backend.Store.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
+	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("ping postgres store: %w", err)
 	}
 	return nil
@@ -576,6 +697,5 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close implements backend.Store.
 func (s *Store) Close() error {
-	s.pool.Close()
-	return nil
+	return s.db.Close()
 }

@@ -3,13 +3,14 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/lib/pq"
 )
 
 // PostgresURLEnv names the environment variable that points tests at a
@@ -42,7 +43,7 @@ func FreshSchema(t testing.TB, url, prefix string) string {
 	_, _ = rand.Read(b)
 	schema := prefix + "_" + hex.EncodeToString(b)
 	t.Cleanup(func() {
-		if err := execPostgres(url, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
+		if err := execPostgres(url, `DROP SCHEMA IF EXISTS `+pq.QuoteIdentifier(schema)+` CASCADE`); err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
@@ -54,7 +55,7 @@ func FreshSchema(t testing.TB, url, prefix string) string {
 func FreshSearchPath(t testing.TB, url, prefix string) string {
 	t.Helper()
 	schema := FreshSchema(t, url, prefix)
-	if err := execPostgres(url, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
+	if err := execPostgres(url, `CREATE SCHEMA `+pq.QuoteIdentifier(schema)); err != nil {
 		t.Fatalf("create schema %s: %v", schema, err)
 	}
 	sep := "?"
@@ -65,14 +66,15 @@ func FreshSearchPath(t testing.TB, url, prefix string) string {
 }
 
 // execPostgres runs one statement on its own connection.
-func execPostgres(url, sql string) error {
+func execPostgres(url, stmt string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
+	connector, err := pq.NewConnector(url)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
+	db := sql.OpenDB(connector)
+	defer func() { _ = db.Close() }()
+	_, err = db.ExecContext(ctx, stmt)
 	return err
 }

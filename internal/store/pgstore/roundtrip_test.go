@@ -1,0 +1,141 @@
+package pgstore
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-dev/tether/internal/store/backend"
+	"github.com/tether-dev/tether/internal/store/storetest"
+)
+
+// exchanges counts the request/response exchanges on the connections it
+// dials: a write that follows a read (or opens the connection) starts one.
+type exchanges struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (e *exchanges) get() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.n
+}
+
+func (e *exchanges) Dial(network, address string) (net.Conn, error) {
+	return e.DialContext(context.Background(), network, address)
+}
+
+func (e *exchanges) DialTimeout(network, address string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return e.DialContext(ctx, network, address)
+}
+
+func (e *exchanges) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	return &exchangeConn{Conn: c, e: e}, nil
+}
+
+type exchangeConn struct {
+	net.Conn
+	e       *exchanges
+	writing bool
+}
+
+func (c *exchangeConn) Write(b []byte) (int, error) {
+	if !c.writing {
+		c.writing = true
+		c.e.mu.Lock()
+		c.e.n++
+		c.e.mu.Unlock()
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *exchangeConn) Read(b []byte) (int, error) {
+	c.writing = false
+	return c.Conn.Read(b)
+}
+
+// TestRoundTripsCountedOncePerExchange: what OnRoundTrip reports is what
+// crosses the network, one call per request/response exchange, and the
+// multi-row writes (PutLineages, AppendLedger) are one exchange each.
+func TestRoundTripsCountedOncePerExchange(t *testing.T) {
+	url := storetest.PostgresURL(t)
+	schema := storetest.FreshSchema(t, url, "tether_test")
+	net := &exchanges{}
+	var mu sync.Mutex
+	var reported []string
+	s, err := Open(t.Context(), url, Options{Schema: schema, MaxConns: 1, dialer: net, OnRoundTrip: func(sql string) {
+		mu.Lock()
+		reported = append(reported, sql)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := t.Context()
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+	step := func(name string, want int, op func() error) {
+		t.Helper()
+		mu.Lock()
+		before, netBefore := len(reported), net.get()
+		mu.Unlock()
+		if err := op(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		mu.Lock()
+		got, gotNet := len(reported)-before, net.get()-netBefore
+		mu.Unlock()
+		if got != gotNet {
+			t.Errorf("%s: OnRoundTrip reported %d round trips, the network saw %d exchanges", name, got, gotNet)
+		}
+		if want > 0 && gotNet != want {
+			t.Errorf("%s: %d round trips, want %d", name, gotNet, want)
+		}
+	}
+	step("PutCapsule", 1, func() error {
+		return s.PutCapsule(ctx, backend.CapsuleRecord{Principal: "alice", ALeg: "a1", Revision: 1, Data: []byte(`{}`)}, 0)
+	})
+	step("GetCapsule", 1, func() error { _, err := s.GetCapsule(ctx, "alice", "a1"); return err })
+	step("PutLineages", 1, func() error {
+		return s.PutLineages(ctx, "alice", []backend.LineagePut{
+			{Key: "k1", Value: []byte("v1")}, {Key: "k2", Value: []byte("v2"), Expires: at.Add(time.Hour)}, {Key: "k1", Value: []byte("v1b")},
+		})
+	})
+	step("GetLineage", 1, func() error { _, err := s.GetLineage(ctx, "alice", []string{"k1", "k2"}); return err })
+	var entries []backend.LedgerEntry
+	for _, id := range []string{"e1", "e2", "e3", "e1"} {
+		entries = append(entries, backend.LedgerEntry{ID: id, Time: at, Principal: "alice", Kind: "primary", Model: "m", InputTokens: 1})
+	}
+	step("AppendLedger", 1, func() error { return s.AppendLedger(ctx, entries) })
+	step("Reserve", 1, func() error { _, err := s.Reserve(ctx, "budget", 5, 10); return err })
+	// BEGIN, two holds, the reservation row, COMMIT.
+	step("PutReservation", 5, func() error {
+		_, err := s.PutReservation(ctx, backend.Reservation{ID: "r1", Expires: at.Add(time.Minute),
+			Holds: []backend.Hold{{Key: "b1", Amount: 1, Limit: 10}, {Key: "b2", Amount: 1, Limit: 10}}})
+		return err
+	})
+	// BEGIN, the refused hold, ROLLBACK.
+	step("PutReservation refused", 3, func() error {
+		ok, err := s.PutReservation(ctx, backend.Reservation{ID: "r2", Expires: at.Add(time.Minute),
+			Holds: []backend.Hold{{Key: "b1", Amount: 100, Limit: 10}}})
+		if ok {
+			t.Errorf("PutReservation over the limit was accepted")
+		}
+		return err
+	})
+	step("PurgeCapsules", 0, func() error { _, err := s.PurgeCapsules(ctx, "alice", ""); return err })
+	step("Ping", 1, func() error { return s.Ping(ctx) })
+	if len(reported) == 0 {
+		t.Fatal("OnRoundTrip was never called")
+	}
+}
