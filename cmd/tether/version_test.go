@@ -30,6 +30,27 @@ func TestVersionFromBuildInfo(t *testing.T) {
 // gigabytes of memory and minutes, and the extractor speaks both wire formats
 // through Tether's own code. They stay test-only dependencies.
 func TestBinaryDoesNotLinkProviderSDKs(t *testing.T) {
+	for _, pkg := range binaryDeps(t) {
+		if strings.HasPrefix(pkg, "github.com/openai/") || strings.HasPrefix(pkg, "github.com/anthropics/") {
+			t.Errorf("cmd/tether depends on %s", pkg)
+		}
+	}
+}
+
+// The PostgreSQL store speaks database/sql through lib/pq: pgx (its type
+// system, pool and SASLprep) cost a cold build several times as much
+// (BENCHMARKS.md, "Cold build").
+func TestBinaryDoesNotLinkPgx(t *testing.T) {
+	for _, pkg := range binaryDeps(t) {
+		if strings.HasPrefix(pkg, "github.com/jackc/") {
+			t.Errorf("cmd/tether depends on %s", pkg)
+		}
+	}
+}
+
+// binaryDeps lists the packages cmd/tether links.
+func binaryDeps(t *testing.T) []string {
+	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go command not on PATH")
@@ -38,9 +59,5 @@ func TestBinaryDoesNotLinkProviderSDKs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "github.com/openai/") || strings.HasPrefix(pkg, "github.com/anthropics/") {
-			t.Errorf("cmd/tether depends on %s", pkg)
-		}
-	}
+	return strings.Fields(string(out))
 }

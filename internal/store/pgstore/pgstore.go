@@ -1,7 +1,7 @@
 // Package pgstore is the shared Tether store on PostgreSQL (database/sql with
-// the lib/pq driver), for several proxy replicas behind one load balancer. Every compare-and-swap and
-// every budget reservation is a single statement, so they hold across
-// replicas without application-level locks.
+// the lib/pq driver), for several proxy replicas behind one load balancer.
+// Every compare-and-swap and every budget reservation is a single statement,
+// so they hold across replicas without application-level locks.
 package pgstore
 
 import (
@@ -45,8 +45,8 @@ type Options struct {
 	// COMMIT and ROLLBACK (benchmarks count round trips with it).
 	OnRoundTrip func(sql string)
 
-	// dialer, if set, opens the network connections (tests count the bytes'
-	// exchanges with it).
+	// dialer, if set, opens the network connections (a test counts the
+	// request/response exchanges on them).
 	dialer pq.Dialer
 }
 
