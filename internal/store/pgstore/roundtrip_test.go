@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -137,5 +138,43 @@ func TestRoundTripsCountedOncePerExchange(t *testing.T) {
 	step("Ping", 1, func() error { return s.Ping(ctx) })
 	if len(reported) == 0 {
 		t.Fatal("OnRoundTrip was never called")
+	}
+}
+
+// TestPutLineagesBeyondOneStatement: more puts than one statement can bind
+// are written in one transaction of several statements, all of them kept.
+func TestPutLineagesBeyondOneStatement(t *testing.T) {
+	url := storetest.PostgresURL(t)
+	schema := storetest.FreshSchema(t, url, "tether_test")
+	var mu sync.Mutex
+	var reported []string
+	s, err := Open(t.Context(), url, Options{Schema: schema, OnRoundTrip: func(sql string) {
+		mu.Lock()
+		reported = append(reported, sql)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer func() { _ = s.Close() }()
+	n := maxParams/4 + 1
+	puts := make([]backend.LineagePut, n)
+	for i := range puts {
+		puts[i] = backend.LineagePut{Key: "k" + strconv.Itoa(i), Value: []byte("v" + strconv.Itoa(i))}
+	}
+	mu.Lock()
+	reported = nil
+	mu.Unlock()
+	if err := s.PutLineages(t.Context(), "alice", puts); err != nil {
+		t.Fatalf("PutLineages of %d: %v", n, err)
+	}
+	mu.Lock()
+	if len(reported) != 4 || reported[0] != "BEGIN" || reported[3] != "COMMIT" {
+		t.Errorf("PutLineages of %d made %d round trips, want BEGIN, two statements, COMMIT", n, len(reported))
+	}
+	mu.Unlock()
+	got, err := s.GetLineage(t.Context(), "alice", []string{"k0", "k" + strconv.Itoa(n-1)})
+	if err != nil || string(got["k0"]) != "v0" || string(got["k"+strconv.Itoa(n-1)]) != "v"+strconv.Itoa(n-1) {
+		t.Errorf("GetLineage after the split write = %q, %v", got, err)
 	}
 }
