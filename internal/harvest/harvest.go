@@ -94,13 +94,22 @@ func Harvest(rules []compaction.HarvestRule, msgs []dialect.Message, from int, s
 			}
 		}
 	}
-	results := map[string]string{}
-	for _, m := range msgs {
-		for _, tr := range m.ToolResults {
-			if tr.CallID != "" && !tr.IsError {
-				results[tr.CallID] = tr.Text
+	// The tool results by call id, made the first time a carrier that
+	// reads its result is met: most histories have none, and a turn then
+	// costs no map of every result in them.
+	var results map[string]string
+	resultsOf := func() map[string]string {
+		if results == nil {
+			results = map[string]string{}
+			for _, m := range msgs {
+				for _, tr := range m.ToolResults {
+					if tr.CallID != "" && !tr.IsError {
+						results[tr.CallID] = tr.Text
+					}
+				}
 			}
 		}
+		return results
 	}
 
 	var (
@@ -146,15 +155,15 @@ func Harvest(rules []compaction.HarvestRule, msgs []dialect.Message, from int, s
 						set(i, newPlan(tc.Name, r, SourceStructuredTool, StatusAccepted, steps, m.Index))
 					}
 				case compaction.FormatClaudeTasks:
-					if tasks.applyClaude(tc, results[tc.ID]) {
+					if tasks.applyClaude(tc, resultsOf()[tc.ID]) {
 						set(i, newPlan(tc.Name, r, SourceStructuredTool, StatusAccepted, tasks.steps(), m.Index))
 					}
 				case compaction.FormatPiTodo:
-					if todos.applyPi(tc.Arguments, results[tc.ID]) {
+					if todos.applyPi(tc.Arguments, resultsOf()[tc.ID]) {
 						set(i, newPlan(tc.Name, r, SourceStructuredTool, StatusAccepted, todos.steps(), m.Index))
 					}
 				case compaction.FormatExitPlanMode:
-					if p, ok := decodeExitPlanMode(tc, results, r, m.Index); ok {
+					if p, ok := decodeExitPlanMode(tc, resultsOf(), r, m.Index); ok {
 						set(i, p)
 					}
 				}
