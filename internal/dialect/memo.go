@@ -114,8 +114,12 @@ type listMemo struct {
 
 type itemList struct {
 	keys []ItemKey
-	msgs []Message // detached (as itemMemo's), shared with the Views that parsed them: never modified
-	size int
+	// msgs are detached (as itemMemo's) and shared with the Views that
+	// parsed them: never modified below len. The one request that extends
+	// the list first may append in place (claimed), past every reader's end.
+	msgs    []Message
+	size    int
+	claimed bool
 }
 
 // listBudget bounds the lists by the raw bytes their items stand for, and
@@ -128,17 +132,21 @@ const (
 var lists = &listMemo{m: make(map[ItemKey]*itemList)}
 
 // prefix returns the messages of the longest remembered list that keys
-// extends (at most listLook items short of it), or nil.
-func (c *listMemo) prefix(keys []ItemKey) []Message {
+// extends (at most listLook items short of it), or nil. own reports that
+// the caller, the first to extend that list, may append to it in place.
+func (c *listMemo) prefix(keys []ItemKey) (msgs []Message, own bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for j := len(keys) - 1; j >= 0 && j >= len(keys)-listLook; j-- {
 		l := c.m[keys[j]]
 		if l != nil && len(l.keys) == j+1 && slices.Equal(l.keys, keys[:j+1]) {
-			return l.msgs
+			if j+1 < len(keys) && !l.claimed {
+				l.claimed, own = true, true
+			}
+			return l.msgs, own
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // put remembers a parsed list; a list it extends is dropped (the

@@ -72,6 +72,12 @@ func TestMessagesFromRememberedPrefix(t *testing.T) {
 		}
 		return out
 	}
+	type seen struct {
+		name string
+		body []byte
+		msgs []Message
+	}
+	var views []seen
 	forked := slices.Clone(hist[:30])
 	forked[20] = item(99, "assistant")
 	for _, tc := range []struct {
@@ -85,6 +91,8 @@ func TestMessagesFromRememberedPrefix(t *testing.T) {
 		{"grown by many", hist[:30]},
 		{"fork at an earlier item, same last item", forked},
 		{"back on the first branch", hist[:42]},
+		{"extends it", hist[:44]},
+		{"extends the same list another way", append(slices.Clone(hist[:42]), item(77, "assistant"))},
 		{"shrunk", hist[30:34]},
 	} {
 		b := body(tc.items)
@@ -92,8 +100,22 @@ func TestMessagesFromRememberedPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(fresh(b), v.Messages()); diff != "" {
+		got := v.Messages()
+		if diff := cmp.Diff(fresh(b), got); diff != "" {
 			t.Errorf("%s: reads differently from an item-by-item parse (-want +got):\n%s", tc.name, diff)
+		}
+		views = append(views, seen{tc.name, b, got})
+	}
+	// A reader appending to its messages must not reach what later
+	// requests wrote in place.
+	for _, s := range views {
+		_ = append(s.msgs, Message{Text: "appended by a reader"})
+	}
+	// Later requests extended earlier lists in place: what each earlier
+	// request read is unchanged.
+	for _, s := range views {
+		if diff := cmp.Diff(fresh(s.body), s.msgs); diff != "" {
+			t.Errorf("%s: changed by later requests (-want +got):\n%s", s.name, diff)
 		}
 	}
 }

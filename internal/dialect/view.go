@@ -225,8 +225,19 @@ func (v *View) parseMessages() ([]Message, []ItemKey) {
 	for i, sp := range v.idx.items {
 		keys[i] = memo.key(v.name, v.body[sp.start:sp.end])
 	}
-	out := make([]Message, len(keys))
-	known := copy(out, lists.prefix(keys))
+	prev, own := lists.prefix(keys)
+	known := len(prev)
+	if known == len(keys) {
+		return prev[:known:known], keys // the same request again
+	}
+	var out []Message
+	if own && cap(prev) >= len(keys) {
+		out = prev[:len(keys)] // past every other reader's end
+	} else {
+		// Room for the next few turns, which may then append in place.
+		out = make([]Message, len(keys), len(keys)+len(keys)/8+8)
+		copy(out, prev)
+	}
 	for i := known; i < len(keys); i++ {
 		m, ok := memo.get(keys[i])
 		if !ok {
@@ -239,7 +250,9 @@ func (v *View) parseMessages() ([]Message, []ItemKey) {
 		out[i] = m
 	}
 	lists.put(keys, out, known)
-	return out, keys
+	// The View's slice ends at its own length: an append by a reader
+	// never reaches what a later request may write in place.
+	return out[:len(keys):len(keys)], keys
 }
 
 // stringInput returns a Responses "input" given as one string.
