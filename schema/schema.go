@@ -1,7 +1,9 @@
 // Package schema publishes Tether's JSON Schema documents: the continuity
 // capsule (capsule.v1.json) and the continuity extractor's output
-// (ops.v2.json; ops.v1.json is kept for reference). The files are embedded so every binary carries the exact
-// schema it validates against.
+// (ops.v2.json; ops.v1.json is kept for reference). The files are embedded so every binary hands an
+// extractor model the exact schema of the answer it accepts. They are the contract: internal/capsule
+// enforces them in Go, and its tests check that it accepts exactly the documents a JSON Schema
+// validator accepts against these files.
 package schema
 
 import "embed"

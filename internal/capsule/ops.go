@@ -7,11 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/tether-dev/tether/schema"
 )
 
 // Op kinds.
@@ -684,16 +679,12 @@ func ParseOps(data []byte) ([]Op, error) {
 	if len(data) > MaxOpsBytes {
 		return nil, fmt.Errorf("parse ops: %d bytes exceed %d: %w", len(data), MaxOpsBytes, ErrMalformed)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	doc, err := decodeJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("parse ops: not a single JSON value: %w", ErrMalformed)
 	}
-	sch, err := compiledSchemas()
-	if err != nil {
-		return nil, fmt.Errorf("parse ops: %w", err)
-	}
-	if err := sch.ops.Validate(doc); err != nil {
-		return nil, fmt.Errorf("parse ops: schema violation at %s: %w", violationAt(err), ErrMalformed)
+	if err := opsShape.check(doc); err != nil {
+		return nil, fmt.Errorf("parse ops: %w: %w", err, ErrMalformed)
 	}
 	var out struct {
 		Ops []Op `json:"ops"`
@@ -707,56 +698,4 @@ func ParseOps(data []byte) ([]Op, error) {
 		return nil, fmt.Errorf("parse ops: %d ops exceed %d: %w", len(out.Ops), MaxOps, ErrMalformed)
 	}
 	return out.Ops, nil
-}
-
-type schemas struct {
-	ops, capsule *jsonschema.Schema
-}
-
-// compiledSchemas compiles the embedded schemas once; the result is
-// immutable.
-var compiledSchemas = sync.OnceValues(func() (schemas, error) {
-	c := jsonschema.NewCompiler()
-	for _, r := range []struct {
-		id  string
-		doc []byte
-	}{{schema.OpsID, schema.Ops()}, {schema.CapsuleID, schema.Capsule()}} {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.doc))
-		if err != nil {
-			return schemas{}, fmt.Errorf("load schema %s: %w", r.id, err)
-		}
-		if err := c.AddResource(r.id, doc); err != nil {
-			return schemas{}, fmt.Errorf("load schema %s: %w", r.id, err)
-		}
-	}
-	var s schemas
-	var err error
-	if s.ops, err = c.Compile(schema.OpsID); err != nil {
-		return schemas{}, fmt.Errorf("compile %s: %w", schema.OpsID, err)
-	}
-	if s.capsule, err = c.Compile(schema.CapsuleID); err != nil {
-		return schemas{}, fmt.Errorf("compile %s: %w", schema.CapsuleID, err)
-	}
-	return s, nil
-})
-
-// violationAt returns the JSON pointer of the deepest first violation,
-// without the offending value.
-func violationAt(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return "?"
-	}
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
-	loc := "/" + strings.Join(ve.InstanceLocation, "/")
-	if len(loc) > 80 {
-		loc = loc[:80] + "…"
-	}
-	return fmt.Sprintf("%q", loc)
-}
-
-func jsonschemaDoc(data []byte) (any, error) {
-	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
 }

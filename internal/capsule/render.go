@@ -289,16 +289,12 @@ func Decode(data []byte) (*Capsule, error) {
 	if v, err := head.SchemaVersion.Int64(); err != nil || v != SchemaVersion {
 		return nil, fmt.Errorf("decode capsule: schema_version %s: %w", head.SchemaVersion.String(), ErrUnknownSchema)
 	}
-	sch, err := compiledSchemas()
-	if err != nil {
-		return nil, fmt.Errorf("decode capsule: %w", err)
-	}
-	doc, err := jsonschemaDoc(data)
+	doc, err := decodeJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("decode capsule: %w", ErrCorrupt)
 	}
-	if err := sch.capsule.Validate(doc); err != nil {
-		return nil, fmt.Errorf("decode capsule: schema violation at %s: %w", violationAt(err), ErrCorrupt)
+	if err := capsuleShape.check(doc); err != nil {
+		return nil, fmt.Errorf("decode capsule: %w: %w", err, ErrCorrupt)
 	}
 	var c Capsule
 	dec := json.NewDecoder(bytes.NewReader(data))
