@@ -48,6 +48,18 @@ func TestBinaryDoesNotLinkPgx(t *testing.T) {
 	}
 }
 
+// Extractor output and stored capsules are checked against schema/*.json by
+// internal/capsule's own code; the JSON Schema validator (and the x/text
+// message packages only it needs) is a test-only dependency that checks that
+// code accepts exactly what it accepts.
+func TestBinaryDoesNotLinkJSONSchemaValidator(t *testing.T) {
+	for _, pkg := range binaryDeps(t) {
+		if strings.HasPrefix(pkg, "github.com/santhosh-tekuri/jsonschema") {
+			t.Errorf("cmd/tether depends on %s", pkg)
+		}
+	}
+}
+
 // binaryDeps lists the packages cmd/tether links.
 func binaryDeps(t *testing.T) []string {
 	t.Helper()
