@@ -57,6 +57,8 @@ type Store struct {
 
 	mu         sync.Mutex
 	unprepared []string // write statements to prepare once the connection is free
+
+	lineage lineageGroup
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -415,17 +417,7 @@ func (s *Store) PutLineage(ctx context.Context, principal, key string, value []b
 	if principal == "" || key == "" {
 		return fmt.Errorf("put lineage: empty principal or key: %w", backend.ErrInvalid)
 	}
-	if value == nil {
-		value = []byte{}
-	}
-	_, err := s.w.ExecContext(ctx,
-		`INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
-		 ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-		principal, key, value, micros(backend.NormalizeTime(expires)))
-	if err != nil {
-		return fmt.Errorf("put lineage: %w", err)
-	}
-	return nil
+	return s.putLineages(ctx, principal, []backend.LineagePut{{Key: key, Value: value, Expires: expires}})
 }
 
 // PutLineages implements backend.Store: one write transaction.
@@ -436,26 +428,91 @@ func (s *Store) PutLineages(ctx context.Context, principal string, puts []backen
 	if len(puts) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, p := range puts {
-			v := p.Value
-			if v == nil {
-				v = []byte{}
-			}
-			if _, err := s.txExec(ctx, tx,
-				`INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
-				 ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-				principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
-				return err
+	return s.putLineages(ctx, principal, puts)
+}
+
+// lineageWrite is one PutLineages call waiting for the group commit.
+type lineageWrite struct {
+	principal string
+	puts      []backend.LineagePut
+	done      chan error // the batch's result, or errLead
+}
+
+// lineageGroup commits lineage writes together: the writes that arrive
+// while one transaction runs go in the next, so under load one SQLite
+// write transaction carries many turns' records instead of one each.
+type lineageGroup struct {
+	mu    sync.Mutex
+	busy  bool // a leader is writing
+	queue []*lineageWrite
+}
+
+// errLead hands the next batch to a waiting writer.
+var errLead = errors.New("lead the next lineage batch")
+
+// putLineages writes puts in a transaction shared with the writes that
+// arrive meanwhile. A caller arriving when none is running writes at once,
+// alone; the others wait, and the first of them writes the batch that
+// gathered. Each call's records are upserted in its order, calls in
+// arrival order; a failed transaction fails every call in it.
+func (s *Store) putLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	w := &lineageWrite{principal: principal, puts: puts, done: make(chan error, 1)}
+	g := &s.lineage
+	g.mu.Lock()
+	g.queue = append(g.queue, w)
+	if g.busy {
+		g.mu.Unlock()
+		if err := <-w.done; err != errLead {
+			return err
+		}
+		g.mu.Lock()
+	}
+	g.busy = true
+	batch := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+
+	// The batch carries other callers' writes: the leader's cancellation
+	// must not fail them.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineageWriteTimeout)
+	err := s.inTx(wctx, func(tx *sql.Tx) error {
+		for _, b := range batch {
+			for _, p := range b.puts {
+				v := p.Value
+				if v == nil {
+					v = []byte{}
+				}
+				if _, err := s.txExec(wctx, tx,
+					`INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
+					 ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+					b.principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
+	cancel()
 	if err != nil {
-		return fmt.Errorf("put lineage: %w", err)
+		err = fmt.Errorf("put lineage: %w", err)
 	}
-	return nil
+	for _, b := range batch {
+		if b != w {
+			b.done <- err
+		}
+	}
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- errLead
+	} else {
+		g.busy = false
+	}
+	g.mu.Unlock()
+	return err
 }
+
+// lineageWriteTimeout bounds one group transaction.
+const lineageWriteTimeout = 30 * time.Second
 
 // GetLineage implements backend.Store. The keys travel as one JSON array
 // parameter, so any number of them costs one query.
