@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -223,6 +224,91 @@ func TestProbeAgreesWithView(t *testing.T) {
 			}
 			if p.fallback {
 				t.Errorf("%s seq %d: scanner fell back to a full parse", file, c.Seq)
+			}
+		}
+	}
+}
+
+// Verdicts remembered per item (the tail rules and the last user message)
+// change no classification: every captured request classifies the same
+// with the memo warm from all the others as with it empty, and a rule set
+// whose conditions differ does not take another's verdicts.
+func TestItemVerdictsChangeNothing(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	var views []*dialect.View
+	for _, f := range files {
+		for _, c := range loadCaptures(t, f) {
+			if c.Method != http.MethodPost || len(c.Body) == 0 || c.Body[0] != '{' {
+				continue
+			}
+			views = append(views, c.view(t))
+		}
+	}
+	reset := func() {
+		userItems.mu.Lock()
+		userItems.m = nil
+		userItems.mu.Unlock()
+		condItems.mu.Lock()
+		condItems.m = nil
+		condItems.mu.Unlock()
+	}
+	rs := Default()
+	cold := make([]Result, len(views))
+	for i, v := range views {
+		reset()
+		cold[i] = rs.Classify(v)
+	}
+	reset()
+	for _, v := range views {
+		rs.Classify(v)
+	}
+	for i, v := range views {
+		if got := rs.Classify(v); !reflect.DeepEqual(got, cold[i]) {
+			t.Errorf("request %d: warm memo classifies %+v, empty memo %+v", i, got, cold[i])
+		}
+	}
+	// The same items under a rule set loaded again (other conditions, as
+	// far as the memo can tell) classify as that rule set does cold.
+	other := mustLoad(embeddedRules)
+	for i, v := range views {
+		if got := other.Classify(v); !reflect.DeepEqual(got, cold[i]) {
+			t.Errorf("request %d: a second rule set classifies %+v, want %+v", i, got, cold[i])
+		}
+	}
+}
+
+// Two rules testing the same tail items with different conditions each get
+// their own verdict: the first rule's "no" is not the second's.
+func TestItemVerdictsPerCondition(t *testing.T) {
+	rs, err := LoadRules([]byte(`schema_version: 1
+rules:
+  - {id: alpha, version: 1, agent: a, marks: compaction, kind: in_band, evidence: signature, match: [{where: "message_text:user", how: contains, value: alpha-marker}]}
+  - {id: beta, version: 1, agent: b, marks: compaction, kind: in_band, evidence: signature, match: [{where: "message_text:user", how: contains, value: beta-marker}]}
+  - {id: gamma, version: 1, agent: c, marks: title, evidence: signature, match: [{where: block_type, how: equals, value: tool_result}]}
+  - {id: delta, version: 1, agent: d, marks: title, evidence: signature, match: [{where: block_type, how: equals, value: tool_use}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ last, want string }{
+		{"please apply the beta-marker now", "beta"},
+		{"please apply the alpha-marker now", "alpha"},
+	} {
+		body := `{"model":"m","messages":[{"role":"user","content":"start"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]},` +
+			`{"role":"user","content":"` + tc.last + `"}]}`
+		v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			got := rs.Classify(v)
+			if !got.Compaction || got.RuleID != tc.want {
+				t.Errorf("%q: compaction %v by %q, want by %q", tc.last, got.Compaction, got.RuleID, tc.want)
 			}
 		}
 	}

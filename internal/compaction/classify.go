@@ -391,19 +391,47 @@ func (p *probe) keys() []dialect.ItemKey {
 	return nil
 }
 
-// holds reports whether condition c's test fn holds for item i, from the
-// memo when the item was tested before.
-func (p *probe) holds(c *Condition, keys []dialect.ItemKey, i int, fn func(i int) bool) bool {
+// anyHolds reports whether condition c's test fn holds for any of items
+// hi down to lo (newest first). Verdicts the memo has are read under one
+// lock; only items it has none for are tested, and their verdicts kept.
+func (p *probe) anyHolds(c *Condition, lo, hi int, fn func(i int) bool) bool {
+	keys := p.keys()
 	if keys == nil {
-		return fn(i)
+		for i := hi; i >= lo; i-- {
+			if fn(i) {
+				return true
+			}
+		}
+		return false
 	}
-	ck := condKey{c, keys[i]}
-	if v, ok := condItems.get(ck); ok {
-		return v
+	var buf [64]int8
+	known := buf[:0]
+	condItems.mu.Lock()
+	for i := hi; i >= lo; i-- {
+		v, ok := condItems.m[condKey{c, keys[i]}]
+		switch {
+		case !ok:
+			known = append(known, -1)
+		case v:
+			condItems.mu.Unlock()
+			return true
+		default:
+			known = append(known, 0)
+		}
 	}
-	v := fn(i)
-	condItems.put(ck, v)
-	return v
+	condItems.mu.Unlock()
+	for j, v := range known {
+		if v >= 0 {
+			continue
+		}
+		i := hi - j
+		got := fn(i)
+		condItems.put(condKey{c, keys[i]}, got)
+		if got {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *probe) lastItemType() string {
@@ -437,13 +465,8 @@ func (p *probe) anyTail(c *Condition, within int, fn func(*item) bool) bool {
 		}
 		return false
 	}
-	keys := p.keys()
-	for k := 0; k < p.count() && k < within; k++ {
-		if p.holds(c, keys, p.count()-1-k, func(i int) bool { return fn(p.decodeHead(i)) }) {
-			return true
-		}
-	}
-	return false
+	n := p.count()
+	return p.anyHolds(c, max(n-within, 0), n-1, func(i int) bool { return fn(p.decodeHead(i)) })
 }
 
 func (p *probe) matchAll(cs []Condition) bool {
@@ -560,20 +583,14 @@ func (p *probe) anyBlock(c *Condition, within int, fn func(string) bool) bool {
 		}
 		n, raw = len(items), func(i int) []byte { return items[i] }
 	}
-	keys := p.keys()
-	for i := n - 1; i >= 0 && i >= n-within; i-- {
-		if p.holds(c, keys, i, func(i int) bool {
-			found := false
-			gjson.GetBytes(raw(i), "content").ForEach(func(_, b gjson.Result) bool {
-				if t := b.Get("type").String(); t != "" && fn(t) {
-					found = true
-				}
-				return !found
-			})
-			return found
-		}) {
-			return true
-		}
-	}
-	return false
+	return p.anyHolds(c, max(n-within, 0), n-1, func(i int) bool {
+		found := false
+		gjson.GetBytes(raw(i), "content").ForEach(func(_, b gjson.Result) bool {
+			if t := b.Get("type").String(); t != "" && fn(t) {
+				found = true
+			}
+			return !found
+		})
+		return found
+	})
 }
