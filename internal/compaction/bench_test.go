@@ -1,7 +1,9 @@
 package compaction
 
 import (
+	"bytes"
 	"fmt"
+	"strconv"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,6 +30,12 @@ func history1MiB(last string) []byte {
 	return []byte(b.String())
 }
 
+// BenchmarkClassify1MiB is classification in a conversation's steady
+// state: the request's items were seen before (the memo of item verdicts
+// is warm) and its item keys are made (the one hashing pass that lineage
+// resolution shares). BenchmarkClassify1MiBFirstSeen is a history seen for
+// the first time: a fresh View and empty memos, so it includes the item
+// keys and every tail item's decoding.
 func BenchmarkClassify1MiB(b *testing.B) {
 	for _, tc := range []struct{ name, last string }{
 		{"main", "Now add a users table."},
@@ -49,5 +57,30 @@ func BenchmarkClassify1MiB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func BenchmarkClassify1MiBFirstSeen(b *testing.B) {
+	base := history1MiB("Now add a users table.")
+	rs := Default()
+	b.SetBytes(int64(len(base)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		// Every item made new (same length, so the JSON stays valid): no
+		// memo has seen them.
+		b.StopTimer()
+		i++
+		body := bytes.ReplaceAll(base, []byte("please look"), fmt.Appendf(nil, "%011d", i))
+		body = bytes.ReplaceAll(body, []byte("Bash"), []byte(strconv.FormatInt(int64(36*36*36+i%(36*36*36*35)), 36)))
+		body = bytes.ReplaceAll(body, []byte("main.go:1: x"), fmt.Appendf(nil, "%012d", i))
+		v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if got := rs.Classify(v); got.Compaction {
+			b.Fatal("classified as compaction")
+		}
 	}
 }

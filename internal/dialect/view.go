@@ -22,6 +22,7 @@ type View struct {
 
 	msgsOnce sync.Once
 	msgs     []Message
+	keysOnce sync.Once
 	keys     []ItemKey
 }
 
@@ -202,33 +203,39 @@ func (v *View) leading(parse func(int, gjson.Result) Message) []Message {
 // are taken from a memo: callers must not modify the slice or the items'
 // slices.
 func (v *View) Messages() []Message {
-	v.msgsOnce.Do(func() { v.msgs, v.keys = v.parseMessages() })
+	v.msgsOnce.Do(func() { v.msgs = v.parseMessages() })
 	return v.msgs
 }
 
 // ItemKeys returns the key of each of Messages' items (parallel to it), or
-// nil when the conversation is not an array of items.
+// nil when the conversation is not an array of items. Making them is one
+// hashing pass over the items; it decodes nothing.
 func (v *View) ItemKeys() []ItemKey {
-	v.Messages()
+	v.keysOnce.Do(func() {
+		if _, ok := v.stringInput(); ok || v.idx.conv < 0 {
+			return
+		}
+		v.keys = make([]ItemKey, len(v.idx.items))
+		for i, sp := range v.idx.items {
+			v.keys[i] = memo.key(v.name, v.body[sp.start:sp.end])
+		}
+	})
 	return v.keys
 }
 
-func (v *View) parseMessages() ([]Message, []ItemKey) {
+func (v *View) parseMessages() []Message {
 	if s, ok := v.stringInput(); ok {
-		return []Message{{Index: 0, Role: "user", Type: "message", Text: s}}, nil
+		return []Message{{Index: 0, Role: "user", Type: "message", Text: s}}
 	}
 	if v.idx.conv < 0 {
-		return nil, nil
+		return nil
 	}
 	parse := v.parser()
-	keys := make([]ItemKey, len(v.idx.items))
-	for i, sp := range v.idx.items {
-		keys[i] = memo.key(v.name, v.body[sp.start:sp.end])
-	}
+	keys := v.ItemKeys()
 	prev, own := lists.prefix(keys)
 	known := len(prev)
 	if known == len(keys) {
-		return prev[:known:known], keys // the same request again
+		return prev[:known:known] // the same request again
 	}
 	var out []Message
 	if own && cap(prev) >= len(keys) {
@@ -252,7 +259,7 @@ func (v *View) parseMessages() ([]Message, []ItemKey) {
 	lists.put(keys, out, known)
 	// The View's slice ends at its own length: an append by a reader
 	// never reaches what a later request may write in place.
-	return out[:len(keys):len(keys)], keys
+	return out[:len(keys):len(keys)]
 }
 
 // stringInput returns a Responses "input" given as one string.
