@@ -3,8 +3,8 @@ package compaction
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
