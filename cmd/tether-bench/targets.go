@@ -11,9 +11,8 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/upstream"
 )
@@ -95,7 +94,7 @@ func tetherCore(upURL string) (http.Handler, func(), error) {
 		Config:   cfg,
 		Secret:   []byte("tether-bench-secret"),
 		Logger:   slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Registry: prometheus.NewRegistry(),
+		Registry: metrics.NewRegistry(),
 		Client:   c,
 	})
 	return h, c.HTTP.CloseIdleConnections, nil

@@ -60,6 +60,17 @@ func TestBinaryDoesNotLinkJSONSchemaValidator(t *testing.T) {
 	}
 }
 
+// /metrics is internal/metrics: the Prometheus client, and the protobuf
+// runtime its data model brings, cost a cold build about 18 CPU-s of
+// compile (BENCHMARKS.md, "Cold build"). They stay test-only dependencies.
+func TestBinaryDoesNotLinkPrometheusClient(t *testing.T) {
+	for _, pkg := range binaryDeps(t) {
+		if strings.HasPrefix(pkg, "github.com/prometheus/") || strings.HasPrefix(pkg, "google.golang.org/protobuf/") {
+			t.Errorf("cmd/tether depends on %s", pkg)
+		}
+	}
+}
+
 // binaryDeps lists the packages cmd/tether links.
 func binaryDeps(t *testing.T) []string {
 	t.Helper()

@@ -17,9 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
 	"github.com/tether-dev/tether/internal/auth"
 	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/config"
@@ -27,6 +24,7 @@ import (
 	"github.com/tether-dev/tether/internal/extract"
 	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/preserve"
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/session"
@@ -55,7 +53,7 @@ type Options struct {
 type App struct {
 	Config   *config.Config
 	Store    store.Store
-	Registry *prometheus.Registry
+	Registry *metrics.Registry
 	Engine   *preserve.Engine
 	Ledger   *ledger.Ledger
 	Resolver *session.Resolver
@@ -107,8 +105,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		}
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := metrics.NewRegistry()
+	reg.MustRegister(metrics.NewGoCollector(), metrics.NewProcessCollector())
 	a.Registry = reg
 
 	rules := opt.Rules
@@ -185,7 +183,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		if !inline && shared(cfg, st) {
 			// Replicas: a barrier also joins the jobs in flight on the
 			// others (owed in the shared outbox).
-			var sreg prometheus.Registerer
+			var sreg metrics.Registerer
 			if !sharedReg {
 				sreg, sharedReg = reg, true
 			}

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // recorder is an Observer that keeps what it receives.
@@ -162,7 +163,7 @@ func TestHubRecoversPanics(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	m := NewMetrics(reg)
 	res := Result{Compaction: true, Kind: InBand, Agent: "pi", RuleID: "pi-summary-initial", RuleVersion: 1, Evidence: EvidenceSignature}
 	ok := NewLifecycle(m, Correlation{}, res, nil)
@@ -174,17 +175,13 @@ func TestMetrics(t *testing.T) {
 	bad.Detected()
 	bad.Failed(502)
 	got := map[string]float64{}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		for _, mt := range mf.GetMetric() {
+	for _, f := range reg.Gather() {
+		for _, s := range f.Series {
 			var labels []string
-			for _, lp := range mt.GetLabel() {
-				labels = append(labels, lp.GetName()+"="+lp.GetValue())
+			for _, l := range s.Labels {
+				labels = append(labels, l.Name+"="+l.Value)
 			}
-			got[mf.GetName()+"{"+strings.Join(labels, ",")+"}"] = mt.GetCounter().GetValue()
+			got[f.Name+"{"+strings.Join(labels, ",")+"}"] = s.Value
 		}
 	}
 	want := map[string]float64{

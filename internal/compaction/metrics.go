@@ -1,37 +1,37 @@
 package compaction
 
-import "github.com/prometheus/client_golang/prometheus"
+import "github.com/tether-dev/tether/internal/metrics"
 
 // Metrics is an Observer that counts compaction transactions. Its labels
 // come from the rule file (agent, rule id, evidence) and the outcome: never
 // a session, principal or any content.
 type Metrics struct {
-	detected  *prometheus.CounterVec
-	started   *prometheus.CounterVec
-	completed *prometheus.CounterVec
-	provider  *prometheus.CounterVec
+	detected  *metrics.CounterVec
+	started   *metrics.CounterVec
+	completed *metrics.CounterVec
+	provider  *metrics.CounterVec
 }
 
 var _ Observer = (*Metrics)(nil)
 
 // NewMetrics creates the counters and registers them on reg (skipped when
 // reg is nil). Registering twice on the same registry panics, as
-// prometheus.MustRegister does.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// Registry.MustRegister does.
+func NewMetrics(reg metrics.Registerer) *Metrics {
 	m := &Metrics{
-		detected: prometheus.NewCounterVec(prometheus.CounterOpts{
+		detected: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_compactions_detected_total",
 			Help: "Compaction requests recognised, by agent, rule and evidence.",
 		}, []string{"agent", "rule", "evidence"}),
-		started: prometheus.NewCounterVec(prometheus.CounterOpts{
+		started: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_compactions_started_total",
 			Help: "Compaction requests whose upstream call opened.",
 		}, []string{"agent"}),
-		completed: prometheus.NewCounterVec(prometheus.CounterOpts{
+		completed: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_compactions_completed_total",
 			Help: "Compaction transactions ended, by agent and outcome (ok or error).",
 		}, []string{"agent", "outcome"}),
-		provider: prometheus.NewCounterVec(prometheus.CounterOpts{
+		provider: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_provider_context_total",
 			Help: "Compactions and context edits the provider makes inside ordinary calls, by rule and side (request: asked for; answer: seen done).",
 		}, []string{"agent", "rule", "side"}),

@@ -73,13 +73,8 @@ func (s *barrierStore) setHook(h func()) {
 func barrierIdle(t *testing.T, e *env) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		mfs, err := e.app.Registry.Gather()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "tether_extract_inflight" && mf.GetMetric()[0].GetGauge().GetValue() == 0 {
+		for _, f := range e.app.Registry.Gather() {
+			if f.Name == "tether_extract_inflight" && f.Series[0].Value == 0 {
 				return
 			}
 		}

@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // modelPool runs one job through a pool whose model answers answer, with
@@ -136,7 +135,7 @@ func TestModelResultKeepsMarkedStatements(t *testing.T) {
 
 // Dropped ops are counted, by number only.
 func TestUngroundedOpsCounted(t *testing.T) {
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	a := &applied{}
 	p := NewPool(PoolOptions{Workers: 1, Apply: a.fn, Registerer: reg, Route: "m",
 		Caller: ExtractFunc(func(context.Context, Input, string) ([]byte, dialect.Usage, error) {

@@ -3,7 +3,7 @@ package extract
 import (
 	"errors"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // Job outcomes (label values of tether_extract_jobs_total).
@@ -28,37 +28,37 @@ const (
 	OutcomeFallback      = "fallback" // the model call failed or was invalid; the fallback extractor's result was used
 )
 
-// metrics are one pool's view of the collectors every pool shares: the
+// poolMetrics are one pool's view of the collectors every pool shares: the
 // per-pool series carry the pool's route label.
-type metrics struct {
-	jobs      *prometheus.CounterVec // curried with the route
-	depth     prometheus.Gauge
-	capacity  prometheus.Gauge
-	owed      prometheus.Gauge
-	owedAge   prometheus.Gauge
-	calls     *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-	tokens    *prometheus.CounterVec
-	gate      *prometheus.CounterVec
-	barrier   *prometheus.CounterVec
-	barrierS  prometheus.Histogram
-	inflight  prometheus.Gauge
-	inputToks prometheus.Histogram
+type poolMetrics struct {
+	jobs      routeJobs
+	depth     *metrics.Gauge
+	capacity  *metrics.Gauge
+	owed      *metrics.Gauge
+	owedAge   *metrics.Gauge
+	calls     *metrics.CounterVec
+	duration  *metrics.HistogramVec
+	tokens    *metrics.CounterVec
+	gate      *metrics.CounterVec
+	barrier   *metrics.CounterVec
+	barrierS  *metrics.Histogram
+	inflight  *metrics.Gauge
+	inputToks *metrics.Histogram
 	// ungrounded counts model ops dropped because their quote was missing
 	// or not in the user turn they cite.
-	ungrounded prometheus.Counter
+	ungrounded *metrics.Counter
 }
 
 // register registers c, or returns the collector already registered under
 // its name, so every pool on one registry shares one set.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+func register[C metrics.Collector](reg metrics.Registerer, c C) C {
 	if reg == nil {
 		return c
 	}
 	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
+		var are metrics.AlreadyRegisteredError
 		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
+			if existing, ok := are.Existing.(C); ok {
 				return existing
 			}
 		}
@@ -67,36 +67,47 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	return c
 }
 
-func newMetrics(reg prometheus.Registerer, route string) *metrics {
-	jobs := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_extract_jobs_total",
+// routeJobs is tether_extract_jobs_total on one pool's route.
+type routeJobs struct {
+	vec   *metrics.CounterVec
+	route string
+}
+
+// WithLabelValues returns the counter of outcome on the pool's route.
+func (j routeJobs) WithLabelValues(outcome string) *metrics.Counter {
+	return j.vec.WithLabelValues(j.route, outcome)
+}
+
+func newMetrics(reg metrics.Registerer, route string) *poolMetrics {
+	jobs := register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_jobs_total",
 		Help: "Extraction jobs by extractor route and outcome: queued, coalesced, deferred, resumed, retried, abandoned, dropped_full, dropped, started, completed, inline, empty, failed, invalid, skipped_budget, skipped_empty, stale, fallback."},
 		[]string{"route", "outcome"}))
-	gauge := func(name, help string) prometheus.Gauge {
-		return register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{"route"})).WithLabelValues(route)
+	gauge := func(name, help string) *metrics.Gauge {
+		return register(reg, metrics.NewGaugeVec(metrics.GaugeOpts{Name: name, Help: help}, []string{"route"})).WithLabelValues(route)
 	}
-	m := &metrics{
-		jobs:     jobs.MustCurryWith(prometheus.Labels{"route": route}),
+	m := &poolMetrics{
+		jobs:     routeJobs{vec: jobs, route: route},
 		depth:    gauge("tether_extract_queue_depth", "Extraction jobs waiting for a worker, by extractor route."),
 		capacity: gauge("tether_extract_queue_capacity", "Maximum extraction jobs waiting for a worker (max_pending_jobs), by extractor route."),
 		owed: gauge("tether_extract_owed",
 			"Extraction work owed in the store's outbox (deferred, retrying, or held by a running job), as seen by the pool of this extractor route."),
 		owedAge: gauge("tether_extract_owed_oldest_seconds", "Age of the oldest owed extraction work in the outbox (0: none)."),
-		calls: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_extract_calls_total",
+		calls: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_calls_total",
 			Help: "Extractor model calls by route and outcome: ok, timeout, http_4xx, http_5xx, error, no_output."}, []string{"route", "outcome"})),
-		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "tether_extract_call_duration_seconds",
-			Help: "Extractor model call latency.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 10)}, []string{"route"})),
-		tokens: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_extract_tokens_total",
+		duration: register(reg, metrics.NewHistogramVec(metrics.HistogramOpts{Name: "tether_extract_call_duration_seconds",
+			Help: "Extractor model call latency.", Buckets: metrics.ExponentialBuckets(0.05, 2, 10)}, []string{"route"})),
+		tokens: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_tokens_total",
 			Help: "Extractor tokens reported by the provider, by route and direction (input, output, cache_read)."}, []string{"route", "direction"})),
-		gate: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_extract_gate_total",
+		gate: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_gate_total",
 			Help: "Eligibility gate results (eligible, skipped)."}, []string{"result"})),
-		barrier: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_barrier_waits_total",
+		barrier: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_barrier_waits_total",
 			Help: "Preservation barrier joins of extraction: none (nothing in flight), joined, timeout."}, []string{"outcome"})),
-		barrierS: register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_barrier_wait_seconds",
-			Help: "Time spent waiting at the preservation barrier for extraction.", Buckets: prometheus.ExponentialBuckets(0.001, 3, 10)})),
+		barrierS: register(reg, metrics.NewHistogram(metrics.HistogramOpts{Name: "tether_barrier_wait_seconds",
+			Help: "Time spent waiting at the preservation barrier for extraction.", Buckets: metrics.ExponentialBuckets(0.001, 3, 10)})),
 		inflight: gauge("tether_extract_inflight", "Extraction jobs running on a worker, by extractor route."),
-		inputToks: register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tether_extract_input_tokens",
-			Help: "Estimated tokens of one prepared extractor input.", Buckets: prometheus.ExponentialBuckets(64, 2, 10)})),
-		ungrounded: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_extract_ops_ungrounded_total",
+		inputToks: register(reg, metrics.NewHistogram(metrics.HistogramOpts{Name: "tether_extract_input_tokens",
+			Help: "Estimated tokens of one prepared extractor input.", Buckets: metrics.ExponentialBuckets(64, 2, 10)})),
+		ungrounded: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_ops_ungrounded_total",
 			Help: "Model extractor ops dropped because their quote was missing or not in the user turn they cite."}, []string{"route"})).WithLabelValues(route),
 	}
 	return m

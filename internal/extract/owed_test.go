@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/store/memstore"
 )
 
@@ -40,7 +39,7 @@ func markerJob(aLeg string, n int) Job {
 // the outbox and run when workers have room (the dropped_full).
 func TestPoolDefersInsteadOfDroppingWhenFull(t *testing.T) {
 	st := memstore.New(memstore.Options{})
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	a := &applied{}
 	gate := make(chan struct{})
 	p := NewPool(PoolOptions{Workers: 1, MaxPending: 2, Registerer: reg, Apply: a.fn, Outbox: st, PollInterval: 10 * time.Millisecond,
@@ -78,7 +77,7 @@ func TestPoolDefersInsteadOfDroppingWhenFull(t *testing.T) {
 // and applied once the extractor answers again.
 func TestPoolRetriesFailedJobs(t *testing.T) {
 	st := memstore.New(memstore.Options{})
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	a := &applied{}
 	var calls atomic.Int32
 	p := NewPool(PoolOptions{Workers: 1, Registerer: reg, Apply: a.fn, Outbox: st, PollInterval: 10 * time.Millisecond,
@@ -140,7 +139,7 @@ func TestPoolResumesOwedWorkAfterRestart(t *testing.T) {
 // applied before Enqueue returns, and an empty delta applies nothing.
 func TestPoolInlineAppliesBeforeReturning(t *testing.T) {
 	a := &applied{}
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	p := NewPool(PoolOptions{Inline: true, Caller: MarkersCaller{}, Apply: a.fn, Registerer: reg, Route: "builtin/markers"})
 	defer stop(t, p)
 	if err := p.Enqueue(markerJob("a1", 1)); err != nil {
@@ -162,7 +161,7 @@ func TestPoolInlineAppliesBeforeReturning(t *testing.T) {
 
 // Every pool on one registry reports under its own route.
 func TestPoolMetricsForEveryRoute(t *testing.T) {
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	var pools []*Pool
 	for _, r := range []string{"a/one", "b/two", "c/three"} {
 		p := NewPool(PoolOptions{Route: r, Registerer: reg, Caller: MarkersCaller{}, Apply: (&applied{}).fn, MaxPending: 7})

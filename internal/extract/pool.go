@@ -13,13 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/internal/tokens"
 	"github.com/tether-dev/tether/prompts"
@@ -109,7 +108,7 @@ type PoolOptions struct {
 	// Admission reserves and settles every call; nil means no accounting
 	// (tests only).
 	Admission  Admission
-	Registerer prometheus.Registerer
+	Registerer metrics.Registerer
 	Logger     *slog.Logger
 	Now        func() time.Time
 }
@@ -152,7 +151,7 @@ func routeLabel(r string) string {
 // enqueued while another for the same A-leg is queued is merged into it.
 type Pool struct {
 	opt    PoolOptions
-	m      *metrics
+	m      *poolMetrics
 	prompt string
 
 	base   context.Context // root of every job's context

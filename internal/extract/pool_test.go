@@ -9,14 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
 	"github.com/tether-dev/tether/internal/capsule"
@@ -25,6 +24,7 @@ import (
 	"github.com/tether-dev/tether/internal/fakemodel"
 	"github.com/tether-dev/tether/internal/flow"
 	"github.com/tether-dev/tether/internal/ledger"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // ExtractFunc is a Caller made of a function.
@@ -71,44 +71,28 @@ func job(aLeg string, first int, msgs ...dialect.Message) Job {
 		Ordinal: int64(first + len(msgs)), Messages: msgs, FirstTurn: first}
 }
 
-// metric returns the value of a counter or gauge with the given labels.
-func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+// metric returns the value of a counter or gauge with the given labels,
+// or a histogram's count.
+func metric(t *testing.T, reg *metrics.Registry, name string, labels ...string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
+	for _, f := range reg.Gather() {
+		if f.Name != name {
 			continue
 		}
 	next:
-		for _, m := range mf.GetMetric() {
+		for _, s := range f.Series {
 			for i := 0; i+1 < len(labels); i += 2 {
-				if !hasLabel(m, labels[i], labels[i+1]) {
+				if !slices.Contains(s.Labels, metrics.Label{Name: labels[i], Value: labels[i+1]}) {
 					continue next
 				}
 			}
-			switch {
-			case m.Counter != nil:
-				return m.Counter.GetValue()
-			case m.Gauge != nil:
-				return m.Gauge.GetValue()
-			case m.Histogram != nil:
-				return float64(m.Histogram.GetSampleCount())
+			if f.Type == metrics.TypeHistogram {
+				return float64(s.Count)
 			}
+			return s.Value
 		}
 	}
 	return 0
-}
-
-func hasLabel(m *dto.Metric, k, v string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == k && l.GetValue() == v {
-			return true
-		}
-	}
-	return false
 }
 
 func stop(t *testing.T, p *Pool) {
@@ -133,7 +117,7 @@ func TestPoolCoalescesPerALeg(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan Input, 10)
 	var a applied
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	p := NewPool(PoolOptions{Workers: 2, MaxPending: 4, Registerer: reg, Apply: a.fn,
 		Caller: ExtractFunc(func(ctx context.Context, in Input, _ string) ([]byte, dialect.Usage, error) {
 			started <- in
@@ -189,7 +173,7 @@ func TestPoolQueueFull(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	release := make(chan struct{})
 	started := make(chan struct{}, 10)
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	p := NewPool(PoolOptions{Workers: 1, MaxPending: 2, Registerer: reg, Apply: (&applied{}).fn,
 		Caller: ExtractFunc(func(ctx context.Context, in Input, _ string) ([]byte, dialect.Usage, error) {
 			started <- struct{}{}
@@ -242,7 +226,7 @@ func TestPoolBarrier(t *testing.T) {
 		return fakemodel.Reply{Text: `{"ops":[{"op":"add_decision","statement":"Use PostgreSQL","quote":"use PostgreSQL","turn":1}]}`}
 	})
 	var a applied
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	p := NewPool(PoolOptions{Workers: 2, Timeout: 30 * time.Second, Registerer: reg, Apply: a.fn,
 		Caller: NewOpenAICaller(config.Provider{BaseURL: fake.URL + "/v1"}, "m", 100, nil, testSecret)})
 	defer stop(t, p)
@@ -333,7 +317,7 @@ func TestPoolStopAndCancelCancelsRunningCalls(t *testing.T) {
 	fake := fakemodel.Start(fakemodel.Script(fakemodel.Reply{Hang: true}))
 	defer fake.Close()
 	var a applied
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	p := NewPool(PoolOptions{Workers: 1, Timeout: time.Hour, Registerer: reg, Apply: a.fn,
 		Caller: NewOpenAICaller(config.Provider{BaseURL: fake.URL + "/v1"}, "m", 100, nil, testSecret)})
 	for i := range 3 {
@@ -381,7 +365,7 @@ func TestAC15_ExtractorRunsBehindBoundedWorkerPool(t *testing.T) {
 	})
 	defer fake.Close()
 	var a applied
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	before := runtime.NumGoroutine()
 	p := NewPool(PoolOptions{Workers: workers, MaxPending: jobs - workers, Timeout: time.Minute, Registerer: reg, Apply: a.fn,
 		Caller: NewOpenAICaller(config.Provider{BaseURL: fake.URL + "/v1"}, "m", 100, nil, testSecret)})
@@ -527,7 +511,7 @@ func TestPoolFaults(t *testing.T) {
 				base = tc.baseURL
 			}
 			var a applied
-			reg := prometheus.NewRegistry()
+			reg := metrics.NewRegistry()
 			p := NewPool(PoolOptions{Workers: 1, Timeout: 300 * time.Millisecond, Registerer: reg, Apply: a.fn, Admission: tc.admit,
 				Route: "cheap/small", Caller: NewOpenAICaller(config.Provider{BaseURL: base + "/v1"}, "m", 100, nil, testSecret)})
 			defer stop(t, p)
@@ -567,7 +551,7 @@ func TestPoolAccountsToOriginatingPrincipal(t *testing.T) {
 		mu.Unlock()
 		return func(r ledger.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }, nil
 	})
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	p := NewPool(PoolOptions{Workers: 1, Registerer: reg, Apply: (&applied{}).fn, Admission: admit, Route: "cheap/small",
 		Provider: "cheap", Model: "small", Family: config.FamilyOpenAI, MaxOutputTokens: 500,
 		Caller: NewOpenAICaller(config.Provider{BaseURL: fake.URL + "/v1"}, "small", 500, nil, testSecret)})
@@ -658,7 +642,7 @@ func TestPoolDropsExpiredAndPurgedJobs(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan string, 10)
 	var a applied
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	p := NewPool(PoolOptions{Workers: 1, JobTTL: time.Minute, Now: now, Registerer: reg, Apply: a.fn,
 		Caller: ExtractFunc(func(ctx context.Context, in Input, _ string) ([]byte, dialect.Usage, error) {
 			started <- in.Text

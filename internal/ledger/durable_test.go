@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/flow"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/internal/store/memstore"
 )
@@ -53,7 +52,7 @@ func TestLedger_ReservationsOfAKilledProcessAreReconciled(t *testing.T) {
 		t.Fatalf("counter before restart = %d, want 39,650", got)
 	}
 
-	l := newTestLedger(t, s, budgets, prometheus.NewRegistry())
+	l := newTestLedger(t, s, budgets, metrics.NewRegistry())
 	n, err := l.Reconcile(t.Context(), testNow.Add(24*time.Hour))
 	if err != nil || n != 3 {
 		t.Fatalf("Reconcile = %d, %v; want 3", n, err)
@@ -108,7 +107,7 @@ func TestLedger_StoreOutagePolicy(t *testing.T) {
 	budgets := []config.Budget{{Principal: "alice", Period: "day", MaxTokens: 1_000_000}}
 	t.Run("fail_open within the cap, counted when the store is back", func(t *testing.T) {
 		s := &failingStore{Store: memstore.New(memstore.Options{})}
-		reg := prometheus.NewRegistry()
+		reg := metrics.NewRegistry()
 		l := New(Options{Store: s, Prices: testPrices, Budgets: budgets, Registerer: reg, Now: func() time.Time { return testNow },
 			FlushInterval: time.Hour, Outage: Outage{MaxTokens: 2500}})
 		defer l.Close(context.Background())

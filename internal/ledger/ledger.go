@@ -10,11 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/flow"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/store/backend"
 )
 
@@ -58,7 +57,7 @@ type Options struct {
 	Prices  []config.Price
 	Budgets []config.Budget
 	// Registerer receives the ledger's metrics; nil uses a private registry.
-	Registerer prometheus.Registerer
+	Registerer metrics.Registerer
 	Logger     *slog.Logger
 	Now        func() time.Time
 	// FlushInterval is how often settlements the store refused are retried;
@@ -89,7 +88,7 @@ type Ledger struct {
 	interval  time.Duration
 	bufSize   int
 	outTokens int64
-	m         *metrics
+	m         *ledgerMetrics
 
 	outage  Outage
 	ttl     time.Duration
@@ -148,7 +147,7 @@ func New(opt Options) *Ledger {
 	}
 	reg := opt.Registerer
 	if reg == nil {
-		reg = prometheus.NewRegistry()
+		reg = metrics.NewRegistry()
 	}
 	l.m = newMetrics(reg)
 	l.settleCh = make(chan settleReq, 1024)

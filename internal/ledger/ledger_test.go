@@ -12,13 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/flow"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/internal/store/memstore"
 	"github.com/tether-dev/tether/internal/store/sqlitestore"
@@ -42,7 +41,7 @@ type usedStore interface {
 
 // newTestLedger returns a ledger whose writer only runs on Flush, Close or a
 // full buffer (the interval is an hour), so tests control every write.
-func newTestLedger(t *testing.T, s Store, budgets []config.Budget, reg prometheus.Registerer) *Ledger {
+func newTestLedger(t *testing.T, s Store, budgets []config.Budget, reg metrics.Registerer) *Ledger {
 	t.Helper()
 	l := New(Options{Store: s, Prices: testPrices, Budgets: budgets, Registerer: reg,
 		Now: func() time.Time { return testNow }, FlushInterval: time.Hour})
@@ -285,7 +284,7 @@ func TestLedger_ExtractionAttributedToOriginatingPrincipal(t *testing.T) {
 
 func TestLedger_ExtractionBudgetRejectionNotBypassed(t *testing.T) {
 	s := memstore.New(memstore.Options{})
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	l := newTestLedger(t, s, []config.Budget{
 		{Principal: "alice", Period: "day", MaxUSD: 0.001},
 		{Account: "operator", Period: "total", MaxUSD: 1000},
@@ -315,7 +314,7 @@ func TestLedger_ExtractionBudgetRejectionNotBypassed(t *testing.T) {
 			t.Errorf("counter %s = %d after a refusal, want 0", k, got)
 		}
 	}
-	if got := value(t, l.m.rejected.WithLabelValues("continuity_extraction")); got != 1 {
+	if got := l.m.rejected.WithLabelValues("continuity_extraction").Value(); got != 1 {
 		t.Errorf("rejected{continuity_extraction} = %v, want 1", got)
 	}
 }
@@ -373,7 +372,7 @@ func (f *failingStore) PutReservation(ctx context.Context, r backend.Reservation
 
 func TestLedger_FailedWriteKeepsEntries(t *testing.T) {
 	s := &failingStore{Store: memstore.New(memstore.Options{})}
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	l := newTestLedger(t, s, nil, reg)
 	s.fail.Store(true)
 	for range 3 {
@@ -389,10 +388,10 @@ func TestLedger_FailedWriteKeepsEntries(t *testing.T) {
 	if l.Pending() != 3 {
 		t.Errorf("pending after failed write = %d, want 3", l.Pending())
 	}
-	if got := value(t, l.m.flushErr); got != 4 {
+	if got := l.m.flushErr.Value(); got != 4 {
 		t.Errorf("flush errors = %v, want 4 (3 settles, 1 flush)", got)
 	}
-	if got := value(t, l.m.pending); got != 3 {
+	if got := l.m.pending.Value(); got != 3 {
 		t.Errorf("pending gauge = %v, want 3", got)
 	}
 	s.fail.Store(false)
@@ -428,7 +427,7 @@ func TestLedger_BackgroundWriterRetries(t *testing.T) {
 
 func TestLedger_MetricsAreContentFree(t *testing.T) {
 	s := memstore.New(memstore.Options{})
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	l := newTestLedger(t, s, nil, reg)
 	settle, err := l.Reserve(t.Context(), aliceCharge(KindExtraction, 1, 0))
 	if err != nil {
@@ -443,29 +442,25 @@ func TestLedger_MetricsAreContentFree(t *testing.T) {
 	}
 	settle(Result{Status: 200, Usage: dialect.Usage{InputTokens: 7}})
 
-	if got := value(t, l.m.tokens.WithLabelValues("continuity_extraction", "input")); got != 1000 {
+	if got := l.m.tokens.WithLabelValues("continuity_extraction", "input").Value(); got != 1000 {
 		t.Errorf("extraction input tokens = %v, want 1000", got)
 	}
-	if got := value(t, l.m.cost.WithLabelValues("continuity_extraction")); got != 0.0028 {
+	if got := l.m.cost.WithLabelValues("continuity_extraction").Value(); got != 0.0028 {
 		t.Errorf("extraction cost = %v USD, want 0.0028", got)
 	}
-	if got := value(t, l.m.unpriced); got != 1 {
+	if got := l.m.unpriced.Value(); got != 1 {
 		t.Errorf("unpriced = %v, want 1", got)
 	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := map[string]bool{}
-	for _, mf := range mfs {
-		names[mf.GetName()] = true
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() != "kind" && lp.GetName() != "direction" {
-					t.Errorf("%s has label %s", mf.GetName(), lp.GetName())
+	for _, f := range reg.Gather() {
+		names[f.Name] = true
+		for _, s := range f.Series {
+			for _, lp := range s.Labels {
+				if lp.Name != "kind" && lp.Name != "direction" {
+					t.Errorf("%s has label %s", f.Name, lp.Name)
 				}
-				if v := lp.GetValue(); v == "alice" || v == "acme" || v == "s1" || v == "gpt-5" {
-					t.Errorf("%s carries %q in a label", mf.GetName(), v)
+				if v := lp.Value; v == "alice" || v == "acme" || v == "s1" || v == "gpt-5" {
+					t.Errorf("%s carries %q in a label", f.Name, v)
 				}
 			}
 		}
@@ -566,21 +561,4 @@ func TestLedger_ConcurrentReservations(t *testing.T) {
 			})
 		}
 	}
-}
-
-// value reads a counter or gauge.
-func value(t *testing.T, m prometheus.Metric) float64 {
-	t.Helper()
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
-		t.Fatal(err)
-	}
-	switch {
-	case d.Counter != nil:
-		return d.Counter.GetValue()
-	case d.Gauge != nil:
-		return d.Gauge.GetValue()
-	}
-	t.Fatalf("metric %s is neither a counter nor a gauge", m.Desc())
-	return 0
 }

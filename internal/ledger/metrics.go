@@ -3,61 +3,61 @@ package ledger
 import (
 	"errors"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
-// metrics are content-free: labels are kinds and directions, never a
+// ledgerMetrics are content-free: labels are kinds and directions, never a
 // principal, session or model chosen by a caller.
-type metrics struct {
-	tokens   *prometheus.CounterVec // kind, direction
-	cost     *prometheus.CounterVec // kind
-	entries  *prometheus.CounterVec // kind
-	rejected *prometheus.CounterVec // kind
-	unpriced prometheus.Counter
-	flushErr prometheus.Counter
-	pending  prometheus.Gauge
+type ledgerMetrics struct {
+	tokens   *metrics.CounterVec // kind, direction
+	cost     *metrics.CounterVec // kind
+	entries  *metrics.CounterVec // kind
+	rejected *metrics.CounterVec // kind
+	unpriced *metrics.Counter
+	flushErr *metrics.Counter
+	pending  *metrics.Gauge
 	// outage counts calls decided without the store (admitted, refused);
 	// reconciled counts reservations of interrupted calls released.
-	outage     *prometheus.CounterVec
-	reconciled prometheus.Counter
+	outage     *metrics.CounterVec
+	reconciled *metrics.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+func newMetrics(reg metrics.Registerer) *ledgerMetrics {
+	m := &ledgerMetrics{
+		tokens: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_usage_tokens_total",
 			Help: "Tokens used by upstream calls, by ledger kind and direction (input, output, cache_read, cache_write).",
 		}, []string{"kind", "direction"}),
-		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+		cost: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_usage_cost_usd_total",
 			Help: "Priced cost of upstream calls in USD, by ledger kind.",
 		}, []string{"kind"}),
-		entries: prometheus.NewCounterVec(prometheus.CounterOpts{
+		entries: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_ledger_entries_total",
 			Help: "Ledger entries recorded, one per upstream call, by ledger kind.",
 		}, []string{"kind"}),
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+		rejected: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_admission_rejected_total",
 			Help: "Upstream calls refused because a budget was exhausted, by ledger kind.",
 		}, []string{"kind"}),
-		unpriced: prometheus.NewCounter(prometheus.CounterOpts{
+		unpriced: metrics.NewCounter(metrics.CounterOpts{
 			Name: "tether_ledger_unpriced_total",
 			Help: "Upstream calls on a model with no matching price (recorded at zero cost).",
 		}),
-		flushErr: prometheus.NewCounter(prometheus.CounterOpts{
+		flushErr: metrics.NewCounter(metrics.CounterOpts{
 			Name: "tether_ledger_flush_errors_total",
 			Help: "Failed ledger batch writes (entries are kept and retried).",
 		}),
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+		pending: metrics.NewGauge(metrics.GaugeOpts{
 			Name: "tether_ledger_pending",
 			Help: "Ledger entries waiting to be written to the store.",
 		}),
 	}
-	m.outage = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.outage = metrics.NewCounterVec(metrics.CounterOpts{
 		Name: "tether_admission_store_outage_total",
 		Help: "Upstream calls admitted or refused while the store could not record a reservation (store_outage policy).",
 	}, []string{"decision"})
-	m.reconciled = prometheus.NewCounter(prometheus.CounterOpts{
+	m.reconciled = metrics.NewCounter(metrics.CounterOpts{
 		Name: "tether_ledger_reconciled_total",
 		Help: "Reservations left by a process that died mid-call, released and recorded with status 0.",
 	})
@@ -80,11 +80,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 // register registers c, or returns the collector already registered under
 // the same name (a second Ledger on one registry shares the series).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+func register[C metrics.Collector](reg metrics.Registerer, c C) C {
 	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
+		var are metrics.AlreadyRegisteredError
 		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
+			if existing, ok := are.Existing.(C); ok {
 				return existing
 			}
 		}

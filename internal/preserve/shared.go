@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/extract"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // OutboxProbe tells whether extraction work on an A-leg is in flight on any
@@ -19,7 +18,7 @@ type OutboxProbe interface {
 type SharedOptions struct {
 	// Poll is the barrier's re-read interval (default 20 ms).
 	Poll       time.Duration
-	Registerer prometheus.Registerer
+	Registerer metrics.Registerer
 	Now        func() time.Time
 }
 
@@ -35,7 +34,7 @@ type SharedExtractor struct {
 	Extractor // this replica's pool
 	probe     OutboxProbe
 	opt       SharedOptions
-	remote    *prometheus.CounterVec
+	remote    *metrics.CounterVec
 }
 
 // NewSharedExtractor wraps a replica's pool.
@@ -47,7 +46,7 @@ func NewSharedExtractor(local Extractor, probe OutboxProbe, opt SharedOptions) *
 		opt.Now = time.Now
 	}
 	s := &SharedExtractor{Extractor: local, probe: probe, opt: opt,
-		remote: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tether_barrier_remote_waits_total",
+		remote: metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_barrier_remote_waits_total",
 			Help: "Preservation barriers that found extraction in flight on another replica (or owed work taken over): joined, timeout; error: the store was unreadable and the barrier did not wait."},
 			[]string{"outcome"})}
 	if opt.Registerer != nil {

@@ -89,19 +89,7 @@ func TestBarrierAcrossReplicas(t *testing.T) {
 	}
 	joined := 0.0
 	for _, r := range reps {
-		mfs, err := r.app.Registry.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "tether_barrier_remote_waits_total" {
-				for _, m := range mf.GetMetric() {
-					if m.GetLabel()[0].GetValue() == "joined" {
-						joined += m.GetCounter().GetValue()
-					}
-				}
-			}
-		}
+		joined += sample(r.app.Registry, "tether_barrier_remote_waits_total", "outcome", "joined")
 	}
 	if joined < 1 || waited < 1200*time.Millisecond {
 		t.Errorf("no barrier joined an extraction running on another replica (waited %s)", waited)
@@ -176,20 +164,8 @@ func TestKilledReplicaJobFinishedElsewhere(t *testing.T) {
 	}
 	t.Logf("finished by the surviving replica %s after the kill; %d extractor calls", time.Since(start).Round(time.Millisecond), calls)
 	jobs := map[string]float64{}
-	mfs, err := reps[1].app.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "tether_extract_jobs_total" {
-			for _, m := range mf.GetMetric() {
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "outcome" {
-						jobs[l.GetValue()] += m.GetCounter().GetValue()
-					}
-				}
-			}
-		}
+	for _, outcome := range []string{"resumed", "completed"} {
+		jobs[outcome] = sample(reps[1].app.Registry, "tether_extract_jobs_total", "outcome", outcome)
 	}
 	if jobs["resumed"] < 1 || jobs["completed"] < 1 {
 		t.Errorf("the surviving replica's jobs: %v; want the dead one's job resumed and completed there", jobs)

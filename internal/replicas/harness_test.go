@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tether-dev/tether/internal/app"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/store"
 	"github.com/tether-dev/tether/internal/store/pgstore"
 )
@@ -158,14 +160,10 @@ func (f *front) idle(t testing.TB) {
 			if f.dead[i] {
 				continue
 			}
-			mfs, err := r.app.Registry.Gather()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, mf := range mfs {
-				if n := mf.GetName(); n == "tether_extract_inflight" || n == "tether_extract_queue_depth" {
-					for _, m := range mf.GetMetric() {
-						if m.GetGauge().GetValue() > 0 {
+			for _, f := range r.app.Registry.Gather() {
+				if f.Name == "tether_extract_inflight" || f.Name == "tether_extract_queue_depth" {
+					for _, s := range f.Series {
+						if s.Value > 0 {
 							return true
 						}
 					}
@@ -186,4 +184,20 @@ func (f *front) idle(t testing.TB) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// sample sums the series of the family name whose label has value.
+func sample(reg *metrics.Registry, name, label, value string) float64 {
+	sum := 0.0
+	for _, f := range reg.Gather() {
+		if f.Name != name {
+			continue
+		}
+		for _, s := range f.Series {
+			if slices.Contains(s.Labels, metrics.Label{Name: label, Value: value}) {
+				sum += s.Value
+			}
+		}
+	}
+	return sum
 }

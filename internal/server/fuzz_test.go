@@ -10,9 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/upstream"
 )
@@ -93,7 +92,7 @@ func FuzzProxyBody(f *testing.F) {
 	h := server.New(server.Options{
 		Config:   cfg,
 		Secret:   []byte("fuzz"),
-		Registry: prometheus.NewRegistry(),
+		Registry: metrics.NewRegistry(),
 		Client:   &upstream.Client{HTTP: &http.Client{Transport: tr}},
 	})
 	paths := []struct {

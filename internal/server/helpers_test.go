@@ -15,11 +15,11 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/fakemodel"
 	"github.com/tether-dev/tether/internal/flow"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/upstream"
 )
@@ -50,7 +50,7 @@ func passthroughConfig(t *testing.T, fakeURL string, edit func(*config.Config)) 
 type proxy struct {
 	URL      string
 	srv      *httptest.Server
-	registry *prometheus.Registry
+	registry *metrics.Registry
 	b        *upstream.Client // the B-leg client, to drop idle connections
 	client   *http.Client     // the client side, to drop idle connections
 }
@@ -67,7 +67,7 @@ type proxyOpts struct {
 // starts is closed in t.Cleanup, idle connections included.
 func startProxy(t *testing.T, o proxyOpts) *proxy {
 	t.Helper()
-	reg := prometheus.NewRegistry()
+	reg := metrics.NewRegistry()
 	b := upstream.NewClient()
 	h := server.New(server.Options{
 		Config:   o.cfg,

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/server"
 	"github.com/tether-dev/tether/internal/upstream"
 )
@@ -27,7 +26,7 @@ func servedWithLimits(t *testing.T, fakeURL string) string {
 		c.HTTP = config.HTTP{ReadHeaderTimeout: 300 * time.Millisecond, BodyReadTimeout: 300 * time.Millisecond,
 			IdleTimeout: 300 * time.Millisecond, MaxConnections: 3, MaxConnectionsPerRemote: 2}
 	})
-	h := server.New(server.Options{Config: cfg, Secret: []byte("limits"), Registry: prometheus.NewRegistry(), Client: upstream.NewClient()})
+	h := server.New(server.Options{Config: cfg, Secret: []byte("limits"), Registry: metrics.NewRegistry(), Client: upstream.NewClient()})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -4,35 +4,34 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 type httpMetrics struct {
-	requests     *prometheus.CounterVec
-	duration     *prometheus.HistogramVec
-	hookFailures prometheus.Counter
-	faults       *prometheus.CounterVec
-	auxRefused   prometheus.Counter
+	requests     *metrics.CounterVec
+	duration     *metrics.HistogramVec
+	hookFailures *metrics.Counter
+	faults       *metrics.CounterVec
+	auxRefused   *metrics.Counter
 }
 
-func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+func newHTTPMetrics(reg metrics.Registerer) *httpMetrics {
 	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+		requests: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_requests_total", Help: "Proxied requests by dialect and status code.",
 		}, []string{"dialect", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		duration: metrics.NewHistogramVec(metrics.HistogramOpts{
 			Name: "tether_request_duration_seconds", Help: "Proxied request duration, whole exchange.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14),
+			Buckets: metrics.ExponentialBuckets(0.001, 2.5, 14),
 		}, []string{"dialect"}),
-		hookFailures: prometheus.NewCounter(prometheus.CounterOpts{
+		hookFailures: metrics.NewCounter(metrics.CounterOpts{
 			Name: "tether_hook_failures_total", Help: "Request hooks that failed or panicked; the request went on unchanged.",
 		}),
-		faults: prometheus.NewCounterVec(prometheus.CounterOpts{
+		faults: metrics.NewCounterVec(metrics.CounterOpts{
 			Name: "tether_upstream_faults_total", Help: "Provider answers that broke the protocol (redirect, too large, malformed body or stream, no terminal event); the caller got an error in its dialect.",
 		}, []string{"kind"}),
-		auxRefused: prometheus.NewCounter(prometheus.CounterOpts{
+		auxRefused: metrics.NewCounter(metrics.CounterOpts{
 			Name: "tether_aux_marker_refused_total", Help: "Requests refused for an internal-request marker that was malformed, expired, not signed for their body and depth, or already used.",
 		}),
 	}

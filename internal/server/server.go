@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -27,6 +25,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/flow"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/upstream"
 )
 
@@ -35,7 +34,7 @@ type Options struct {
 	Config   *config.Config
 	Secret   []byte
 	Logger   *slog.Logger
-	Registry *prometheus.Registry // metrics are registered here and served on /metrics
+	Registry *metrics.Registry // metrics are registered here and served on /metrics
 	Client   *upstream.Client
 	Detector flow.Detector // runs first on every request; its verdict is Exchange.Verdict
 	Hooks    []flow.Hook   // run in order before the B-leg, after the Detector
@@ -67,7 +66,7 @@ func New(opt Options) *Server {
 		opt.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
 	if opt.Registry == nil {
-		opt.Registry = prometheus.NewRegistry()
+		opt.Registry = metrics.NewRegistry()
 	}
 	if opt.Client == nil {
 		opt.Client = upstream.NewClient()
@@ -96,7 +95,7 @@ func New(opt Options) *Server {
 	m.HandleFunc("GET /v1/models", s.models)
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	m.HandleFunc("GET /readyz", s.readyz)
-	m.Handle("GET /metrics", promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry}))
+	m.Handle("GET /metrics", opt.Registry.Handler())
 	if opt.Mount != nil {
 		opt.Mount(m)
 	}
