@@ -63,3 +63,51 @@ func TestRedactKeepsOrdinaryText(t *testing.T) {
 		}
 	}
 }
+
+// redactEveryRule is Redact without its pre-checks: every rule's pattern
+// runs on every text. Redact must agree with it on any input.
+func redactEveryRule(s string) string {
+	for _, r := range secretRules {
+		if r.repl == Redacted {
+			s = r.re.ReplaceAllLiteralString(s, Redacted)
+			continue
+		}
+		s = r.re.ReplaceAllString(s, r.repl)
+	}
+	return entropyCandidate.ReplaceAllStringFunc(s, func(m string) string {
+		if looksRandom(m) {
+			return Redacted
+		}
+		return m
+	})
+}
+
+// redactSeeds are texts near each rule's edge, including the case folds
+// Go's (?i) patterns make (U+212A KELVIN SIGN is a k, U+017F LONG S an s).
+var redactSeeds = []string{
+	"", "plain words and nothing else", "Bearer abcdefghijklmnopq", "BEARER abcdefghijklmnopq", "toKen abcdefghijklmnopq",
+	"Baſic abcdefghijklmnopq", "paſſword: hunter2hunter2", "api_Key=abcd1234", "API‐KEY = zzzz", "client_ſecret: 12345678",
+	"credential=abcd", "sessionKey: abcdef", "pwd=abcd", "https://u:p@h", "HTTPS://user:pass@host/x", "ſk-ant-abcdefghij",
+	"sk-ant-abcdefghijk", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijabcdefghij12", "eyJabcd.eyJabcd.abcd", "xoxb-1234567890",
+	"-----BEGIN PRIVATE KEY-----abc", strings.Repeat("a1B", 11), strings.Repeat("ab", 16) + "==", "sk_test_abcdefghijkl",
+	"token\tabcdefghijkl", "key: value, token=\"abcd\"", "[REDACTED] token: [REDACTED]",
+}
+
+func TestRedactAgreesWithEveryRule(t *testing.T) {
+	for _, s := range redactSeeds {
+		if got, want := Redact(s), redactEveryRule(s); got != want {
+			t.Errorf("Redact(%q) = %q, every rule gives %q", s, got, want)
+		}
+	}
+}
+
+func FuzzRedact(f *testing.F) {
+	for _, s := range redactSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Redact(s), redactEveryRule(s); got != want {
+			t.Errorf("Redact(%q) = %q, every rule gives %q", s, got, want)
+		}
+	})
+}
