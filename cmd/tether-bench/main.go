@@ -73,6 +73,7 @@ type settings struct {
 	maxRequests int
 	rounds      int
 	cpuProfile  string
+	memProfile  string
 	only        map[string]bool // target keys to run; empty: all
 	work        *workload
 	store       string // store of the production-hooks target: sqlite (default) or memory
@@ -89,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	fs.IntVar(&s.maxRequests, "max-requests", 1_000_000, "bound on the requests of one measurement")
 	fs.IntVar(&s.rounds, "rounds", 2, "measurement rounds; targets alternate within each, samples are pooled")
 	fs.StringVar(&s.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&s.memProfile, "memprofile", "", "write the allocations of the whole run (pprof allocs profile) to this file")
 	only := fs.String("targets", "", "comma-separated subset of direct,bare,tether,app (default all; the checks need bare)")
 	body := fs.String("body", "small", "request bodies: small (one short Chat Completions call), 200k or 2m (Claude Code–shaped agent histories)")
 	turns := fs.Int("session-turns", defaultAgentTurns, "agent workloads: requests per session before a client starts a new one (each new session is a history Tether sees for the first time)")

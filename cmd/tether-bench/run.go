@@ -48,6 +48,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if s.memProfile != "" {
+		defer func() {
+			if f, err := os.Create(s.memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 
 	upURL, stopUp, err := serve(upstreamHandler())
 	if err != nil {
