@@ -153,7 +153,6 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 			routes[p.Continuity.ExtractorRoute] = true
 		}
 	}
-	sharedReg := false
 	for route := range routes {
 		provName, model, _ := config.ExtractorRoute(route)
 		prov, _ := cfg.Provider(provName)
@@ -183,11 +182,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		if !inline && shared(cfg, st) {
 			// Replicas: a barrier also joins the jobs in flight on the
 			// others (owed in the shared outbox).
-			var sreg metrics.Registerer
-			if !sharedReg {
-				sreg, sharedReg = reg, true
-			}
-			pol.extractors[route] = preserve.NewSharedExtractor(pool, st, preserve.SharedOptions{Registerer: sreg, Now: opt.Now})
+			pol.extractors[route] = preserve.NewSharedExtractor(pool, st, preserve.SharedOptions{Registerer: reg, Now: opt.Now})
 		}
 	}
 	_ = prompts.ExtractVersion

@@ -1,8 +1,6 @@
 package extract
 
 import (
-	"errors"
-
 	"github.com/tether-dev/tether/internal/metrics"
 )
 
@@ -49,24 +47,6 @@ type poolMetrics struct {
 	ungrounded *metrics.Counter
 }
 
-// register registers c, or returns the collector already registered under
-// its name, so every pool on one registry shares one set.
-func register[C metrics.Collector](reg metrics.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are metrics.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.Existing.(C); ok {
-				return existing
-			}
-		}
-		panic(err)
-	}
-	return c
-}
-
 // routeJobs is tether_extract_jobs_total on one pool's route.
 type routeJobs struct {
 	vec   *metrics.CounterVec
@@ -79,11 +59,11 @@ func (j routeJobs) WithLabelValues(outcome string) *metrics.Counter {
 }
 
 func newMetrics(reg metrics.Registerer, route string) *poolMetrics {
-	jobs := register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_jobs_total",
+	jobs := metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_jobs_total",
 		Help: "Extraction jobs by extractor route and outcome: queued, coalesced, deferred, resumed, retried, abandoned, dropped_full, dropped, started, completed, inline, empty, failed, invalid, skipped_budget, skipped_empty, stale, fallback."},
 		[]string{"route", "outcome"}))
 	gauge := func(name, help string) *metrics.Gauge {
-		return register(reg, metrics.NewGaugeVec(metrics.GaugeOpts{Name: name, Help: help}, []string{"route"})).WithLabelValues(route)
+		return metrics.Shared(reg, metrics.NewGaugeVec(metrics.GaugeOpts{Name: name, Help: help}, []string{"route"})).WithLabelValues(route)
 	}
 	m := &poolMetrics{
 		jobs:     routeJobs{vec: jobs, route: route},
@@ -92,22 +72,22 @@ func newMetrics(reg metrics.Registerer, route string) *poolMetrics {
 		owed: gauge("tether_extract_owed",
 			"Extraction work owed in the store's outbox (deferred, retrying, or held by a running job), as seen by the pool of this extractor route."),
 		owedAge: gauge("tether_extract_owed_oldest_seconds", "Age of the oldest owed extraction work in the outbox (0: none)."),
-		calls: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_calls_total",
+		calls: metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_calls_total",
 			Help: "Extractor model calls by route and outcome: ok, timeout, http_4xx, http_5xx, error, no_output."}, []string{"route", "outcome"})),
-		duration: register(reg, metrics.NewHistogramVec(metrics.HistogramOpts{Name: "tether_extract_call_duration_seconds",
+		duration: metrics.Shared(reg, metrics.NewHistogramVec(metrics.HistogramOpts{Name: "tether_extract_call_duration_seconds",
 			Help: "Extractor model call latency.", Buckets: metrics.ExponentialBuckets(0.05, 2, 10)}, []string{"route"})),
-		tokens: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_tokens_total",
+		tokens: metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_tokens_total",
 			Help: "Extractor tokens reported by the provider, by route and direction (input, output, cache_read)."}, []string{"route", "direction"})),
-		gate: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_gate_total",
+		gate: metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_gate_total",
 			Help: "Eligibility gate results (eligible, skipped)."}, []string{"result"})),
-		barrier: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_barrier_waits_total",
+		barrier: metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_barrier_waits_total",
 			Help: "Preservation barrier joins of extraction: none (nothing in flight), joined, timeout."}, []string{"outcome"})),
-		barrierS: register(reg, metrics.NewHistogram(metrics.HistogramOpts{Name: "tether_barrier_wait_seconds",
+		barrierS: metrics.Shared(reg, metrics.NewHistogram(metrics.HistogramOpts{Name: "tether_barrier_wait_seconds",
 			Help: "Time spent waiting at the preservation barrier for extraction.", Buckets: metrics.ExponentialBuckets(0.001, 3, 10)})),
 		inflight: gauge("tether_extract_inflight", "Extraction jobs running on a worker, by extractor route."),
-		inputToks: register(reg, metrics.NewHistogram(metrics.HistogramOpts{Name: "tether_extract_input_tokens",
+		inputToks: metrics.Shared(reg, metrics.NewHistogram(metrics.HistogramOpts{Name: "tether_extract_input_tokens",
 			Help: "Estimated tokens of one prepared extractor input.", Buckets: metrics.ExponentialBuckets(64, 2, 10)})),
-		ungrounded: register(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_ops_ungrounded_total",
+		ungrounded: metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_ops_ungrounded_total",
 			Help: "Model extractor ops dropped because their quote was missing or not in the user turn they cite."}, []string{"route"})).WithLabelValues(route),
 	}
 	return m

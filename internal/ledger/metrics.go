@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"errors"
-
 	"github.com/tether-dev/tether/internal/metrics"
 )
 
@@ -66,28 +64,14 @@ func newMetrics(reg metrics.Registerer) *ledgerMetrics {
 		m.rejected.WithLabelValues(string(k))
 		m.cost.WithLabelValues(string(k))
 	}
-	m.tokens = register(reg, m.tokens)
-	m.cost = register(reg, m.cost)
-	m.entries = register(reg, m.entries)
-	m.rejected = register(reg, m.rejected)
-	m.unpriced = register(reg, m.unpriced)
-	m.flushErr = register(reg, m.flushErr)
-	m.pending = register(reg, m.pending)
-	m.outage = register(reg, m.outage)
-	m.reconciled = register(reg, m.reconciled)
+	m.tokens = metrics.Shared(reg, m.tokens)
+	m.cost = metrics.Shared(reg, m.cost)
+	m.entries = metrics.Shared(reg, m.entries)
+	m.rejected = metrics.Shared(reg, m.rejected)
+	m.unpriced = metrics.Shared(reg, m.unpriced)
+	m.flushErr = metrics.Shared(reg, m.flushErr)
+	m.pending = metrics.Shared(reg, m.pending)
+	m.outage = metrics.Shared(reg, m.outage)
+	m.reconciled = metrics.Shared(reg, m.reconciled)
 	return m
-}
-
-// register registers c, or returns the collector already registered under
-// the same name (a second Ledger on one registry shares the series).
-func register[C metrics.Collector](reg metrics.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are metrics.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.Existing.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }

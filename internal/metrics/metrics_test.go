@@ -334,3 +334,24 @@ func family(t *testing.T, reg *metrics.Registry, name string) metrics.Family {
 	t.Fatalf("no %s", name)
 	return metrics.Family{}
 }
+
+// Shared hands back the collector registered first for the same name and
+// shape, registers nothing on a nil registry, and panics on a conflict.
+func TestSharedHelper(t *testing.T) {
+	reg := metrics.NewRegistry()
+	opts := metrics.CounterOpts{Name: "t_shared_total", Help: "Shared."}
+	first := metrics.Shared(reg, metrics.NewCounterVec(opts, []string{"route"}))
+	if again := metrics.Shared(reg, metrics.NewCounterVec(opts, []string{"route"})); again != first {
+		t.Error("Shared of the same shape returned a new collector, want the first")
+	}
+	alone := metrics.NewCounter(metrics.CounterOpts{Name: "t_alone_total", Help: "Alone."})
+	if got := metrics.Shared(nil, alone); got != alone {
+		t.Error("Shared on a nil registry did not return the collector")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Shared of a conflicting shape did not panic")
+		}
+	}()
+	metrics.Shared(reg, metrics.NewGauge(metrics.GaugeOpts{Name: "t_shared_total", Help: "Shared."}))
+}

@@ -150,6 +150,27 @@ func (e AlreadyRegisteredError) Error() string {
 	return fmt.Sprintf("metrics: %s is already registered", e.New.descs()[0].name)
 }
 
+// Shared registers c on reg and returns it or, when a collector of the same
+// names and shape is registered already, returns that one: code that builds
+// its collectors more than once (a pool per extractor route, a second
+// ledger, a barrier per route) shares one set of series. A nil reg
+// registers nothing. Any other registration error panics, as MustRegister.
+func Shared[C Collector](reg Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.Existing.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
+}
+
 // Registry holds collectors and gathers them for exposition. The zero
 // value is not usable; call NewRegistry.
 type Registry struct {

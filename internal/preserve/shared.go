@@ -45,14 +45,11 @@ func NewSharedExtractor(local Extractor, probe OutboxProbe, opt SharedOptions) *
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &SharedExtractor{Extractor: local, probe: probe, opt: opt,
-		remote: metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_barrier_remote_waits_total",
+	// One extractor per route shares the family on one registry.
+	return &SharedExtractor{Extractor: local, probe: probe, opt: opt,
+		remote: metrics.Shared(opt.Registerer, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_barrier_remote_waits_total",
 			Help: "Preservation barriers that found extraction in flight on another replica (or owed work taken over): joined, timeout; error: the store was unreadable and the barrier did not wait."},
-			[]string{"outcome"})}
-	if opt.Registerer != nil {
-		opt.Registerer.MustRegister(s.remote)
-	}
-	return s
+			[]string{"outcome"}))}
 }
 
 // WaitAcross is the barrier across replicas: this replica's jobs first
