@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -171,4 +172,27 @@ func mustListen(t *testing.T) net.Listener {
 		t.Fatal(err)
 	}
 	return ln
+}
+
+// A positional argument may begin with '-' (a capsule ref is base64url and
+// starts with one in 1 of 64 capsules): it is read as the argument, before
+// or after the flags, while the flags the command defines still parse.
+func TestPositionalArgumentBeginningWithDash(t *testing.T) {
+	for _, args := range [][]string{
+		{"-bSOJMYCXtj75ylm49oYuA"},
+		{"--principal", "alice", "-bSOJMYCXtj75ylm49oYuA"},
+		{"-bSOJMYCXtj75ylm49oYuA", "--principal=alice"},
+		{"-principal", "-alice", "-bSOJMYCXtj75ylm49oYuA"},
+	} {
+		fs := flag.NewFlagSet("show", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		principal := fs.String("principal", "", "")
+		pos, err := parseArgs(fs, args, 1)
+		if err != nil || len(pos) != 1 || pos[0] != "-bSOJMYCXtj75ylm49oYuA" {
+			t.Errorf("%q: positional %q, err %v; want the ref", args, pos, err)
+		}
+		if len(args) > 1 && *principal == "" {
+			t.Errorf("%q: --principal not parsed", args)
+		}
+	}
 }
