@@ -31,11 +31,12 @@ type known struct {
 	ready atomic.Bool
 	mu    sync.RWMutex
 	set   map[uint64]struct{}
-	off   bool // the listing failed or overflowed: never answer "absent"
+	max   int  // knownMax; smaller in tests
+	off   bool // the set overflowed: never answer "absent"
 }
 
-func newKnown() *known {
-	return &known{seed: maphash.MakeSeed(), set: make(map[uint64]struct{})}
+func newKnown(max int) *known {
+	return &known{seed: maphash.MakeSeed(), set: make(map[uint64]struct{}), max: max}
 }
 
 func (k *known) hash(principal, key string) uint64 {
@@ -53,18 +54,14 @@ var errTooMany = errors.New("too many lineage keys to index")
 // load lists the store's keys into the set and marks it ready; a store
 // with more than knownMax keys leaves it off (every key may be held).
 func (k *known) load(ctx context.Context, st keyLister) error {
-	n := 0
 	err := st.LineageKeys(ctx, func(principal, key string) error {
-		if n++; n > knownMax {
+		k.add(principal, key)
+		if k.isOff() {
 			return errTooMany
 		}
-		k.add(principal, key)
 		return nil
 	})
 	if errors.Is(err, errTooMany) {
-		k.mu.Lock()
-		k.off, k.set = true, nil
-		k.mu.Unlock()
 		return nil
 	}
 	if err != nil {
@@ -74,14 +71,26 @@ func (k *known) load(ctx context.Context, st keyLister) error {
 	return nil
 }
 
-// add records that the store may now hold key.
+// add records that the store may now hold key. The set never forgets (a
+// key the store expired or purged stays "may hold", which costs a read):
+// past knownMax keys it turns off, so a long-running process or a caller
+// sending turn after turn cannot grow it without bound.
 func (k *known) add(principal, key string) {
 	h := k.hash(principal, key)
 	k.mu.Lock()
 	if !k.off {
 		k.set[h] = struct{}{}
+		if len(k.set) > k.max {
+			k.off, k.set = true, nil
+		}
 	}
 	k.mu.Unlock()
+}
+
+func (k *known) isOff() bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.off
 }
 
 // absent reports whether the store certainly does not hold key.

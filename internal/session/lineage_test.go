@@ -777,3 +777,42 @@ func TestOutOfBandFollowsForkedClientSession(t *testing.T) {
 		}
 	}
 }
+
+// Records the index answers for are the ones in the store: with a cache
+// too small to hold a conversation's records, every turn still finds the
+// ones its previous turns wrote (they were noted before being written).
+func TestIndexedTurnsWithEvictedRecords(t *testing.T) {
+	st := newMemStore()
+	r := NewResolver(st, Options{Secret: testSecret, Exclusive: true, CacheSize: 1})
+	if err := r.IndexKeys(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "evicted-session"}
+	hist := conversation("evicted", 6)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	for i := range 4 {
+		hist = append(hist, a(fmt.Sprintf("calling tool %d", i)), msg{"user", fmt.Sprintf("tool %d said: fine", i)})
+		if got := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{}); got.Event != EventContinue || got.ALeg != first.ALeg {
+			t.Fatalf("turn %d: %s on %s, want a continuation of %s", i, got.Event, got.ALeg, first.ALeg)
+		}
+	}
+}
+
+// The index of keys is bounded: past its size it answers "may hold" for
+// every key (a read each), never "absent" for one it dropped.
+func TestKnownKeysBounded(t *testing.T) {
+	k := newKnown(3)
+	k.ready.Store(true)
+	for i := range 3 {
+		k.add("alice", fmt.Sprint(i))
+	}
+	if !k.absent("alice", "new") || k.absent("alice", "1") {
+		t.Fatal("within its bound the index must tell absent and held keys apart")
+	}
+	k.add("alice", "3")
+	for _, key := range []string{"0", "3", "new"} {
+		if k.absent("alice", key) {
+			t.Errorf("past its bound the index answered %q absent", key)
+		}
+	}
+}

@@ -160,7 +160,7 @@ func (r *Resolver) IndexKeys(ctx context.Context) error {
 	if !r.opt.Exclusive || !ok {
 		return nil
 	}
-	k := newKnown()
+	k := newKnown(knownMax)
 	if err := k.load(ctx, kl); err != nil {
 		return wrap("index keys", err)
 	}
