@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -230,4 +231,18 @@ func CheckLineagePuts(principal string, puts []LineagePut) error {
 		}
 	}
 	return nil
+}
+
+// DumpLine is one row of Dump: the columns' values joined with "|", bytes
+// as text.
+func DumpLine(vals []any) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		if b, ok := v.([]byte); ok {
+			parts[i] = string(b)
+		} else {
+			parts[i] = fmt.Sprint(v)
+		}
+	}
+	return strings.Join(parts, "|")
 }

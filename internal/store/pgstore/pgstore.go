@@ -675,15 +675,7 @@ func (s *Store) dumpTable(ctx context.Context, table string) ([]string, error) {
 		if err := row.Scan(ptrs...); err != nil {
 			return "", err
 		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok {
-				parts[i] = string(b)
-			} else {
-				parts[i] = fmt.Sprint(v)
-			}
-		}
-		return strings.Join(parts, "|"), nil
+		return backend.DumpLine(vals), nil
 	})
 }
 

@@ -802,15 +802,7 @@ func dumpTable(ctx context.Context, db *sql.DB, table string) ([]string, error) 
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok {
-				parts[i] = string(b)
-			} else {
-				parts[i] = fmt.Sprint(v)
-			}
-		}
-		lines = append(lines, strings.Join(parts, "|"))
+		lines = append(lines, backend.DumpLine(vals))
 	}
 	return lines, rows.Err()
 }
