@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,38 @@ func BenchmarkParse1MiB(b *testing.B) {
 		if _, err := Parse(AnthropicMessages, "/v1/messages", nil, body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkParseFrom: an agent's next request (the previous one with one
+// more tool call and its result, system prompt and tools after the
+// history, the cache breakpoint moved) parsed with ParseFrom after the
+// previous one, against Parse of the same body.
+func BenchmarkParseFrom(b *testing.B) {
+	for _, size := range []int{200 << 10, 2 << 20} {
+		turns := size / 1200
+		prev, next := agentBody(1, turns, true), agentBody(1, turns+1, true)
+		b.Run(fmt.Sprintf("%dKiB/Parse", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(next)))
+			for b.Loop() {
+				if _, err := Parse(AnthropicMessages, "/v1/messages", nil, next); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dKiB/ParseFrom", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(next)))
+			for b.Loop() {
+				b.StopTimer()
+				scope := fmt.Sprint(b.N, rand.Uint64())
+				if _, err := ParseFrom(scope, AnthropicMessages, "/v1/messages", nil, prev); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := ParseFrom(scope, AnthropicMessages, "/v1/messages", nil, next); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

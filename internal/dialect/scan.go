@@ -294,6 +294,11 @@ func (s *scanner) object(d int, top bool) error {
 	if empty, err := s.open(d, '}'); empty || err != nil {
 		return err
 	}
+	return s.members(d, top)
+}
+
+// members reads an object's members from s.i (at one) to its end.
+func (s *scanner) members(d int, top bool) error {
 	for {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return ErrInvalidJSON
@@ -414,6 +419,11 @@ func (s *scanner) array(d int, items *[]span) error {
 	if empty, err := s.open(d, ']'); empty || err != nil {
 		return err
 	}
+	return s.elements(d, items)
+}
+
+// elements reads an array's elements from s.i (at one) to its end.
+func (s *scanner) elements(d int, items *[]span) error {
 	for {
 		start := s.i
 		if err := s.value(d); err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 )
@@ -20,26 +21,40 @@ type View struct {
 	body   []byte
 	idx    index // from the one pass of Parse
 
-	msgsOnce sync.Once
-	msgs     []Message
-	keysOnce sync.Once
-	keys     []ItemKey
+	msgsOnce  sync.Once
+	msgs      []Message
+	keysOnce  sync.Once
+	keys      []ItemKey
+	keysReady atomic.Bool // keys are made
+	known     []ItemKey   // keys of the first items, from an earlier View (ParseFrom)
 }
 
 // Parse validates body once and returns a View over it. path is the URL path
 // (with query) of the request, header its headers (may be nil).
 func Parse(name Name, path string, header http.Header, body []byte) (*View, error) {
-	switch name {
-	case OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini:
-	default:
-		return nil, fmt.Errorf("parse %q body: %w", name, ErrUnknownDialect)
+	if !known(name) {
+		return nil, unknownDialect(name)
 	}
 	idx, err := scanBody(body, convKey(name))
 	if err != nil {
-		return nil, fmt.Errorf("parse %s body: %w", name, err)
+		return nil, parseError(name, err)
 	}
 	return &View{name: name, path: path, header: header, body: body, idx: idx}, nil
 }
+
+func known(name Name) bool {
+	switch name {
+	case OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini:
+		return true
+	}
+	return false
+}
+
+func unknownDialect(name Name) error {
+	return fmt.Errorf("parse %q body: %w", name, ErrUnknownDialect)
+}
+
+func parseError(name Name, err error) error { return fmt.Errorf("parse %s body: %w", name, err) }
 
 func (v *View) Dialect() Name       { return v.name }
 func (v *View) Path() string        { return v.path }
@@ -216,10 +231,20 @@ func (v *View) ItemKeys() []ItemKey {
 			return
 		}
 		v.keys = make([]ItemKey, len(v.idx.items))
-		for i, sp := range v.idx.items {
-			v.keys[i] = memo.key(v.name, v.body[sp.start:sp.end])
+		n := copy(v.keys, v.known)
+		for i, sp := range v.idx.items[n:] {
+			v.keys[n+i] = memo.key(v.name, v.body[sp.start:sp.end])
 		}
+		v.keysReady.Store(true)
 	})
+	return v.keys
+}
+
+// readyKeys returns ItemKeys' answer if it has been made, else nil.
+func (v *View) readyKeys() []ItemKey {
+	if !v.keysReady.Load() {
+		return nil
+	}
 	return v.keys
 }
 

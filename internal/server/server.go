@@ -280,7 +280,10 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 				return
 			}
 		}
-		v, err := dialect.Parse(d, x.Path, r.Header, body)
+		// The principal's previous request is remembered: an agent's next
+		// one is scanned only where it differs (the body is not modified
+		// after this).
+		v, err := dialect.ParseFrom(p.ID, d, x.Path, r.Header, body)
 		if err != nil {
 			fail(http.StatusBadRequest, parseErrorMessage(err))
 			return

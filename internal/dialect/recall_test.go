@@ -1,0 +1,181 @@
+package dialect
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// agentBody is an Anthropic Messages request as Claude Code sends one: the
+// history (turns tool calls long), then system prompt, tools and metadata.
+// The cache_control breakpoint rides on the newest user item, so the item
+// that carried it in the previous request changes.
+func agentBody(session, turns int, stream bool) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"model":"claude-x","max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":"Session %d: add a reservation endpoint. Make a plan first."}]}`, session)
+	for i := range turns {
+		cc := ""
+		if i == turns-1 {
+			cc = `,"cache_control":{"type":"ephemeral"}`
+		}
+		fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"text","text":"Looking at file %d."},{"type":"tool_use","id":"toolu_%d","name":"Read","input":{"file_path":"/repo/f%d.go"}}]}`, i, i, i)
+		fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":%q%s}]}`, i, strings.Repeat("func reserve() error { return nil }\n", 8), cc)
+	}
+	b.WriteString(`],"system":[{"type":"text","text":"You are Claude Code."}],"tools":[{"name":"Read","input_schema":{"type":"object"}}],"metadata":{"user_id":"u"}`)
+	if stream {
+		b.WriteString(`,"stream":true`)
+	}
+	b.WriteString("}")
+	return []byte(b.String())
+}
+
+// sameParse checks that ParseFrom answered exactly what Parse answers for
+// body: the same index (fields, spans, items), the same item keys, or the
+// same error.
+func sameParse(t *testing.T, scope string, name Name, body []byte) *View {
+	t.Helper()
+	got, gerr := ParseFrom(scope, name, "/p", nil, body)
+	want, werr := Parse(name, "/p", nil, body)
+	if (gerr == nil) != (werr == nil) {
+		t.Fatalf("ParseFrom error %v, Parse error %v, body %q", gerr, werr, body)
+	}
+	if werr != nil {
+		for _, e := range []error{ErrInvalidJSON, ErrTooDeep, ErrDuplicateKey, ErrTooManyFields} {
+			if errors.Is(gerr, e) != errors.Is(werr, e) {
+				t.Fatalf("ParseFrom error %v, Parse error %v", gerr, werr)
+			}
+		}
+		return nil
+	}
+	if !reflect.DeepEqual(got.idx, want.idx) {
+		t.Fatalf("ParseFrom index %+v\nParse index %+v\nbody %q", got.idx, want.idx, body)
+	}
+	if !reflect.DeepEqual(got.ItemKeys(), want.ItemKeys()) {
+		t.Fatalf("ParseFrom item keys differ from Parse's")
+	}
+	return got
+}
+
+// recallSmall lets the recall take bodies of any size for one test.
+func recallSmall(t *testing.T) {
+	n := recallMin
+	recallMin = 0
+	t.Cleanup(func() { recallMin = n })
+}
+
+func TestParseFromAgreesWithParse(t *testing.T) {
+	recallSmall(t)
+	scope := t.Name()
+	var prev *View
+	for turn := 1; turn <= 40; turn++ {
+		body := agentBody(1, turn, turn%3 == 0)
+		v := sameParse(t, scope, AnthropicMessages, body)
+		if prev != nil && turn > 2 {
+			// The test is about resuming: the earlier request must have
+			// been found and its shared items not scanned again.
+			if from, shared := recalled.best(recalled.head(scope, AnthropicMessages, body), body); from != v || shared != len(v.idx.items) {
+				t.Fatalf("turn %d: the recall does not hold the newest request", turn)
+			}
+		}
+		prev = v
+	}
+	// A fork from turn 10, a retry, an edit in the middle, the tail
+	// changed, broken and duplicated tails: each the same as Parse.
+	base := agentBody(1, 30, false)
+	sameParse(t, scope, AnthropicMessages, agentBody(1, 10, false))
+	sameParse(t, scope, AnthropicMessages, base)
+	sameParse(t, scope, AnthropicMessages, []byte(strings.Replace(string(base), "f12.go", "f12_renamed.go", 1)))
+	sameParse(t, scope, AnthropicMessages, []byte(strings.Replace(string(base), `"metadata":{"user_id":"u"}`, `"metadata":{"user_id":"v"},"temperature":0.5`, 1)))
+	for _, tail := range []string{`,"messages":[]}`, `,"system":1}`, `,}`, `}}`, `,"x":[[[}`, ` `, `,"x":"\u00"}`} {
+		bad := append(base[:len(base)-1:len(base)-1], tail...)
+		sameParse(t, scope, AnthropicMessages, bad)
+	}
+	// Broken right after the shared items.
+	at := strings.Index(string(base), `,{"role":"assistant","content":[{"type":"text","text":"Looking at file 20."`)
+	for _, mid := range []string{`,`, `,]`, ` ]`, `,{"role":"user"`, `,{}]`, `]`} {
+		sameParse(t, scope, AnthropicMessages, append(append([]byte{}, base[:at]...), mid...))
+	}
+}
+
+func TestParseFromOtherDialects(t *testing.T) {
+	recallSmall(t)
+	for _, name := range []Name{OpenAIChat, OpenAIResponses, Gemini} {
+		key := convKey(name)
+		for turn := 1; turn < 12; turn++ {
+			var b strings.Builder
+			fmt.Fprintf(&b, `{"model":"m","%s":[`, key)
+			for i := range turn {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `{"role":"user","content":%q}`, strings.Repeat("x", 3000+i))
+			}
+			b.WriteString(`],"stream":true}`)
+			sameParse(t, "s", name, []byte(b.String()))
+		}
+	}
+	if _, err := ParseFrom("s", "nope", "/", nil, agentBody(1, 40, false)); !errors.Is(err, ErrUnknownDialect) {
+		t.Fatalf("unknown dialect: %v", err)
+	}
+}
+
+// TestParseFromScoped: a body is resumed only from bodies of its own scope.
+func TestParseFromScoped(t *testing.T) {
+	body := agentBody(7, 30, false)
+	sameParse(t, "alice", AnthropicMessages, body)
+	if from, _ := recalled.best(recalled.head("mallory", AnthropicMessages, body), body); from != nil {
+		t.Fatal("another scope's request is a candidate")
+	}
+}
+
+// TestRecallBounded: the bodies kept stay within the budget however many
+// conversations arrive.
+func TestRecallBounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 600 {
+		body := agentBody(1000+i, 60+r.IntN(60), false) // ~60–120 KiB
+		if _, err := ParseFrom("bounded", AnthropicMessages, "/p", nil, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recalled.mu.Lock()
+	defer recalled.mu.Unlock()
+	n := 0
+	for _, b := range recalled.m {
+		for _, v := range b {
+			n += len(v.body)
+		}
+	}
+	if n != recalled.size || n > recallBudget {
+		t.Fatalf("recall holds %d bytes (counted %d), budget %d", n, recalled.size, recallBudget)
+	}
+	if len(recalled.order) > 4*recallWays*len(recalled.m)+64+1 {
+		t.Fatalf("eviction order grew to %d for %d heads", len(recalled.order), len(recalled.m))
+	}
+}
+
+// FuzzParseFrom: a body made from an earlier one (a cut, bytes inserted,
+// the rest kept) parses with ParseFrom exactly as with Parse.
+func FuzzParseFrom(f *testing.F) {
+	defer func(n int) { recallMin = n }(recallMin)
+	recallMin = 0
+	f.Add([]byte(`{"model":"m","messages":[{"a":1},{"b":2}],"system":"s"}`), 22, []byte(`{"c":3},`))
+	f.Add([]byte(`{"model":"m","messages":[{"a":1},{"b":2}],"system":"s"}`), 38, []byte(`,{"c":[3]}`))
+	f.Add([]byte(`{"model":"m","messages":[{"a":1},{"b":2}],"system":"s"}`), 39, []byte(`,"x":1`))
+	f.Add([]byte(`{"messages":[1,2,3]}`), 18, []byte(`,4,"messages"`))
+	f.Add([]byte(`{"messages":[{"a":"\u0041"},{"b":[]}],"messages":1}`), 30, []byte(`]`))
+	f.Fuzz(func(t *testing.T, prev []byte, cut int, insert []byte) {
+		scope := fmt.Sprint(rand.Uint64())
+		if _, err := ParseFrom(scope, AnthropicMessages, "/p", nil, prev); err != nil {
+			return
+		}
+		if cut < 0 || cut > len(prev) {
+			cut = len(prev)
+		}
+		next := append(append(append([]byte{}, prev[:cut]...), insert...), prev[cut:]...)
+		sameParse(t, scope, AnthropicMessages, next)
+	})
+}
