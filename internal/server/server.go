@@ -349,12 +349,13 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 	}
 }
 
-// readBody reads a request body whole. The buffer doubles towards the
-// declared Content-Length (capped there, so a 200 KiB history is copied
-// three times, not the dozen of io.ReadAll's growth from 512 bytes), but
-// never holds more than twice what has arrived: the length is the caller's
-// claim, and a caller that declares 32 MiB and sends nothing gets 64 KiB.
-// The reader decides where the body ends.
+// readBody reads a request body whole. The buffer grows fourfold towards
+// the declared Content-Length (capped there: a 200 KiB history is copied
+// once on the way, its first 64 KiB, not the dozen times of io.ReadAll's
+// growth from 512 bytes), but never holds more than four times what has
+// arrived: the length is the caller's claim, and a caller that declares
+// 32 MiB and sends nothing gets 64 KiB. The reader decides where the body
+// ends.
 func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
 	if declared <= 0 || declared > limit {
 		return io.ReadAll(r)
@@ -363,7 +364,7 @@ func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
 	buf := make([]byte, 0, min(want, firstBodyChunk))
 	for {
 		if len(buf) == cap(buf) {
-			if c := min(2*cap(buf), want); c > cap(buf) {
+			if c := min(4*cap(buf), want); c > cap(buf) {
 				buf = append(make([]byte, 0, c), buf...)
 			} else {
 				buf = append(buf, 0)[:len(buf)] // longer than declared
