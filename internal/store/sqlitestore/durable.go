@@ -153,12 +153,9 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 	if err != nil {
 		return false, err
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(t *writeTx) error {
 		for _, h := range r.Holds {
-			res, err := s.txExec(ctx, tx,
-				`INSERT INTO budgets (key, used) SELECT ?, ? WHERE ? <= ?
-				 ON CONFLICT (key) DO UPDATE SET used = budgets.used + excluded.used WHERE budgets.used + excluded.used <= ?`,
-				h.Key, h.Amount, h.Amount, h.Limit, h.Limit)
+			res, err := t.exec(reserveBudget, h.Key, h.Amount, h.Amount, h.Limit, h.Limit)
 			if err != nil {
 				return err
 			}
@@ -168,7 +165,7 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 				return errRefused
 			}
 		}
-		_, err := s.txExec(ctx, tx, `INSERT INTO reservations (id, expires_at, data) VALUES (?, ?, ?)`,
+		_, err := t.exec(`INSERT INTO reservations (id, expires_at, data) VALUES (?, ?, ?)`,
 			r.ID, micros(backend.NormalizeTime(r.Expires)), data)
 		return err
 	})
@@ -190,28 +187,30 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 	if len(settle) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		ins, err := s.txStmt(ctx, tx, insertLedger)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
+	err := s.write(ctx, func(t *writeTx) error {
 		for _, st := range settle {
-			res, err := s.txExec(ctx, tx, `DELETE FROM reservations WHERE id = ?`, st.ReservationID)
-			if err != nil {
-				return err
+			// An empty ReservationID has no row (PutReservation
+			// refuses one): the counters move unconditionally.
+			settled := st.ReservationID == ""
+			if !settled {
+				res, err := t.exec(`DELETE FROM reservations WHERE id = ?`, st.ReservationID)
+				if err != nil {
+					return err
+				}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return err
+				}
+				settled = n == 1
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 1 || st.ReservationID == "" {
+			if settled {
 				for _, h := range st.Adjust {
-					if _, err := s.txExec(ctx, tx, `INSERT INTO budgets (key, used) VALUES (?, max(?, 0))
-						ON CONFLICT (key) DO UPDATE SET used = max(budgets.used + ?, 0)`, h.Key, h.Amount, h.Amount); err != nil {
+					if _, err := t.exec(adjustBudget, h.Key, h.Amount, h.Amount); err != nil {
 						return err
 					}
 				}
 			}
-			if _, err := ins.ExecContext(ctx, ledgerArgs(st.Entry)...); err != nil {
+			if _, err := t.exec(insertLedger, ledgerArgs(st.Entry)...); err != nil {
 				return err
 			}
 		}

@@ -58,6 +58,7 @@ type Store struct {
 	mu         sync.Mutex
 	unprepared []string // write statements to prepare once the connection is free
 
+	ws      writeStmts // the hot writes' statements (write)
 	lineage lineageGroup
 }
 
@@ -475,17 +476,14 @@ func (s *Store) putLineages(ctx context.Context, principal string, puts []backen
 	// The batch carries other callers' writes: the leader's cancellation
 	// must not fail them.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineageWriteTimeout)
-	err := s.inTx(wctx, func(tx *sql.Tx) error {
+	err := s.write(wctx, func(t *writeTx) error {
 		for _, b := range batch {
 			for _, p := range b.puts {
 				v := p.Value
 				if v == nil {
 					v = []byte{}
 				}
-				if _, err := s.txExec(wctx, tx,
-					`INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
-					 ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-					b.principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
+				if _, err := t.exec(upsertLineage, b.principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
 					return err
 				}
 			}
@@ -511,7 +509,10 @@ func (s *Store) putLineages(ctx context.Context, principal string, puts []backen
 	return err
 }
 
-// lineageWriteTimeout bounds one group transaction.
+const upsertLineage = `INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
+	ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`
+
+// lineageWriteTimeout bounds a group's wait for the writer connection.
 const lineageWriteTimeout = 30 * time.Second
 
 // GetLineage implements backend.Store. The keys travel as one JSON array
@@ -666,16 +667,23 @@ func (s *Store) LedgerEntries(ctx context.Context, principal string, limit int) 
 	return out, nil
 }
 
+// reserveBudget adds an amount (arguments: key, amount, amount, limit,
+// limit) to a counter if the sum stays within the limit; adjustBudget
+// moves a counter (key, delta, delta), never below zero.
+const (
+	reserveBudget = `INSERT INTO budgets (key, used) SELECT ?, ? WHERE ? <= ?
+		 ON CONFLICT (key) DO UPDATE SET used = budgets.used + excluded.used WHERE budgets.used + excluded.used <= ?`
+	adjustBudget = `INSERT INTO budgets (key, used) VALUES (?, max(?, 0))
+		 ON CONFLICT (key) DO UPDATE SET used = max(budgets.used + ?, 0)`
+)
+
 // Reserve implements backend.Store in one statement: the upsert only
 // happens when the result stays within the limit.
 func (s *Store) Reserve(ctx context.Context, key string, amount, limit int64) (bool, error) {
 	if err := backend.CheckReserve(key, amount); err != nil {
 		return false, err
 	}
-	res, err := s.w.ExecContext(ctx,
-		`INSERT INTO budgets (key, used) SELECT ?, ? WHERE ? <= ?
-		 ON CONFLICT (key) DO UPDATE SET used = budgets.used + excluded.used WHERE budgets.used + excluded.used <= ?`,
-		key, amount, amount, limit, limit)
+	res, err := s.w.ExecContext(ctx, reserveBudget, key, amount, amount, limit, limit)
 	if err != nil {
 		return false, fmt.Errorf("reserve: %w", err)
 	}
@@ -691,9 +699,7 @@ func (s *Store) Adjust(ctx context.Context, key string, delta int64) error {
 	if key == "" {
 		return fmt.Errorf("adjust: empty key: %w", backend.ErrInvalid)
 	}
-	_, err := s.w.ExecContext(ctx,
-		`INSERT INTO budgets (key, used) VALUES (?, max(?, 0))
-		 ON CONFLICT (key) DO UPDATE SET used = max(budgets.used + ?, 0)`, key, delta, delta)
+	_, err := s.w.ExecContext(ctx, adjustBudget, key, delta, delta)
 	if err != nil {
 		return fmt.Errorf("adjust: %w", err)
 	}
@@ -820,7 +826,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close implements backend.Store.
 func (s *Store) Close() error {
-	var errs []error
+	errs := []error{s.closeWriteStmts()}
 	s.stmts.Range(func(_, st any) bool {
 		errs = append(errs, st.(*sql.Stmt).Close())
 		return true

@@ -1,0 +1,143 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+)
+
+// The writes every turn makes (lineage, reservation, settlement) run
+// below database/sql, on the writer's driver connection: a database/sql
+// transaction starts a goroutine to watch its context, and the driver
+// starts another for every statement run under a context that can end,
+// and prepares BEGIN and COMMIT anew each time. For a transaction of two
+// or three small rows that was as much CPU as SQLite's own work. Here
+// every statement, BEGIN IMMEDIATE and COMMIT included, is prepared once
+// on the connection and run with no cancellation: the context bounds the
+// wait for the connection, and once a transaction has begun it runs to its
+// COMMIT (busy_timeout bounds a wait for another process's lock). A write
+// returns only after its COMMIT returned, as before.
+
+const (
+	beginImmediate = `BEGIN IMMEDIATE`
+	commitTx       = `COMMIT`
+	rollbackTx     = `ROLLBACK`
+)
+
+// writeStmts are the statements prepared on the writer's driver
+// connection. The writer pool has one connection and write holds it, so
+// only one write uses them at a time.
+type writeStmts struct {
+	conn  driver.Conn // the connection they belong to
+	stmts map[string]driver.Stmt
+}
+
+// writeTx is one write transaction on the writer's driver connection.
+type writeTx struct {
+	ctx context.Context // never done: statements are not interrupted
+	ws  *writeStmts
+}
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE … COMMIT) on the
+// writer connection. ctx bounds the wait for the connection; the
+// transaction, once begun, runs to its end. If fn fails the transaction
+// is rolled back and fn's error returned.
+func (s *Store) write(ctx context.Context, fn func(t *writeTx) error) error {
+	c, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		t := &writeTx{ctx: context.WithoutCancel(ctx), ws: s.writeStmts(dc.(driver.Conn))}
+		if _, err := t.exec(beginImmediate); err != nil {
+			return err
+		}
+		if err := fn(t); err != nil {
+			return t.rollback(err)
+		}
+		if _, err := t.exec(commitTx); err != nil {
+			// A failed COMMIT can leave the transaction open.
+			return t.rollback(err)
+		}
+		return nil
+	})
+}
+
+// rollback ends the transaction that failed with err. A connection that
+// cannot roll back is discarded (driver.ErrBadConn) rather than reused
+// perhaps inside a transaction.
+func (t *writeTx) rollback(err error) error {
+	if _, rerr := t.exec(rollbackTx); rerr != nil {
+		return errors.Join(err, fmt.Errorf("roll back: %w (%w)", rerr, driver.ErrBadConn))
+	}
+	return err
+}
+
+// writeStmts returns the statement cache of the driver connection dc,
+// emptied if dc is not the connection it was filled on (database/sql
+// replaced a broken one; its statements went with it).
+func (s *Store) writeStmts(dc driver.Conn) *writeStmts {
+	if s.ws.conn != dc {
+		s.ws = writeStmts{conn: dc, stmts: map[string]driver.Stmt{}}
+	}
+	return &s.ws
+}
+
+// stmt returns q prepared on the transaction's connection.
+func (t *writeTx) stmt(q string) (driver.Stmt, error) {
+	if st, ok := t.ws.stmts[q]; ok {
+		return st, nil
+	}
+	p, ok := t.ws.conn.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, errors.New("sqlite driver connection cannot prepare with a context")
+	}
+	st, err := p.PrepareContext(t.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := st.(driver.StmtExecContext); !ok {
+		_ = st.Close()
+		return nil, errors.New("sqlite driver statement cannot execute with a context")
+	}
+	t.ws.stmts[q] = st
+	return st, nil
+}
+
+// exec runs q with args (int, int64, string, []byte, bool, float64 or
+// time.Time values) through its prepared statement.
+func (t *writeTx) exec(q string, args ...any) (driver.Result, error) {
+	st, err := t.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return st.(driver.StmtExecContext).ExecContext(t.ctx, named)
+}
+
+// closeWriteStmts closes the statements prepared on the writer connection.
+func (s *Store) closeWriteStmts() error {
+	c, err := s.w.Conn(context.Background())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		ws := s.writeStmts(dc.(driver.Conn))
+		var errs []error
+		for q, st := range ws.stmts {
+			errs = append(errs, st.Close())
+			delete(ws.stmts, q)
+		}
+		return errors.Join(errs...)
+	})
+}
