@@ -179,7 +179,8 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 }
 
 // SettleReservations implements backend.Reservations in one write
-// transaction.
+// transaction, the writer's next group transaction (see grouped): the
+// settlements are applied together, in their order.
 func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlement) error {
 	if err := backend.CheckSettlements(settle); err != nil {
 		return err
@@ -187,7 +188,7 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 	if len(settle) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(t *writeTx) error {
+	err := s.grouped(ctx, func(t *writeTx) error {
 		for _, st := range settle {
 			// An empty ReservationID has no row (PutReservation
 			// refuses one): the counters move unconditionally.

@@ -58,8 +58,8 @@ type Store struct {
 	mu         sync.Mutex
 	unprepared []string // write statements to prepare once the connection is free
 
-	ws      writeStmts // the hot writes' statements (write)
-	lineage lineageGroup
+	ws    writeStmts // the hot writes' statements (write)
+	group writeGroup
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -432,88 +432,31 @@ func (s *Store) PutLineages(ctx context.Context, principal string, puts []backen
 	return s.putLineages(ctx, principal, puts)
 }
 
-// lineageWrite is one PutLineages call waiting for the group commit.
-type lineageWrite struct {
-	principal string
-	puts      []backend.LineagePut
-	done      chan error // the batch's result, or errLead
-}
-
-// lineageGroup commits lineage writes together: the writes that arrive
-// while one transaction runs go in the next, so under load one SQLite
-// write transaction carries many turns' records instead of one each.
-type lineageGroup struct {
-	mu    sync.Mutex
-	busy  bool // a leader is writing
-	queue []*lineageWrite
-}
-
-// errLead hands the next batch to a waiting writer.
-var errLead = errors.New("lead the next lineage batch")
-
-// putLineages writes puts in a transaction shared with the writes that
-// arrive meanwhile. A caller arriving when none is running writes at once,
-// alone; the others wait, and the first of them writes the batch that
-// gathered. Each call's records are upserted in its order, calls in
-// arrival order; a failed transaction fails every call in it.
+// putLineages upserts puts, in their order, in the writer's next group
+// transaction. The caller's cancellation does not end its wait: the
+// batch carries other callers' writes, and a call returns once its
+// records are stored or the transaction failed.
 func (s *Store) putLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
-	w := &lineageWrite{principal: principal, puts: puts, done: make(chan error, 1)}
-	g := &s.lineage
-	g.mu.Lock()
-	g.queue = append(g.queue, w)
-	if g.busy {
-		g.mu.Unlock()
-		if err := <-w.done; err != errLead {
-			return err
-		}
-		g.mu.Lock()
-	}
-	g.busy = true
-	batch := g.queue
-	g.queue = nil
-	g.mu.Unlock()
-
-	// The batch carries other callers' writes: the leader's cancellation
-	// must not fail them.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineageWriteTimeout)
-	err := s.write(wctx, func(t *writeTx) error {
-		for _, b := range batch {
-			for _, p := range b.puts {
-				v := p.Value
-				if v == nil {
-					v = []byte{}
-				}
-				if _, err := t.exec(upsertLineage, b.principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
-					return err
-				}
+	err := s.grouped(context.WithoutCancel(ctx), func(t *writeTx) error {
+		for _, p := range puts {
+			v := p.Value
+			if v == nil {
+				v = []byte{}
+			}
+			if _, err := t.exec(upsertLineage, principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
-	cancel()
 	if err != nil {
-		err = fmt.Errorf("put lineage: %w", err)
+		return fmt.Errorf("put lineage: %w", err)
 	}
-	for _, b := range batch {
-		if b != w {
-			b.done <- err
-		}
-	}
-	g.mu.Lock()
-	if len(g.queue) > 0 {
-		g.queue[0].done <- errLead
-	} else {
-		g.busy = false
-	}
-	g.mu.Unlock()
-	return err
+	return nil
 }
 
 const upsertLineage = `INSERT INTO lineage (principal, key, value, expires_at) VALUES (?, ?, ?, ?)
 	ON CONFLICT (principal, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`
-
-// lineageWriteTimeout bounds a group's wait for the writer connection.
-const lineageWriteTimeout = 30 * time.Second
 
 // GetLineage implements backend.Store. The keys travel as one JSON array
 // parameter, so any number of them costs one query.

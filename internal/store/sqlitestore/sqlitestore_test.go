@@ -92,3 +92,71 @@ func TestConcurrentLineageWrites(t *testing.T) {
 		}
 	}
 }
+
+// Lineage puts and settlements from concurrent turns share group
+// transactions: every call returns once its rows are stored, and every
+// row is there, counters included. A settlement whose context is done
+// before it is queued writes nothing.
+func TestConcurrentTurnWrites(t *testing.T) {
+	s, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "tether.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	const callers, turns = 16, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*callers*turns)
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range turns {
+				key := fmt.Sprintf("turn-%d-%d", c, i)
+				if err := s.PutLineages(t.Context(), "alice", []backend.LineagePut{{Key: key, Value: []byte("v")}}); err != nil {
+					errs <- fmt.Errorf("caller %d turn %d: put lineage: %w", c, i, err)
+				}
+				st := backend.Settlement{Entry: backend.LedgerEntry{ID: key, Principal: "alice", Kind: "primary", CostMicros: 3},
+					Adjust: []backend.Hold{{Key: "usd", Amount: 3}}}
+				if err := s.SettleReservations(t.Context(), []backend.Settlement{st}); err != nil {
+					errs <- fmt.Errorf("caller %d turn %d: settle: %w", c, i, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	late := backend.Settlement{Entry: backend.LedgerEntry{ID: "late", Principal: "alice", Kind: "primary", CostMicros: 3},
+		Adjust: []backend.Hold{{Key: "usd", Amount: 3}}}
+	if err := s.SettleReservations(ctx, []backend.Settlement{late}); err == nil {
+		t.Error("SettleReservations with a done context succeeded; want its error")
+	}
+
+	var keys []string
+	for c := range callers {
+		for i := range turns {
+			keys = append(keys, fmt.Sprintf("turn-%d-%d", c, i))
+		}
+	}
+	got, err := s.GetLineage(t.Context(), "alice", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(keys) {
+		t.Errorf("%d of %d lineage records stored", len(got), len(keys))
+	}
+	entries, err := s.LedgerEntries(t.Context(), "alice", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != callers*turns {
+		t.Errorf("%d ledger entries stored, want %d", len(entries), callers*turns)
+	}
+	if used, err := s.Used(t.Context(), "usd"); err != nil || used != 3*callers*turns {
+		t.Errorf("Used(usd) = %d, %v; want %d", used, err, 3*callers*turns)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 )
 
 // The writes every turn makes (lineage, reservation, settlement) run
@@ -140,4 +142,86 @@ func (s *Store) closeWriteStmts() error {
 		}
 		return errors.Join(errs...)
 	})
+}
+
+// writeGroup commits the writes of every turn (lineage puts, settlements)
+// together: the writes that arrive while a transaction runs go in the
+// next one, lineage and settlements alike, so under load one SQLite
+// transaction (its WAL locks, its COMMIT) carries many turns' rows instead
+// of one each. A caller arriving when none runs writes at once, alone, on
+// its own goroutine; the others wait, and the first of them runs the
+// transaction of those that gathered.
+type writeGroup struct {
+	mu    sync.Mutex
+	busy  bool // a leader is writing
+	queue []*groupJob
+}
+
+// groupJob is one caller's part of a group transaction.
+type groupJob struct {
+	fn   func(t *writeTx) error
+	done chan error // the transaction's outcome, or errLead
+}
+
+// errLead hands the next group transaction to a waiting caller.
+var errLead = errors.New("lead the next group transaction")
+
+const (
+	// maxGroup bounds the callers' parts in one transaction.
+	maxGroup = 256
+	// groupTimeout bounds a group transaction's wait for the writer
+	// connection (held by another write of this process).
+	groupTimeout = 30 * time.Second
+)
+
+// grouped runs fn in a group transaction, after the parts queued before
+// it, and returns the transaction's outcome: nil once it committed. A done
+// ctx fails the call before it is queued; once queued the call waits for
+// the transaction, whose parts belong to other callers too (a failed one
+// fails every part).
+func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	j := &groupJob{fn: fn, done: make(chan error, 1)}
+	g := &s.group
+	g.mu.Lock()
+	g.queue = append(g.queue, j)
+	if g.busy {
+		g.mu.Unlock()
+		if err := <-j.done; err != errLead {
+			return err
+		}
+		g.mu.Lock()
+	}
+	g.busy = true
+	n := min(len(g.queue), maxGroup)
+	batch := g.queue[:n:n]
+	g.queue = g.queue[n:]
+	g.mu.Unlock()
+
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupTimeout)
+	err := s.write(wctx, func(t *writeTx) error {
+		for _, b := range batch {
+			if err := b.fn(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	cancel()
+	for _, b := range batch {
+		if b != j {
+			b.done <- err
+		}
+	}
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- errLead
+	} else {
+		g.busy = false
+		g.queue = nil
+	}
+	g.mu.Unlock()
+	return err
 }
