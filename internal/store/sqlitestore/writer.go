@@ -29,7 +29,9 @@ const (
 
 // writeStmts are the statements prepared on the writer's driver
 // connection. The writer pool has one connection and write holds it, so
-// only one write uses them at a time.
+// only one write uses them at a time. If database/sql discards the
+// connection (a broken one), its statements are dropped unclosed: the
+// driver has closed their connection, and closing them would touch it.
 type writeStmts struct {
 	conn  driver.Conn // the connection they belong to
 	stmts map[string]driver.Stmt
@@ -128,6 +130,9 @@ func (t *writeTx) exec(q string, args ...any) (driver.Result, error) {
 
 // closeWriteStmts closes the statements prepared on the writer connection.
 func (s *Store) closeWriteStmts() error {
+	if len(s.ws.stmts) == 0 {
+		return nil
+	}
 	c, err := s.w.Conn(context.Background())
 	if err != nil {
 		return err
