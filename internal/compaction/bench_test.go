@@ -84,3 +84,36 @@ func BenchmarkClassify1MiBFirstSeen(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClassifyNextTurn is classification of an agent's next request:
+// the 1 MiB history before it was classified, and the request adds a tool
+// call and its result no memo has seen. Parsing and the item keys (made
+// once per request, shared with lineage resolution) are not timed.
+func BenchmarkClassifyNextTurn(b *testing.B) {
+	base := history1MiB("Now add a users table.")
+	cut := bytes.LastIndex(base, []byte(`,{"role":"user","content":[{"type":"text","text":"Now add`))
+	rs := Default()
+	next := func(i int) *dialect.View {
+		body := fmt.Appendf(append([]byte{}, base[:cut]...),
+			`,{"role":"assistant","content":[{"type":"tool_use","id":"n%d","name":"Read","input":{"file_path":"/repo/f%d.go"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"n%d","content":"package x // %d"}]}`, i, i, i, i)
+		body = append(body, base[cut:]...)
+		v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v.ItemKeys()
+		return v
+	}
+	rs.Classify(next(0))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		v := next(i)
+		b.StartTimer()
+		if got := rs.Classify(v); got.Compaction {
+			b.Fatal("a main turn classified as compaction")
+		}
+	}
+}

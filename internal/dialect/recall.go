@@ -50,6 +50,9 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 	if from != nil {
 		if keys := from.readyKeys(); keys != nil {
 			v.known = keys[:min(shared, len(keys))]
+			if ids := from.readyIDs(); ids != nil {
+				v.knownIDs = ids[:min(shared, len(ids))]
+			}
 		}
 	}
 	recalled.put(h, v, from, from != nil && shared == len(from.idx.items))

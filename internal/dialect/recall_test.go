@@ -56,6 +56,9 @@ func sameParse(t *testing.T, scope string, name Name, body []byte) *View {
 	if !reflect.DeepEqual(got.ItemKeys(), want.ItemKeys()) {
 		t.Fatalf("ParseFrom item keys differ from Parse's")
 	}
+	if !reflect.DeepEqual(got.PrefixIDs(), want.PrefixIDs()) {
+		t.Fatalf("ParseFrom prefix ids differ from Parse's")
+	}
 	return got
 }
 

@@ -27,6 +27,10 @@ type View struct {
 	keys      []ItemKey
 	keysReady atomic.Bool // keys are made
 	known     []ItemKey   // keys of the first items, from an earlier View (ParseFrom)
+	idsOnce   sync.Once
+	ids       []PrefixID
+	idsReady  atomic.Bool
+	knownIDs  []PrefixID // ids of the first prefixes, from an earlier View
 }
 
 // Parse validates body once and returns a View over it. path is the URL path
@@ -238,6 +242,59 @@ func (v *View) ItemKeys() []ItemKey {
 		v.keysReady.Store(true)
 	})
 	return v.keys
+}
+
+// PrefixID identifies the first items of a conversation: two independent
+// 64-bit mixes of their ItemKeys (themselves per-process-seeded hashes of
+// the items' bytes) and of the dialect, which decides how items read. Two
+// requests share a PrefixID when they share those items, so anything
+// computed from a prefix's items alone may be memoised by it.
+type PrefixID struct{ A, B uint64 }
+
+// PrefixIDs returns the id of every prefix of the conversation (ids[i]:
+// items 0…i), parallel to ItemKeys, or nil when ItemKeys is nil. The ids
+// of the items a ParseFrom View shares with its earlier request are that
+// request's: only the new items are mixed in.
+func (v *View) PrefixIDs() []PrefixID {
+	v.idsOnce.Do(func() {
+		keys := v.ItemKeys()
+		if keys == nil {
+			return
+		}
+		ids := make([]PrefixID, len(keys))
+		n := copy(ids, v.knownIDs)
+		var id PrefixID
+		if n > 0 {
+			id = ids[n-1]
+		} else {
+			for _, c := range []byte(v.name) {
+				id.A, id.B = mix(id.A, uint64(c)), mix(id.B, uint64(c)+7)
+			}
+		}
+		for i, k := range keys[n:] {
+			u := uint64(k.N)
+			id.A = mix(mix(mix(id.A, k.H1), k.H2), u)
+			id.B = mix(mix(mix(id.B^0x6a09e667f3bcc909, k.H2), k.H1), u+1)
+			ids[n+i] = id
+		}
+		v.ids = ids
+		v.idsReady.Store(true)
+	})
+	return v.ids
+}
+
+func mix(h, v uint64) uint64 {
+	h ^= v
+	h *= 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// readyIDs returns PrefixIDs' answer if it has been made, else nil.
+func (v *View) readyIDs() []PrefixID {
+	if !v.idsReady.Load() {
+		return nil
+	}
+	return v.ids
 }
 
 // readyKeys returns ItemKeys' answer if it has been made, else nil.

@@ -21,8 +21,8 @@ func TestHistoryChainMemoMatchesFullDigest(t *testing.T) {
 		for round := range 2 {
 			for _, s := range seqs {
 				v := caps[s].view(t)
-				want := history(v.Messages(), nil)
-				got := history(v.Messages(), v.ItemKeys())
+				want := history(v.Messages(), nil, nil)
+				got := history(v.Messages(), v.ItemKeys(), v.PrefixIDs())
 				if len(got) != len(want) {
 					t.Fatalf("%s seq %d round %d: %d entries, want %d", name, s, round, len(got), len(want))
 				}
@@ -39,26 +39,26 @@ func TestHistoryChainMemoMatchesFullDigest(t *testing.T) {
 		}
 	}
 	// The same item after a different prefix is a different link.
-	first := history(chatView(t, nil, u("one"), a("two"), u("same words here")).Messages(), nil)
+	first := history(chatView(t, nil, u("one"), a("two"), u("same words here")).Messages(), nil, nil)
 	v := chatView(t, nil, u("other"), a("two"), u("same words here"))
-	moved := history(v.Messages(), v.ItemKeys())
+	moved := history(v.Messages(), v.ItemKeys(), v.PrefixIDs())
 	if moved[2].chain == first[2].chain {
 		t.Fatal("an item after another history digests like the first")
 	}
-	if again := history(v.Messages(), nil); again[2].chain != moved[2].chain {
+	if again := history(v.Messages(), nil, nil); again[2].chain != moved[2].chain {
 		t.Fatal("memoised link differs from the full digest")
 	}
 	// A fork: the remembered history's prefix, then other items.
 	base := conversation("fork", 12)
 	b := chatView(t, nil, base...)
-	history(b.Messages(), b.ItemKeys())
+	history(b.Messages(), b.ItemKeys(), b.PrefixIDs())
 	for _, next := range [][]msg{
 		append(base[:7:7], u("a different turn seven"), a("and eight")),
 		append(base[:12:12], u("one more")),
 		base[:5],
 	} {
 		f := chatView(t, nil, next...)
-		got, want := history(f.Messages(), f.ItemKeys()), history(f.Messages(), nil)
+		got, want := history(f.Messages(), f.ItemKeys(), f.PrefixIDs()), history(f.Messages(), nil, nil)
 		if len(got) != len(want) {
 			t.Fatalf("fork of %d items: %d entries, want %d", len(next), len(got), len(want))
 		}

@@ -29,7 +29,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	hist, turn := ref.hist, ref.Turn
 	if hist == nil { // a Ref not made by Resolve
 		msgs := v.Messages()
-		hist, turn = history(msgs, v.ItemKeys()), len(msgs)
+		hist, turn = history(msgs, v.ItemKeys(), v.PrefixIDs()), len(msgs)
 	}
 	if len(hist) == 0 {
 		return nil

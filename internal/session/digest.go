@@ -89,15 +89,13 @@ type entry struct {
 // digest of its item keys, and a request that extends a history this
 // process digested starts from that history's entries (an agent resends
 // the previous request's items and adds a few).
-func history(msgs []dialect.Message, keys []dialect.ItemKey) []entry {
-	if len(keys) != len(msgs) {
-		keys = nil
+func history(msgs []dialect.Message, keys []dialect.ItemKey, ids []dialect.PrefixID) []entry {
+	if len(keys) != len(msgs) || len(ids) != len(keys) {
+		keys, ids = nil, nil
 	}
-	var ids []prefixID
 	start := 0
 	var out []entry
 	if keys != nil {
-		ids = prefixIDs(keys)
 		if k, known, ok := prefixes.longest(ids); ok {
 			start = k + 1
 			out = make([]entry, len(known), len(known)+len(msgs)-start)
@@ -169,41 +167,12 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey) []entry {
 	return out
 }
 
-// prefixID identifies a sequence of items: two independent 64-bit mixes of
-// their keys (which are themselves per-process-seeded hashes of the items'
-// bytes).
-type prefixID struct{ a, b uint64 }
-
-func mix(h, v uint64) uint64 {
-	h ^= v
-	h *= 0x9e3779b97f4a7c15
-	return h ^ h>>29
-}
-
-// prefixIDs returns the id of every prefix of keys (ids[i]: keys[:i+1]).
-func prefixIDs(keys []dialect.ItemKey) []prefixID {
-	ids := make([]prefixID, len(keys))
-	var id prefixID
-	if len(keys) > 0 { // the dialect, which decides how the items read
-		for _, c := range []byte(keys[0].Name) {
-			id.a, id.b = mix(id.a, uint64(c)), mix(id.b, uint64(c)+7)
-		}
-	}
-	for i, k := range keys {
-		n := uint64(k.N)
-		id.a = mix(mix(mix(id.a, k.H1), k.H2), n)
-		id.b = mix(mix(mix(id.b^0x6a09e667f3bcc909, k.H2), k.H1), n+1)
-		ids[i] = id
-	}
-	return ids
-}
-
 // prefixMemo keeps the entries of recent histories by the id of their
 // items, a bounded number of them (oldest dropped first).
 type prefixMemo struct {
 	mu    sync.Mutex
-	m     map[prefixID][]entry
-	order []prefixID
+	m     map[dialect.PrefixID][]entry
+	order []dialect.PrefixID
 }
 
 const prefixMemoMax = 512 // histories
@@ -217,7 +186,7 @@ var prefixes = &prefixMemo{}
 // longest returns the longest prefix of ids (within the lookback) whose
 // entries are known: its last index and its entries (shared: do not
 // modify).
-func (c *prefixMemo) longest(ids []prefixID) (int, []entry, bool) {
+func (c *prefixMemo) longest(ids []dialect.PrefixID) (int, []entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(ids) - 1; i >= 0 && i >= len(ids)-longestLookback; i-- {
@@ -228,11 +197,11 @@ func (c *prefixMemo) longest(ids []prefixID) (int, []entry, bool) {
 	return 0, nil, false
 }
 
-func (c *prefixMemo) put(id prefixID, entries []entry) {
+func (c *prefixMemo) put(id dialect.PrefixID, entries []entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = make(map[prefixID][]entry, prefixMemoMax)
+		c.m = make(map[dialect.PrefixID][]entry, prefixMemoMax)
 	}
 	if _, ok := c.m[id]; ok {
 		return

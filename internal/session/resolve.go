@@ -210,7 +210,7 @@ func (r *Resolver) Resolve(ctx context.Context, principal string, v *dialect.Vie
 	if h.OutOfBand {
 		res, err = r.resolveOutOfBand(ctx, ref, msgs, hintKey)
 	} else {
-		hist := history(msgs, v.ItemKeys())
+		hist := history(msgs, v.ItemKeys(), v.PrefixIDs())
 		res, err = r.resolveTurn(ctx, ref, msgs, hist, h, ch, hintKey)
 		res.hist = hist
 	}
