@@ -87,17 +87,22 @@ func BenchmarkClassify1MiBFirstSeen(b *testing.B) {
 
 // BenchmarkClassifyNextTurn is classification of an agent's next request:
 // the 1 MiB history before it was classified, and the request adds a tool
-// call and its result no memo has seen. Parsing and the item keys (made
-// once per request, shared with lineage resolution) are not timed.
+// call and its result no memo has seen. Parsing (ParseFrom, as the server
+// parses) and the item keys (made once per request, shared with lineage
+// resolution) are not timed.
 func BenchmarkClassifyNextTurn(b *testing.B) {
 	base := history1MiB("Now add a users table.")
-	cut := bytes.LastIndex(base, []byte(`,{"role":"user","content":[{"type":"text","text":"Now add`))
+	cut := bytes.LastIndex(base, []byte(`],"system":`)) // the tool loop follows the user's message
 	rs := Default()
+	var grown []byte // the tool calls of the session so far
 	next := func(i int) *dialect.View {
-		body := fmt.Appendf(append([]byte{}, base[:cut]...),
+		if i%64 == 0 {
+			grown = grown[:0] // a new session now and then: the history stays near 1 MiB
+		}
+		grown = fmt.Appendf(grown,
 			`,{"role":"assistant","content":[{"type":"tool_use","id":"n%d","name":"Read","input":{"file_path":"/repo/f%d.go"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"n%d","content":"package x // %d"}]}`, i, i, i, i)
-		body = append(body, base[cut:]...)
-		v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+		body := append(append(append([]byte{}, base[:cut]...), grown...), base[cut:]...)
+		v, err := dialect.ParseFrom("bench", dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
 		if err != nil {
 			b.Fatal(err)
 		}

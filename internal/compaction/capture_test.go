@@ -3,6 +3,7 @@ package compaction
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -254,6 +255,7 @@ func TestItemVerdictsChangeNothing(t *testing.T) {
 		condItems.mu.Lock()
 		condItems.m = nil
 		condItems.mu.Unlock()
+		forgetIndexes()
 	}
 	rs := Default()
 	cold := make([]Result, len(views))
@@ -311,5 +313,55 @@ rules:
 				t.Errorf("%q: compaction %v by %q, want by %q", tc.last, got.Compaction, got.RuleID, tc.want)
 			}
 		}
+	}
+}
+
+func forgetIndexes() {
+	for _, m := range []*indexMemo[windowKey]{&windows} {
+		m.mu.Lock()
+		m.m = nil
+		m.mu.Unlock()
+	}
+	lastUsers.mu.Lock()
+	lastUsers.m = nil
+	lastUsers.mu.Unlock()
+}
+
+// TestSlidingWindowsAgreeWithCold: an agent's conversation growing one
+// tool call at a time, each request classified after the one before (the
+// windows slide), classifies as with every memo empty: the continued-
+// session summary counts while it is within the rule's last 32 items and
+// stops counting once the tool loop has pushed it out.
+func TestSlidingWindowsAgreeWithCold(t *testing.T) {
+	rs := Default()
+	var b strings.Builder
+	b.WriteString(`{"model":"claude-x","max_tokens":100,"messages":[{"role":"user","content":[{"type":"text","text":"This session is being continued from a previous conversation that ran out of context. The conversation is summarized below: we use PostgreSQL."}]}`)
+	seen := map[bool]bool{}
+	for turn := range 60 {
+		fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Read","input":{"file_path":"/f%d"}}]}`, turn, turn)
+		fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"ok %d"}]}`, turn, turn)
+		if turn%7 == 3 {
+			fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"text","text":"keep going %d"}]}`, turn)
+		}
+		body := []byte(b.String() + `],"system":[{"type":"text","text":"You are Claude Code."}]}`)
+		v, err := dialect.ParseFrom(t.Name(), dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warm := rs.Classify(v)
+		forgetIndexes()
+		cold, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := rs.Classify(cold); !reflect.DeepEqual(warm, want) {
+			t.Fatalf("turn %d: sliding memo classifies %+v, empty memo %+v", turn, warm, want)
+		}
+		seen[warm.PostCompaction] = true
+		// Warm again for the next turn (the cold pass forgot the windows).
+		rs.Classify(v)
+	}
+	if !seen[true] || !seen[false] {
+		t.Fatalf("the summary never left the window (or never counted): %v", seen)
 	}
 }

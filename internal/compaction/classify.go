@@ -319,10 +319,32 @@ func (p *probe) lastUserItem() *item {
 	p.lastUser = &item{}
 	// An agent's tool loop puts many items after the user last spoke, and
 	// the same items come back every turn: whether an item is a user message
-	// with text is remembered by its key, so only new items are decoded.
+	// with text is remembered by its key, and where the last one is by the
+	// id of the history before it, so only new items are decoded.
 	keys := p.keys()
+	var ids []dialect.PrefixID
+	if keys != nil {
+		if ids = p.v.PrefixIDs(); len(ids) != len(keys) {
+			ids = nil
+		}
+	}
+	found := -1
+	defer func() {
+		if ids != nil && p.count() > 0 {
+			lastUsers.put(ids[p.count()-1], found)
+		}
+	}()
 	for k := 0; k < p.count(); k++ {
 		i := p.count() - 1 - k
+		if ids != nil && k > 0 {
+			if j, ok := lastUsers.get(ids[i]); ok {
+				if found = j; j >= 0 {
+					p.lastUser = p.decodeHead(j)
+					p.lastUser.texts() // as the walk leaves it
+				}
+				break
+			}
+		}
 		if keys != nil {
 			if spoke, ok := userItems.get(keys[i]); ok && !spoke {
 				continue
@@ -334,12 +356,16 @@ func (p *probe) lastUserItem() *item {
 			userItems.put(keys[i], spoke)
 		}
 		if spoke {
-			p.lastUser = it
+			p.lastUser, found = it, i
 			break
 		}
 	}
 	return p.lastUser
 }
+
+// lastUsers remembers, by the id of a history's items, the index of its
+// last user message with text (-1: none).
+var lastUsers indexMemo[dialect.PrefixID]
 
 // verdicts remembers a yes/no fact about conversation items, a pure
 // function of the item's bytes (its key) and, for condKey, of the rule's
@@ -392,8 +418,11 @@ func (p *probe) keys() []dialect.ItemKey {
 }
 
 // anyHolds reports whether condition c's test fn holds for any of items
-// hi down to lo (newest first). Verdicts the memo has are read under one
-// lock; only items it has none for are tested, and their verdicts kept.
+// hi down to lo (newest first). An agent's next request slides the window
+// by the items it adds: when the window ending a few items earlier, in
+// this same history, was answered before (windows), only the new items
+// are tested, and the earlier answer (the newest item it held for) covers
+// the rest.
 func (p *probe) anyHolds(c *Condition, lo, hi int, fn func(i int) bool) bool {
 	keys := p.keys()
 	if keys == nil {
@@ -404,35 +433,113 @@ func (p *probe) anyHolds(c *Condition, lo, hi int, fn func(i int) bool) bool {
 		}
 		return false
 	}
+	ids := p.v.PrefixIDs()
+	if len(ids) != len(keys) || hi < lo {
+		return p.newest(c, keys, lo, hi, fn) >= 0
+	}
+	if h, ok := windows.get(windowKey{c, ids[hi], lo}); ok {
+		return h >= 0 // the same window again
+	}
+	got := -2
+	for d := 1; d <= windowSlide && hi-d >= 0; d++ {
+		// The window of the request d items shorter: lo-d…hi-d, or from
+		// the first item.
+		h, ok := windows.get(windowKey{c, ids[hi-d], max(lo-d, 0)})
+		if !ok {
+			continue
+		}
+		// It covers lo…hi-d: the newest of those it holds for is h, if
+		// h ≥ lo. Only hi-d+1…hi are new.
+		if got = p.newest(c, keys, max(hi-d+1, lo), hi, fn); got < 0 && h >= lo {
+			got = h
+		}
+		break
+	}
+	if got == -2 {
+		got = p.newest(c, keys, lo, hi, fn)
+	}
+	windows.put(windowKey{c, ids[hi], lo}, got)
+	return got >= 0
+}
+
+// newest returns the newest of items lo…hi that c's test fn holds for, or
+// -1. Item verdicts the memo has are read under one lock; only items it
+// has none for are tested, and their verdicts kept.
+func (p *probe) newest(c *Condition, keys []dialect.ItemKey, lo, hi int, fn func(i int) bool) int {
 	var buf [64]int8
 	known := buf[:0]
 	condItems.mu.Lock()
 	for i := hi; i >= lo; i-- {
 		v, ok := condItems.m[condKey{c, keys[i]}]
-		switch {
-		case !ok:
+		if !ok {
 			known = append(known, -1)
-		case v:
-			condItems.mu.Unlock()
-			return true
-		default:
-			known = append(known, 0)
+			continue
 		}
+		if v {
+			known = append(known, 1)
+			break // newer items are false or untested
+		}
+		known = append(known, 0)
 	}
 	condItems.mu.Unlock()
 	for j, v := range known {
-		if v >= 0 {
-			continue
-		}
 		i := hi - j
-		got := fn(i)
-		condItems.put(condKey{c, keys[i]}, got)
-		if got {
-			return true
+		switch v {
+		case 1:
+			return i
+		case -1:
+			got := fn(i)
+			condItems.put(condKey{c, keys[i]}, got)
+			if got {
+				return i
+			}
 		}
 	}
-	return false
+	return -1
 }
+
+// windowKey is condition c over the items lo…hi of a history whose items
+// 0…hi have the prefix id id.
+type windowKey struct {
+	c  *Condition
+	id dialect.PrefixID
+	lo int
+}
+
+// windows remembers, per condition and window, the newest item of the
+// window the condition holds for (-1: none): a pure function of the
+// window's items and the condition. Bounded: it starts over when full.
+var windows indexMemo[windowKey]
+
+// indexMemo remembers an item index (or -1) per key; a cache of a pure
+// function, bounded: it starts over when full.
+type indexMemo[K comparable] struct {
+	mu sync.Mutex
+	m  map[K]int
+}
+
+func (w *indexMemo[K]) get(k K) (int, bool) {
+	w.mu.Lock()
+	h, ok := w.m[k]
+	w.mu.Unlock()
+	return h, ok
+}
+
+func (w *indexMemo[K]) put(k K, h int) {
+	w.mu.Lock()
+	if w.m == nil || len(w.m) >= indexMemoMax {
+		w.m = make(map[K]int)
+	}
+	w.m[k] = h
+	w.mu.Unlock()
+}
+
+// windowSlide is how many items a request may add to the one before it for
+// that request's windows to be slid instead of read item by item.
+const (
+	windowSlide  = 16
+	indexMemoMax = 1 << 16
+)
 
 func (p *probe) lastItemType() string {
 	if p.name != dialect.OpenAIResponses {
