@@ -1,8 +1,12 @@
 package session
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/tether-dev/tether/internal/dialect"
 )
 
 // The history digests taken from the chain memo (links this process
@@ -67,5 +71,43 @@ func TestHistoryChainMemoMatchesFullDigest(t *testing.T) {
 				t.Fatalf("fork of %d items: entry %d = %+v, want %+v", len(next), i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// Entries extended in place (the first request to extend a remembered
+// history appends to it) are never seen or overwritten by another
+// extension of the same history: two turns forked from one history and a
+// turn after the first fork each digest as from scratch, and the first
+// fork's entries are unchanged after the others.
+func TestHistoryExtendedInPlaceStaysOwn(t *testing.T) {
+	base := conversation("inplace", 10)
+	digest := func(ms []msg) []entry {
+		// chatView's system prompt names the length; this one does not,
+		// so the requests share their prefixes.
+		var b strings.Builder
+		b.WriteString(`{"model":"m","messages":[{"role":"system","content":"fixed"}`)
+		for _, m := range ms {
+			fmt.Fprintf(&b, `,{"role":%q,"content":%q}`, m.role, m.text)
+		}
+		b.WriteString("]}")
+		v, err := dialect.Parse(dialect.OpenAIChat, "/v1/chat/completions", nil, []byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := history(v.Messages(), v.ItemKeys(), v.PrefixIDs()), history(v.Messages(), nil, nil)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d items: memoised entries differ from the full digest", len(ms))
+		}
+		return got
+	}
+	digest(base)
+	b := append(base[:20:20], u("fork b"), a("b answers"))
+	first := digest(b)
+	kept := slices.Clone(first)
+	digest(append(base[:20:20], u("fork c"), a("c answers"), u("c again")))
+	digest(append(b[:22:22], u("after b")))
+	digest(append(base[:20:20], u("fork d")))
+	if !slices.Equal(first, kept) {
+		t.Fatal("another extension overwrote the first fork's entries")
 	}
 }

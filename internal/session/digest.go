@@ -96,14 +96,19 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey, ids []dialect.Prefi
 	start := 0
 	var out []entry
 	if keys != nil {
-		if k, known, ok := prefixes.longest(ids); ok {
+		if k, known, own, ok := prefixes.longest(ids); ok {
 			start = k + 1
-			out = make([]entry, len(known), len(known)+len(msgs)-start)
-			copy(out, known)
+			if own && cap(known)-len(known) >= len(msgs)-start {
+				out = known // past every other reader's end
+			} else {
+				// Room for the next few turns, which may then append in place.
+				out = make([]entry, len(known), len(known)+len(msgs)-start+len(msgs)/8+8)
+				copy(out, known)
+			}
 		}
 	}
 	if out == nil {
-		out = make([]entry, 0, len(msgs))
+		out = make([]entry, 0, len(msgs)+len(msgs)/8+8)
 	}
 	var prev [32]byte
 	if len(out) > 0 {
@@ -171,8 +176,17 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey, ids []dialect.Prefi
 // items, a bounded number of them (oldest dropped first).
 type prefixMemo struct {
 	mu    sync.Mutex
-	m     map[dialect.PrefixID][]entry
+	m     map[dialect.PrefixID]*prefixEntries
 	order []dialect.PrefixID
+}
+
+// prefixEntries are a history's entries. They are shared with every caller
+// that read them and never modified below len; the one request that
+// extends them first (claimed) may append in place, past every reader's
+// end, instead of copying them.
+type prefixEntries struct {
+	entries []entry
+	claimed bool
 }
 
 const prefixMemoMax = 512 // histories
@@ -184,24 +198,28 @@ const longestLookback = 64
 var prefixes = &prefixMemo{}
 
 // longest returns the longest prefix of ids (within the lookback) whose
-// entries are known: its last index and its entries (shared: do not
-// modify).
-func (c *prefixMemo) longest(ids []dialect.PrefixID) (int, []entry, bool) {
+// entries are known: its last index and its entries (shared: do not modify
+// them below their length). own reports that the caller, the first to
+// extend them, may append to them in place.
+func (c *prefixMemo) longest(ids []dialect.PrefixID) (k int, known []entry, own, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(ids) - 1; i >= 0 && i >= len(ids)-longestLookback; i-- {
-		if e, ok := c.m[ids[i]]; ok {
-			return i, e, true
+		if e := c.m[ids[i]]; e != nil {
+			if i < len(ids)-1 && !e.claimed {
+				e.claimed, own = true, true
+			}
+			return i, e.entries, own, true
 		}
 	}
-	return 0, nil, false
+	return 0, nil, false, false
 }
 
 func (c *prefixMemo) put(id dialect.PrefixID, entries []entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = make(map[dialect.PrefixID][]entry, prefixMemoMax)
+		c.m = make(map[dialect.PrefixID]*prefixEntries, prefixMemoMax)
 	}
 	if _, ok := c.m[id]; ok {
 		return
@@ -210,7 +228,7 @@ func (c *prefixMemo) put(id dialect.PrefixID, entries []entry) {
 		delete(c.m, c.order[0])
 		c.order = c.order[1:]
 	}
-	c.m[id] = entries[:len(entries):len(entries)]
+	c.m[id] = &prefixEntries{entries: entries}
 	c.order = append(c.order, id)
 }
 
