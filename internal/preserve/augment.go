@@ -3,6 +3,7 @@ package preserve
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tether-dev/tether/internal/compaction"
@@ -165,15 +166,43 @@ func (h *commitHook) Opened(x *flow.Exchange, status int) {
 		return
 	}
 	h.done = make(chan struct{})
-	go func() {
+	runCommit(func() {
 		defer close(h.done)
 		ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
 		defer cancel()
 		if err := h.e.opt.Resolver.Commit(ctx, h.ref, x.View); err != nil {
 			h.e.m.failures.WithLabelValues("commit").Inc()
 		}
-	}()
+	})
 }
+
+// runCommit runs a lineage commit on one of a few goroutines that outlive
+// requests: the store's code runs deep (SQLite's pager and WAL), and a
+// goroutine started per commit grows its stack to that depth every time.
+// A commit that finds no worker idle gets a goroutine of its own.
+func runCommit(fn func()) {
+	startCommitters.Do(func() {
+		for range committers {
+			go func() {
+				for fn := range commitJobs {
+					fn()
+				}
+			}()
+		}
+	})
+	select {
+	case commitJobs <- fn:
+	default:
+		go fn()
+	}
+}
+
+const committers = 4
+
+var (
+	commitJobs      = make(chan func())
+	startCommitters sync.Once
+)
 
 // wait joins the commit, bounded so a stuck store never holds an answer.
 func (h *commitHook) wait() {
