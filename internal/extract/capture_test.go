@@ -11,7 +11,7 @@ import (
 )
 
 // captured loads the messages of a real agent request from testdata.
-func captured(t *testing.T, name string) []dialect.Message {
+func captured(t testing.TB, name string) []dialect.Message {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {

@@ -1,0 +1,103 @@
+package extract
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/dialect"
+)
+
+// corpusTurns returns varied user text: every user message of the
+// extraction-quality corpus (bench/continuity, statements and traps alike)
+// and the user's own text in the captured agent requests of testdata.
+func corpusTurns(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "bench", "continuity", "*", "*.txt"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no corpus files under bench/continuity (%v)", err)
+	}
+	var turns []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		turns = append(turns, corpusUserTexts(string(data))...)
+	}
+	for _, name := range []string{"codex_decision.json", "claude_todowrite.json", "claude_question.json", "opencode_continue.json"} {
+		for _, m := range captured(tb, name) {
+			if t, ok := userText(m); ok {
+				turns = append(turns, t)
+			}
+		}
+	}
+	if len(turns) < 300 {
+		tb.Fatalf("the corpus gave only %d user turns", len(turns))
+	}
+	return turns
+}
+
+// corpusUserTexts reads the user messages of one corpus file: "user: …"
+// lines and the continuation lines after them, up to the next field or a
+// blank line (the format of bench/continuity).
+func corpusUserTexts(data string) []string {
+	var out []string
+	cur := -1
+	for _, l := range strings.Split(data, "\n") {
+		head, rest, _ := strings.Cut(l, ":")
+		switch {
+		case strings.TrimSpace(l) == "":
+			cur = -1
+		case head == "user":
+			out = append(out, strings.TrimSpace(rest))
+			cur = len(out) - 1
+		case head == "prev" || head == "assistant" || head == "tool" || head == "expect" || strings.HasPrefix(l, "#"):
+			cur = -1
+		case cur >= 0:
+			out[cur] += "\n" + l
+		}
+	}
+	return out
+}
+
+// BenchmarkReadTurn reads every user turn of the corpus once per
+// iteration, as the built-in extractor does for a history it has not seen.
+func BenchmarkReadTurn(b *testing.B) {
+	turns := corpusTurns(b)
+	n := 0
+	for b.Loop() {
+		for _, t := range turns {
+			n += len(readTurn(t))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(turns)), "ns/turn")
+	if n == 0 {
+		b.Fatal("the corpus gave no items")
+	}
+}
+
+// BenchmarkMarkersFirstSeen runs the built-in extractor over one prepared
+// history holding every user turn of the corpus, each answered by the
+// assistant: the inline work of a conversation seen for the first time.
+func BenchmarkMarkersFirstSeen(b *testing.B) {
+	turns := corpusTurns(b)
+	var msgs []dialect.Message
+	for _, t := range turns {
+		msgs = append(msgs,
+			dialect.Message{Role: "user", Type: "message", Text: t},
+			dialect.Message{Role: "assistant", Type: "message", Text: "Done; the tests pass."})
+	}
+	in := Prepare(nil, msgs, 0, 0)
+	if len(in.Delta.UserTurns) < len(turns)/2 {
+		b.Fatalf("only %d of %d user turns were prepared", len(in.Delta.UserTurns), len(turns))
+	}
+	for b.Loop() {
+		if _, _, err := (MarkersCaller{}).Extract(context.Background(), in, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(in.Delta.UserTurns)), "ns/turn")
+}
