@@ -3,7 +3,6 @@ package extract
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -186,7 +185,7 @@ type userTurn struct {
 	text string
 }
 
-var markerTurn = regexp.MustCompile(`^\[m(\d+) user\] ?(.*)$`)
+var markerTurn = mustPattern(`^\[m(\d+) user\] ?(.*)$`)
 
 // userTurns reads the user's messages out of the prepared transcript:
 // "[mN user] …" lines and their indented continuation lines.

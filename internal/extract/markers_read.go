@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 )
@@ -12,82 +11,82 @@ import (
 
 var (
 	// turnHold: the user says nothing is settled yet; the whole turn is skipped.
-	turnHold = regexp.MustCompile(`\b(?:(?:don'?t|do not|not)\s+(?:decide|pick|choose|commit)\b[^.!?\n]*\byet|(?:haven'?t|have not|not|nothing(?: is)?|no)\s+(?:been\s+)?decided|no decision yet|undecided|decision pending|pending decision|brainstorm|thinking out loud|hypothetically|let'?s not decide|decide (?:later|tomorrow|next)|before we (?:pick|choose|decide|commit)|until we (?:have|know|see)|need to decide|torn between|\btodo\b|let me think)`)
+	turnHold = mustPattern(`\b(?:(?:don'?t|do not|not)\s+(?:decide|pick|choose|commit)\b[^.!?\n]*\byet|(?:haven'?t|have not|not|nothing(?: is)?|no)\s+(?:been\s+)?decided|no decision yet|undecided|decision pending|pending decision|brainstorm|thinking out loud|hypothetically|let'?s not decide|decide (?:later|tomorrow|next)|before we (?:pick|choose|decide|commit)|until we (?:have|know|see)|need to decide|torn between|\btodo\b|let me think)`)
 	// hedge: a sentence that only considers, asks or reports.
-	hedge = regexp.MustCompile(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
+	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
-	reported        = regexp.MustCompile(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket|the error|the linter|the customer|the old|used to|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print|respond with|paste|pasted|output|example)\b`)
-	negatedDecision = regexp.MustCompile(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
-	questionLead    = regexp.MustCompile(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
+	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket|the error|the linter|the customer|the old|used to|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print|respond with|paste|pasted|output|example)\b`)
+	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
+	questionLead    = mustPattern(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
 
 	// pasteIntro: a line introducing pasted material; the lines after it, up
 	// to a blank line, are not the user speaking.
-	pasteIntro = regexp.MustCompile(`(?:printed|output|log|logs|says|said|wrote|reads|config|paste|error|here'?s|here is|shows)\b[^:]*:\s*$`)
+	pasteIntro = mustPattern(`(?:printed|output|log|logs|says|said|wrote|reads|config|paste|error|here'?s|here is|shows)\b[^:]*:\s*$`)
 	// outputLine: a line that looks like terminal or log output.
-	outputLine = regexp.MustCompile(`^\s*(?:\$ |> |level=|\d{4}-\d\d-\d\d|\[?(?:info|warn|warning|error|debug|trace)\b|--- fail|fail:|panic:|at \S+\(|file ")`)
-	fenced     = regexp.MustCompile("(?s)```.*?(?:```|$)|~~~.*?(?:~~~|$)")
-	inlineCode = regexp.MustCompile("`[^`\n]*`")
-	quoted     = regexp.MustCompile(`"[^"\n]*"|“[^”\n]*”|„[^“\n]*“`)
+	outputLine = mustPattern(`^\s*(?:\$ |> |level=|\d{4}-\d\d-\d\d|\[?(?:info|warn|warning|error|debug|trace)\b|--- fail|fail:|panic:|at \S+\(|file ")`)
+	fenced     = mustPattern("(?s)```.*?(?:```|$)|~~~.*?(?:~~~|$)")
+	inlineCode = mustPattern("`[^`\n]*`")
+	quoted     = mustPattern(`"[^"\n]*"|“[^”\n]*”|„[^“\n]*“`)
 
-	listItem  = regexp.MustCompile(`^\s*(?:\d{1,2}[.)]|\(?[a-z\d]\)|[-*•+])\s+(.+?)\s*$`)
-	enumInner = regexp.MustCompile(`(?:^|\s)(?:\d{1,2}[.)]|\([a-z\d]\)|[a-h]\))\s+`)
+	listItem  = mustPattern(`^\s*(?:\d{1,2}[.)]|\(?[a-z\d]\)|[-*•+])\s+(.+?)\s*$`)
+	enumInner = mustPattern(`(?:^|\s)(?:\d{1,2}[.)]|\([a-z\d]\)|[a-h]\))\s+`)
 
 	// Labels opening a statement, followed by ":" or a dash, or ending a line
 	// that introduces a list.
-	labelRe = regexp.MustCompile(`^((?:our |the |final |design |new |revised |architecture )?decision(?: is| changed)?|decided|i'?ve decided|we'?ve decided|final answer|final call|verdict|` +
+	labelRe = mustPattern(`^((?:our |the |final |design |new |revised |architecture )?decision(?: is| changed)?|decided|i'?ve decided|we'?ve decided|final answer|final call|verdict|` +
 		`change of (?:decision|plan|mind)|correction|scratch that|on second thought|i'?ve changed my mind|changed my mind|` +
 		`(?:(?:house|hard|team|ground|project|coding|our|the) )?(?:rules?|constraints?|requirements?|guidelines?|conventions?|polic(?:y|ies)|invariants?)|non-negotiables?|` +
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = regexp.MustCompile(`^(?:(?:actually|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*)`)
-	changeWords  = regexp.MustCompile(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
-	anymore      = regexp.MustCompile(`\b(?:anymore|any more|instead|after all|no longer)\b`)
-	decisive     = regexp.MustCompile(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
+	interjection = mustPattern(`^(?:(?:actually|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*)`)
+	changeWords  = mustPattern(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
+	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
+	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
 
-	decidedTo     = regexp.MustCompile(`^(?:we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)\s+(?:to|on)\s+(.+)$`)
-	decidedAgst   = regexp.MustCompile(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
-	goWith        = regexp.MustCompile(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going)\s+with\s+(.+)$`)
-	stickWith     = regexp.MustCompile(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
-	revertForm    = regexp.MustCompile(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
-	itIs          = regexp.MustCompile(`^(.{1,40}?)\s+it is$`)
-	willVerb      = regexp.MustCompile(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|ship|deploy|host|support|adopt|run)\s+(.+)$`)
-	fromNowOn     = regexp.MustCompile(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
-	trailingNowOn = regexp.MustCompile(`[, ]+(?:from now on|going forward|then|please|now|for now)$`)
-	useImper      = regexp.MustCompile(`^use\s+(.+)$`)
-	switchTo      = regexp.MustCompile(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)?(?:from\s+(.+?)\s+)?to\s+(.+)$`)
-	replaceWith   = regexp.MustCompile(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
-	weAreOn       = regexp.MustCompile(`^we'?re (?:on|now on)\s+(.+)$`)
-	insteadBare   = regexp.MustCompile(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
+	decidedTo     = mustPattern(`^(?:we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)\s+(?:to|on)\s+(.+)$`)
+	decidedAgst   = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
+	goWith        = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going)\s+with\s+(.+)$`)
+	stickWith     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
+	revertForm    = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
+	itIs          = mustPattern(`^(.{1,40}?)\s+it is$`)
+	willVerb      = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|ship|deploy|host|support|adopt|run)\s+(.+)$`)
+	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
+	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now)$`)
+	useImper      = mustPattern(`^use\s+(.+)$`)
+	switchTo      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)?(?:from\s+(.+?)\s+)?to\s+(.+)$`)
+	replaceWith   = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
+	weAreOn       = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
+	insteadBare   = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
-	dropForm   = regexp.MustCompile(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping)\s+(.+)$`)
-	dontUse    = regexp.MustCompile(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing)\s+(.+)$`)
-	noForm     = regexp.MustCompile(`^no\s+(?:to\s+)?(.+)$`)
-	notForm    = regexp.MustCompile(`^not\s+(.+)$`)
-	isOut      = regexp.MustCompile(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out)$`)
-	wontCut    = regexp.MustCompile(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
-	noChitChat = regexp.MustCompile(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
+	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping)\s+(.+)$`)
+	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing)\s+(.+)$`)
+	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
+	notForm    = mustPattern(`^not\s+(.+)$`)
+	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out)$`)
+	wontCut    = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
+	noChitChat = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
 
-	alwaysNever = regexp.MustCompile(`^(?:never|always|must never|must always)\s+(\S.+)$`)
-	notRules    = regexp.MustCompile(`^(?:always|never)\s+(?:mind|happy|glad|nice|good|fun|mind that)\b`)
-	avoidForm   = regexp.MustCompile(`^(?:avoid|prefer|only use|we prefer|we avoid)\s+\S.+$`)
-	dontRule    = regexp.MustCompile(`^(?:do not|don'?t|please don'?t|please do not)\s+(\w+)\b.+$`)
-	dontSkip    = regexp.MustCompile(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
-	mustForm    = regexp.MustCompile(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
-	oneOff      = regexp.MustCompile(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
+	alwaysNever = mustPattern(`^(?:never|always|must never|must always)\s+(\S.+)$`)
+	notRules    = mustPattern(`^(?:always|never)\s+(?:mind|happy|glad|nice|good|fun|mind that)\b`)
+	avoidForm   = mustPattern(`^(?:avoid|prefer|only use|we prefer|we avoid)\s+\S.+$`)
+	dontRule    = mustPattern(`^(?:do not|don'?t|please don'?t|please do not)\s+(\w+)\b.+$`)
+	dontSkip    = mustPattern(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
+	mustForm    = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
+	oneOff      = mustPattern(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
 
 	// Reason separators inside a statement.
-	reasonSep     = regexp.MustCompile(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need)\s+)`)
-	temporalSince = regexp.MustCompile(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
-	reasonParen   = regexp.MustCompile(`^(.+?)\s*\(([^()]{3,})\)$`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need)\s+)`)
+	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
+	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
-	followReason = regexp.MustCompile(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
-	reasonish    = regexp.MustCompile(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins)\b`)
-	folded       = regexp.MustCompile(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not)\s+|,\s+no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
-	foldedOut    = regexp.MustCompile(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
-	cutOld       = regexp.MustCompile(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b`)
-	ideaOf       = regexp.MustCompile(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
+	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
+	reasonish    = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins)\b`)
+	folded       = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not)\s+|,\s+no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
+	foldedOut    = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
+	cutOld       = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b`)
+	ideaOf       = mustPattern(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
 )
 
 // readTurn reads a user turn into items, in order.
@@ -234,7 +233,7 @@ func (r *reader) line(l string) {
 	}
 }
 
-var sentenceEnd = regexp.MustCompile(`[.!?]+(?:\s+|$)`)
+var sentenceEnd = mustPattern(`[.!?]+(?:\s+|$)`)
 
 // sentences splits a line at sentence ends, keeping a question mark with
 // its sentence; "e.g." and "i.e." do not end one.
@@ -410,11 +409,11 @@ func (r *reader) statement(s string, change bool) {
 	}
 }
 
-var pronounLead = regexp.MustCompile(`^(?:i|you|we|it|that|this|there|please|let|can|the bug|the test|the file)\b`)
+var pronounLead = mustPattern(`^(?:i|you|we|it|that|this|there|please|let|can|the bug|the test|the file)\b`)
 
 // decisionForms reads the unlabelled ways of stating a decision.
 func (r *reader) decisionForms(s, low string, change, decided bool) bool {
-	sub := func(re *regexp.Regexp, g int) string {
+	sub := func(re *pattern, g int) string {
 		m := re.FindStringSubmatchIndex(low)
 		if m == nil || m[2*g] < 0 {
 			return ""
@@ -546,7 +545,7 @@ func foldOld(s string) (string, string) {
 
 // rejectForms reads the unlabelled ways of rejecting an option.
 func (r *reader) rejectForms(s, low string) bool {
-	grab := func(re *regexp.Regexp) string {
+	grab := func(re *pattern) string {
 		m := re.FindStringSubmatchIndex(low)
 		return strings.TrimSpace(s[m[2]:m[3]])
 	}
@@ -574,7 +573,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		if noChitChat.MatchString(strings.ToLower(body)) {
 			return true
 		}
-		parts := regexp.MustCompile(`(?i),\s*(?:and\s+)?no\s+`).Split(body, -1)
+		parts := noListSep.Split(body, -1)
 		if len(parts) == 1 && len(strings.Fields(strings.TrimSuffix(firstReason(body), " for now"))) >= 3 {
 			r.add(item{kind: "constraint", text: s}) // "No secrets in logs"
 			return true
@@ -606,7 +605,7 @@ func (r *reader) rejectList(body string) {
 	if m := reasonParen.FindStringSubmatch(body); m != nil && why == "" {
 		body, why = m[1], m[2]
 	}
-	parts := regexp.MustCompile(`\s*[,;]\s*|\s+or\s+`).Split(body, -1)
+	parts := optionSep.Split(body, -1)
 	var names []string
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
@@ -636,9 +635,12 @@ done:
 }
 
 var (
-	reasonLead = regexp.MustCompile(`^(?:too|it'?s|its|it is|not|way|overkill|because|since|as|they|we)\b`)
-	commentary = regexp.MustCompile(`\s(?:is|are|was|were|works|does|do)\b`)
-	keepForm   = regexp.MustCompile(`^(?:keep|use|stay with|stick with|go with|we keep|we use)\s+\S`)
+	noListSep  = mustPattern(`(?i),\s*(?:and\s+)?no\s+`) // "no A, and no B"
+	optionSep  = mustPattern(`\s*[,;]\s*|\s+or\s+`)      // "A, B or C"
+	ruleSep    = mustPattern(`,\s*(?:and\s+)?`)          // "a, b, and c"
+	reasonLead = mustPattern(`^(?:too|it'?s|its|it is|not|way|overkill|because|since|as|they|we)\b`)
+	commentary = mustPattern(`\s(?:is|are|was|were|works|does|do)\b`)
+	keepForm   = mustPattern(`^(?:keep|use|stay with|stick with|go with|we keep|we use)\s+\S`)
 )
 
 // constraintForms reads lasting rules stated on their own.
@@ -669,7 +671,7 @@ func splitRules(body string) []string {
 	case len(enumInner.FindAllStringIndex(body, -1)) >= 2:
 		parts = splitEnum(body)
 	case strings.Count(body, ",") >= 2 || strings.Contains(body, ", and "):
-		parts = regexp.MustCompile(`,\s*(?:and\s+)?`).Split(body, -1)
+		parts = ruleSep.Split(body, -1)
 	default:
 		parts = []string{body}
 	}

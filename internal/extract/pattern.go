@@ -1,0 +1,707 @@
+package extract
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A pattern is a regular expression with a prefilter derived from its
+// syntax: literals of which every match must hold one, and where (at the
+// start of the text, at a word boundary, anywhere). The prefilter answers
+// only "cannot match" or "may match, from here on"; the regexp stays the
+// one authority on what matches, so every method returns what the regexp's
+// method of the same name returns.
+//
+// The built-in extractor's patterns are mostly word lists
+// (`\b(?:maybe|perhaps|…)\b`) that Go's regexp tries at every position of
+// the text, or anchored forms (`^(?:we|i)…`) tried one after another on the
+// same sentence; the prefilter rules most sentences out in one pass over
+// their bytes, and where a match is possible the regexp starts where the
+// first literal does.
+type pattern struct {
+	re      *regexp.Regexp
+	derived sync.Once // pre is derived on first use, not at start-up
+	pre     prefilter
+}
+
+// mustPattern compiles expr as regexp.MustCompile does.
+func mustPattern(expr string) *pattern {
+	return &pattern{re: regexp.MustCompile(expr)}
+}
+
+// filter returns the prefilter, derived from the regexp's source the first
+// time.
+func (p *pattern) filter() *prefilter {
+	p.derived.Do(func() { p.pre = newPrefilter(p.re.String()) })
+	return &p.pre
+}
+
+func (p *pattern) String() string { return p.re.String() }
+
+func (p *pattern) MatchString(s string) bool {
+	i := p.filter().start(s)
+	return i >= 0 && p.re.MatchString(s[i:])
+}
+
+func (p *pattern) FindString(s string) string {
+	i := p.filter().start(s)
+	if i < 0 {
+		return ""
+	}
+	return p.re.FindString(s[i:])
+}
+
+func (p *pattern) FindStringIndex(s string) []int {
+	i := p.filter().start(s)
+	if i < 0 {
+		return nil
+	}
+	return shift(p.re.FindStringIndex(s[i:]), i)
+}
+
+func (p *pattern) FindStringSubmatch(s string) []string {
+	i := p.filter().start(s)
+	if i < 0 {
+		return nil
+	}
+	return p.re.FindStringSubmatch(s[i:])
+}
+
+func (p *pattern) FindStringSubmatchIndex(s string) []int {
+	i := p.filter().start(s)
+	if i < 0 {
+		return nil
+	}
+	return shift(p.re.FindStringSubmatchIndex(s[i:]), i)
+}
+
+// FindAllStringIndex searches from each place a literal begins, as the
+// regexp searches on from the end of each match, when that is the same
+// search: every match is a literal long at least (none is empty) and the
+// regexp never looks at the text before where it starts.
+func (p *pattern) FindAllStringIndex(s string, n int) [][]int {
+	pre := p.filter()
+	if !pre.leading || !pre.contextFree {
+		if pre.start(s) < 0 {
+			return nil
+		}
+		return p.re.FindAllStringIndex(s, n)
+	}
+	var out [][]int
+	for pos := 0; n < 0 || len(out) < n; {
+		i := pre.start(s[pos:])
+		if i < 0 {
+			break
+		}
+		m := p.re.FindStringIndex(s[pos+i:])
+		if m == nil {
+			break
+		}
+		end := pos + i + m[1]
+		out = append(out, shift(m, pos+i))
+		pos = end
+	}
+	return out
+}
+
+// ReplaceAllString returns s itself when nothing can match (the regexp
+// returns an equal copy).
+func (p *pattern) ReplaceAllString(s, repl string) string {
+	if p.filter().start(s) < 0 {
+		return s
+	}
+	return p.re.ReplaceAllString(s, repl)
+}
+
+func (p *pattern) ReplaceAllStringFunc(s string, repl func(string) string) string {
+	if p.filter().start(s) < 0 {
+		return s
+	}
+	return p.re.ReplaceAllStringFunc(s, repl)
+}
+
+// Split returns what regexp's Split returns; with nothing to split at that
+// is s alone.
+func (p *pattern) Split(s string, n int) []string {
+	if n != 0 && p.filter().start(s) < 0 {
+		return []string{s}
+	}
+	return p.re.Split(s, n)
+}
+
+// shift moves the offsets of a match in s[by:] to s.
+func shift(m []int, by int) []int {
+	for k := range m {
+		if m[k] >= 0 {
+			m[k] += by
+		}
+	}
+	return m
+}
+
+// place is where a literal must occur.
+type place uint8
+
+const (
+	anyPlace    place = iota // no literal is known: every string may match
+	atStart                  // at offset 0 (the pattern is anchored by ^)
+	atBoundary               // at an ASCII word boundary (the pattern opens with \b)
+	atAnyOffset              // anywhere
+)
+
+// prefilter: a string can match only if it holds one of the literals of
+// first where first.where allows, when inner is set one of inner's, and
+// when ends is set ends with one of those.
+type prefilter struct {
+	first literals
+	inner *literals
+	ends  []string // the regexp matches only up to the end of the text ($)
+	// leading: first holds literals a match begins with (not literals
+	// from within it), so no match begins before the first of them.
+	leading bool
+	// contextFree: the regexp has no ^, \b or \B, which look at the text
+	// before a position; it finds the same matches in s[i:] as in s from
+	// i on.
+	contextFree bool
+}
+
+// start returns -1 when s cannot hold a match; otherwise an offset i such
+// that the regexp's leftmost match in s[i:], moved by i, is its leftmost
+// match in s. A regexp that looks behind starts a byte early, where no
+// literal begins: no match can begin there, and every later position keeps
+// what lies before it.
+func (f *prefilter) start(s string) int {
+	if f.ends != nil && !hasSuffix(s, f.ends) {
+		return -1
+	}
+	c := f.first.find(s)
+	if c < 0 {
+		return -1
+	}
+	if f.inner != nil {
+		from := 0
+		if f.leading {
+			from = c // the match, and the literal within it, begins at c or later
+		}
+		if f.inner.find(s[from:]) < 0 {
+			return -1
+		}
+	}
+	switch {
+	case !f.leading || c == 0:
+		return 0
+	case f.contextFree:
+		return c
+	case !f.first.at(s, c-1):
+		return c - 1
+	}
+	return 0
+}
+
+func hasSuffix(s string, ends []string) bool {
+	for _, e := range ends {
+		if strings.HasSuffix(s, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// may reports whether s can hold a match; false is a proof that none
+// exists.
+func (f *prefilter) may(s string) bool { return f.start(s) >= 0 }
+
+// literals: a set of literals and where one must occur. index maps a byte
+// to 1 + the index in groups of the group of literals that begin with it;
+// 0: none does.
+type literals struct {
+	where  place
+	index  [256]uint16
+	groups []group
+}
+
+// group: the literals that begin with one byte, and the bytes that can
+// follow it (every byte when one of them is that byte alone).
+type group struct {
+	lits   []string
+	second [4]uint64
+}
+
+// find returns the first offset in s where one of the literals begins
+// where allowed, or -1.
+func (f *literals) find(s string) int {
+	switch f.where {
+	case anyPlace:
+		return 0
+	case atStart:
+		if len(s) > 0 && f.at(s, 0) {
+			return 0
+		}
+		return -1
+	case atBoundary:
+		word := false // s[i-1] is a word byte; the start of the text is not
+		for i := 0; i < len(s); i++ {
+			w := wordBytes[s[i]]
+			if w != word && f.index[s[i]] != 0 && f.at(s, i) {
+				return i
+			}
+			word = w
+		}
+		return -1
+	}
+	if len(f.groups) == 1 { // one first byte: let IndexByte find it
+		b := f.groups[0].lits[0][0]
+		for i := 0; i < len(s); i++ {
+			k := strings.IndexByte(s[i:], b)
+			if k < 0 {
+				return -1
+			}
+			if i += k; f.at(s, i) {
+				return i
+			}
+		}
+		return -1
+	}
+	for i := 0; i < len(s); i++ {
+		if f.index[s[i]] != 0 && f.at(s, i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// at reports whether one of the literals begins at s[i], wherever i is.
+func (f *literals) at(s string, i int) bool {
+	g := f.index[s[i]]
+	if g == 0 {
+		return false
+	}
+	grp := &f.groups[g-1]
+	if i+1 < len(s) && grp.second[s[i+1]>>6]&(1<<(s[i+1]&63)) == 0 {
+		return false
+	}
+	for _, l := range grp.lits {
+		if len(s)-i >= len(l) && hasAt(s, i, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAt compares l with s[i:] byte by byte from the second: the first
+// is known to agree, and most candidates differ within a few bytes, sooner
+// than a call to compare them whole returns.
+func hasAt(s string, i int, l string) bool {
+	for j := 1; j < len(l); j++ {
+		if s[i+j] != l[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// wordBytes holds \b's word characters, [0-9A-Za-z_]. A byte of a
+// multi-byte rune is not one, as the rune is not.
+var wordBytes = func() (t [256]bool) {
+	for b := range utf8.RuneSelf {
+		t[b] = syntax.IsWordChar(rune(b))
+	}
+	return t
+}()
+
+// Bounds of the literal sets: a larger set or character class is treated as
+// unknown, which costs only selectivity. A literal of longEnough bytes is
+// not extended by each character of a class (`\s`), which would multiply
+// the literals to check for little gain.
+const (
+	maxLiterals = 256
+	maxClass    = 16
+	longEnough  = 4
+)
+
+// newPrefilter derives the prefilter of expr, parsed as regexp.Compile
+// parses it: the literals a match must begin with, checked only where the
+// pattern can start, and the literals a match must contain when they are
+// others; either alone when the other is unknown.
+func newPrefilter(expr string) prefilter {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return prefilter{}
+	}
+	re = re.Simplify()
+	prog, err := syntax.Compile(re)
+	if err != nil {
+		return prefilter{}
+	}
+	d := deriver{memo: map[affixKey]litSet{}}
+	first, inner := d.affixes(re, false), d.factors(re)
+	var ends []string
+	if last := d.affixes(re, true); endAnchored(re) && last.usable() {
+		for _, l := range last.lits {
+			ends = append(ends, l.s)
+		}
+		slices.Sort(ends)
+		ends = slices.Compact(ends)
+	}
+	if !first.usable() {
+		if !inner.usable() {
+			return prefilter{ends: ends}
+		}
+		return prefilter{first: build(atAnyOffset, inner), ends: ends}
+	}
+	f := prefilter{first: build(atAnyOffset, first), ends: ends, leading: true, contextFree: contextFree(prog)}
+	if cond := prog.StartCond(); cond&syntax.EmptyBeginText != 0 {
+		f.first.where = atStart
+	} else if cond&syntax.EmptyWordBoundary != 0 {
+		f.first.where = atBoundary
+	}
+	if inner.usable() && !slices.Equal(first.minimal(), inner.minimal()) {
+		in := build(atAnyOffset, inner)
+		f.inner = &in
+	}
+	return f
+}
+
+// endAnchored reports whether every match of re ends at the end of the
+// text.
+func endAnchored(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpEndText:
+		return true
+	case syntax.OpCapture:
+		return endAnchored(re.Sub[0])
+	case syntax.OpConcat:
+		return len(re.Sub) > 0 && endAnchored(re.Sub[len(re.Sub)-1])
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if !endAnchored(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// contextFree reports whether prog has no assertion on the text before a
+// position.
+func contextFree(prog *syntax.Prog) bool {
+	const behind = syntax.EmptyBeginLine | syntax.EmptyBeginText | syntax.EmptyWordBoundary | syntax.EmptyNoWordBoundary
+	for _, in := range prog.Inst {
+		if in.Op == syntax.InstEmptyWidth && syntax.EmptyOp(in.Arg)&behind != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func build(where place, set litSet) literals {
+	f := literals{where: where}
+	for _, l := range set.minimal() {
+		if f.index[l[0]] == 0 {
+			f.groups = append(f.groups, group{})
+			f.index[l[0]] = uint16(len(f.groups))
+		}
+		g := &f.groups[f.index[l[0]]-1]
+		g.lits = append(g.lits, l)
+		if len(l) == 1 {
+			g.second = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		} else {
+			g.second[l[1]>>6] |= 1 << (l[1] & 63)
+		}
+	}
+	return f
+}
+
+// lit is a literal a match begins with; exact when it is the whole of what
+// its part of the pattern matched, so what follows can be appended.
+type lit struct {
+	s     string
+	exact bool
+}
+
+// litSet is a set of literals, or unknown (any string may do).
+type litSet struct {
+	lits    []lit
+	unknown bool
+}
+
+var (
+	unknownSet = litSet{unknown: true}
+	emptyLit   = litSet{lits: []lit{{"", true}}}
+)
+
+// usable: known and free of the empty literal, which every string holds.
+func (s litSet) usable() bool {
+	if s.unknown || len(s.lits) == 0 {
+		return false
+	}
+	for _, l := range s.lits {
+		if l.s == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// quality ranks sets by their shortest literal: the longer, the fewer
+// strings hold one by chance.
+func (s litSet) quality() int {
+	if !s.usable() {
+		return 0
+	}
+	q := len(s.lits[0].s)
+	for _, l := range s.lits[1:] {
+		q = min(q, len(l.s))
+	}
+	return q
+}
+
+// minimal returns the distinct literals, without one that begins with
+// another (which holds wherever the longer one does).
+func (s litSet) minimal() []string {
+	var out []string
+	for _, l := range s.lits {
+		out = append(out, l.s)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	kept := out[:0]
+	for _, l := range out {
+		if len(kept) == 0 || !strings.HasPrefix(l, kept[len(kept)-1]) {
+			kept = append(kept, l)
+		}
+	}
+	return kept
+}
+
+// oneOfChars: a choice of single characters (a class, an optional
+// character).
+func (s litSet) oneOfChars() bool {
+	for _, l := range s.lits {
+		if utf8.RuneCountInString(l.s) > 1 {
+			return false
+		}
+	}
+	return len(s.lits) > 1
+}
+
+func (s litSet) inexact() litSet {
+	if s.unknown {
+		return s
+	}
+	out := make([]lit, len(s.lits))
+	for i, l := range s.lits {
+		out[i] = lit{l.s, false}
+	}
+	return litSet{lits: out}
+}
+
+// union: a match of one of the sets' parts begins with one of the sets'
+// literals.
+func union(sets ...litSet) litSet {
+	n := 0
+	for _, set := range sets {
+		if n += len(set.lits); set.unknown || n > maxLiterals {
+			return unknownSet
+		}
+	}
+	out := make([]lit, 0, n)
+	for _, set := range sets {
+		out = append(out, set.lits...)
+	}
+	return litSet{lits: out}
+}
+
+// deriver derives the literal sets of one expression, each part's once.
+type deriver struct {
+	memo map[affixKey]litSet
+}
+
+type affixKey struct {
+	re    *syntax.Regexp
+	atEnd bool
+}
+
+// affixes returns the literals every match of re begins with, or ends with
+// when atEnd. Empty-width assertions are left out, which only widens the
+// set.
+func (d *deriver) affixes(re *syntax.Regexp, atEnd bool) litSet {
+	k := affixKey{re, atEnd}
+	if set, ok := d.memo[k]; ok {
+		return set
+	}
+	set := d.derive(re, atEnd)
+	d.memo[k] = set
+	return set
+}
+
+func (d *deriver) derive(re *syntax.Regexp, atEnd bool) litSet {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return emptyLit
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 && !slices.Contains(re.Rune, utf8.RuneError) {
+			return litSet{lits: []lit{{string(re.Rune), true}}}
+		}
+		parts := make([]*syntax.Regexp, len(re.Rune))
+		for i, r := range re.Rune {
+			runes := []rune{r}
+			for f := unicode.SimpleFold(r); re.Flags&syntax.FoldCase != 0 && f != r; f = unicode.SimpleFold(f) {
+				runes = append(runes, f)
+			}
+			parts[i] = &syntax.Regexp{Op: syntax.OpCharClass}
+			for _, x := range runes {
+				parts[i].Rune = append(parts[i].Rune, x, x)
+			}
+		}
+		return d.concat(parts, atEnd)
+	case syntax.OpCharClass:
+		n := 0
+		for i := 0; i < len(re.Rune); i += 2 {
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
+			// U+FFFD also matches a byte that is not UTF-8.
+			if n > maxClass || re.Rune[i] <= utf8.RuneError && utf8.RuneError <= re.Rune[i+1] {
+				return unknownSet
+			}
+		}
+		var set litSet
+		for i := 0; i < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				set.lits = append(set.lits, lit{string(r), true})
+			}
+		}
+		return set
+	case syntax.OpCapture:
+		return d.affixes(re.Sub[0], atEnd)
+	case syntax.OpConcat:
+		return d.concat(re.Sub, atEnd)
+	case syntax.OpAlternate:
+		sets := make([]litSet, len(re.Sub))
+		for i, sub := range re.Sub {
+			sets[i] = d.affixes(sub, atEnd)
+		}
+		return union(sets...)
+	case syntax.OpQuest:
+		return union(d.affixes(re.Sub[0], atEnd), emptyLit)
+	case syntax.OpStar:
+		return union(d.affixes(re.Sub[0], atEnd).inexact(), emptyLit)
+	case syntax.OpPlus:
+		return d.affixes(re.Sub[0], atEnd).inexact()
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return union(d.affixes(re.Sub[0], atEnd).inexact(), emptyLit)
+		}
+		return d.affixes(re.Sub[0], atEnd).inexact()
+	}
+	return unknownSet // any character, no match
+}
+
+// concat returns the literals a match of subs, one after another,
+// begins with (ends with, when atEnd): the exact literals of the first part
+// (the last) extended by the next part's, while the set stays small.
+func (d *deriver) concat(subs []*syntax.Regexp, atEnd bool) litSet {
+	acc := emptyLit
+	for k := range subs {
+		sub := subs[k]
+		if atEnd {
+			sub = subs[len(subs)-1-k]
+		}
+		next := d.affixes(sub, atEnd)
+		n := 0
+		for _, a := range acc.lits {
+			if a.exact && (len(a.s) < longEnough || !next.oneOfChars()) {
+				n += len(next.lits)
+			} else {
+				n++
+			}
+		}
+		if next.unknown || n > maxLiterals {
+			return acc.inexact()
+		}
+		var out []lit
+		more := false
+		for _, a := range acc.lits {
+			if !a.exact || len(a.s) >= longEnough && next.oneOfChars() {
+				out = append(out, lit{a.s, false})
+				continue
+			}
+			for _, b := range next.lits {
+				joined := a.s + b.s
+				if atEnd {
+					joined = b.s + a.s
+				}
+				out = append(out, lit{joined, b.exact})
+				more = more || b.exact
+			}
+		}
+		acc = litSet{lits: out}
+		if !more {
+			break
+		}
+	}
+	return acc
+}
+
+// opensWithText: re's every match begins with literal text, so a run of
+// parts that begins with re may begin with a long literal.
+func opensWithText(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return true
+	case syntax.OpCapture, syntax.OpPlus:
+		return opensWithText(re.Sub[0])
+	case syntax.OpConcat:
+		return len(re.Sub) > 0 && opensWithText(re.Sub[0])
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if !opensWithText(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// factors returns literals of which every match of re holds one somewhere:
+// for a sequence, the best of what each run of its parts begins with.
+func (d *deriver) factors(re *syntax.Regexp) litSet {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass:
+		return d.affixes(re, false)
+	case syntax.OpCapture, syntax.OpPlus:
+		return d.factors(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min > 0 {
+			return d.factors(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		sets := make([]litSet, len(re.Sub))
+		for i, sub := range re.Sub {
+			sets[i] = d.factors(sub)
+		}
+		return union(sets...)
+	case syntax.OpConcat:
+		best := unknownSet
+		for i, sub := range re.Sub {
+			candidates := []litSet{d.factors(sub)}
+			if opensWithText(sub) {
+				candidates = append(candidates, d.concat(re.Sub[i:], false))
+			}
+			for _, c := range candidates {
+				if c.quality() > best.quality() || c.quality() == best.quality() && c.usable() && len(c.lits) < len(best.lits) {
+					best = c
+				}
+			}
+		}
+		return best
+	}
+	return unknownSet
+}

@@ -1,0 +1,247 @@
+package extract
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// extractorExprs returns the expression of every mustPattern call in the
+// package's source, so a pattern added later is covered without a list to
+// keep.
+func extractorExprs(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var exprs []string
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 1 {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "mustPattern" {
+				return true
+			}
+			expr, ok := constString(call.Args[0])
+			if !ok {
+				tb.Fatalf("%s: mustPattern with an argument that is not a constant string", fset.Position(call.Pos()))
+			}
+			exprs = append(exprs, expr)
+			return true
+		})
+	}
+	if len(exprs) < 50 {
+		tb.Fatalf("found only %d patterns in the package source", len(exprs))
+	}
+	return exprs
+}
+
+// constString evaluates a string literal or a sum of them.
+func constString(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		a, ok1 := constString(e.X)
+		b, ok2 := constString(e.Y)
+		return a + b, ok1 && ok2
+	case *ast.ParenExpr:
+		return constString(e.X)
+	}
+	return "", false
+}
+
+// prefilterSamples are the texts the extractor's patterns meet: each
+// corpus turn as written and lower-cased, and each of its lines and
+// sentences.
+func prefilterSamples(tb testing.TB) []string {
+	var out []string
+	for _, t := range corpusTurns(tb) {
+		for _, s := range []string{t, strings.ToLower(t)} {
+			out = append(out, s)
+			for _, l := range strings.Split(s, "\n") {
+				out = append(out, l, strings.TrimSpace(l))
+				out = append(out, sentences(l)...)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// checkSound fails when the pattern's answer for s differs from its
+// regexp's, for every method the extractor calls, or when the prefilter
+// rules s out though the regexp matches it.
+func checkSound(t *testing.T, p *pattern, s string) {
+	t.Helper()
+	re := p.re
+	if !p.filter().may(s) && re.MatchString(s) {
+		t.Fatalf("the prefilter of %q rules out %q, which the regexp matches", re, s)
+	}
+	same := func(method string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s of %q on %q differs from the regexp's (-want +got):\n%s", method, re, s, cmp.Diff(want, got))
+		}
+	}
+	same("MatchString", p.MatchString(s), re.MatchString(s))
+	same("FindString", p.FindString(s), re.FindString(s))
+	same("FindStringIndex", p.FindStringIndex(s), re.FindStringIndex(s))
+	same("FindStringSubmatch", p.FindStringSubmatch(s), re.FindStringSubmatch(s))
+	same("FindStringSubmatchIndex", p.FindStringSubmatchIndex(s), re.FindStringSubmatchIndex(s))
+	for _, n := range []int{-1, 1} {
+		same("FindAllStringIndex", p.FindAllStringIndex(s, n), re.FindAllStringIndex(s, n))
+		same("Split", p.Split(s, n), re.Split(s, n))
+	}
+	same("ReplaceAllString", p.ReplaceAllString(s, "<$0>"), re.ReplaceAllString(s, "<$0>"))
+	upper := func(m string) string { return strings.ToUpper(m) + "|" }
+	same("ReplaceAllStringFunc", p.ReplaceAllStringFunc(s, upper), re.ReplaceAllStringFunc(s, upper))
+}
+
+// all returns the literals, sorted.
+func (f *literals) all() []string {
+	var out []string
+	for _, g := range f.groups {
+		out = append(out, g.lits...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The prefilters of the word-list patterns rule out most of the corpus
+// sentences their regexp does not match; else they buy nothing.
+func TestMarkerPrefilterRulesOut(t *testing.T) {
+	samples := prefilterSamples(t)
+	for _, p := range []*pattern{turnHold, hedge, reported, negatedDecision, questionLead, anymore, reasonish, oneOff, labelRe, decisive} {
+		unmatched, ruledOut := 0, 0
+		for _, s := range samples {
+			if p.re.MatchString(s) {
+				continue
+			}
+			unmatched++
+			if !p.filter().may(s) {
+				ruledOut++
+			}
+		}
+		if ruledOut < unmatched*3/4 {
+			t.Errorf("%.50s: the prefilter rules out %d of the %d samples the regexp does not match", p, ruledOut, unmatched)
+		}
+	}
+}
+
+// Over the corpus (the seeds) and any other string, every pattern of the
+// extractor answers as its regexp does.
+func FuzzMarkerPrefilter(f *testing.F) {
+	for _, s := range prefilterSamples(f) {
+		f.Add(s)
+	}
+	var patterns []*pattern
+	for _, expr := range extractorExprs(f) {
+		patterns = append(patterns, mustPattern(expr))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range patterns {
+			checkSound(t, p, s)
+			checkSound(t, p, strings.ToLower(s))
+		}
+	})
+}
+
+// FuzzPrefilter checks the derivation on any expression, not only the
+// extractor's.
+func FuzzPrefilter(f *testing.F) {
+	exprs := extractorExprs(f)
+	for i, s := range corpusTurns(f)[:100] {
+		f.Add(exprs[i%len(exprs)], strings.ToLower(s))
+	}
+	for _, seed := range [][2]string{
+		{`(?i)\bno\s+way\b`, "NO WAY"},
+		{`(?i)ſ`, "S"},
+		{`\x{FFFD}`, "\xff"},
+		{`[\x{FFF0}-\x{FFFF}]x`, "\xffx"},
+		{`^$`, ""},
+		{`a*b?`, ""},
+		{`(?:\bfoo|bar)\b`, "xbar"},
+		{`(?m)^x`, "a\nx"},
+		{`\Bab`, "cab"},
+		{`é|e\x{301}`, "cafe\u0301"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, expr, s string) {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return
+		}
+		p := &pattern{re: re}
+		checkSound(t, p, s)
+	})
+}
+
+// The derived prefilters of the shapes the extractor uses.
+func TestPrefilterDerivation(t *testing.T) {
+	ws := func(prefix ...string) []string { // each prefix followed by each \s
+		var out []string
+		for _, p := range prefix {
+			for _, c := range "\t\n\f\r " {
+				out = append(out, p+string(c))
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		expr  string
+		where place
+		first []string
+		inner []string // nil: none beyond first
+	}{
+		{`\b(?:maybe|perhaps|i think|let'?s see)\b`, atBoundary, []string{"i think", "let's see", "lets see", "maybe", "perhaps"}, nil},
+		{`\btemporar\w*\b`, atBoundary, []string{"temporar"}, nil},
+		{`^(?:we|i)(?:'ve| have)?\s+decided`, atStart, append(ws("i", "we"), "i've", "we've"), []string{"decided"}},
+		{`^no\s+(?:to\s+)?(.+)$`, atStart, ws("no"), nil},
+		{`\b(?:not|never)\s+(?:decided|agreed)\b`, atBoundary, append(ws("not"), "never"), []string{"agreed", "decided"}},
+		{`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`, atAnyOffset, []string{"instead of", "rather than"}, nil},
+		{"(?s)```.*?(?:```|$)|~~~.*?(?:~~~|$)", atAnyOffset, []string{"```", "~~~"}, nil},
+		{`(?i)\bno\s+way`, atBoundary, ws("NO", "No", "nO", "no"), []string{"WAY", "WAy", "WaY", "Way", "wAY", "wAy", "waY", "way"}},
+		{`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`, anyPlace, nil, nil}, // matches the empty string
+		{`x*|.y`, anyPlace, nil, nil},
+	}
+	for _, tc := range tests {
+		f := newPrefilter(tc.expr)
+		var inner []string
+		if f.inner != nil {
+			inner = f.inner.all()
+		}
+		if f.first.where != tc.where || !slices.Equal(f.first.all(), slices.Sorted(slices.Values(tc.first))) ||
+			!slices.Equal(inner, slices.Sorted(slices.Values(tc.inner))) {
+			t.Errorf("%s: prefilter %v %q and %q, want %v %q and %q", tc.expr, f.first.where, f.first.all(), inner, tc.where, tc.first, tc.inner)
+		}
+	}
+}
