@@ -99,9 +99,12 @@ func readTurn(text string) []item {
 	return r.items
 }
 
+// userLine is one line the user wrote, trimmed, and lower-cased.
+type userLine struct{ text, low string }
+
 // userLines removes what is not the user speaking — code, quoted lines,
 // quoted spans, pasted output — and returns the remaining lines.
-func userLines(text string) []string {
+func userLines(text string) []userLine {
 	text = fenced.ReplaceAllString(text, "\n")
 	text = inlineCode.ReplaceAllStringFunc(text, func(s string) string {
 		if strings.ContainsAny(s[1:len(s)-1], " :=(){};") {
@@ -110,20 +113,21 @@ func userLines(text string) []string {
 		return s[1 : len(s)-1]
 	})
 	text = quoted.ReplaceAllString(text, " ")
-	var out []string
+	var out []userLine
 	pasted := false
 	for _, l := range strings.Split(text, "\n") {
-		low := strings.ToLower(strings.TrimSpace(l))
+		l = strings.TrimSpace(l)
+		low := strings.ToLower(l)
 		switch {
 		case low == "":
 			pasted = false
-			out = append(out, "")
+			out = append(out, userLine{})
 		case pasted || outputLine.MatchString(low):
 			pasted = pasted || strings.HasPrefix(low, "$ ")
 		case pasteIntro.MatchString(low) && !labelRe.MatchString(low):
 			pasted = true
 		default:
-			out = append(out, strings.TrimSpace(l))
+			out = append(out, userLine{l, low})
 		}
 	}
 	return out
@@ -148,7 +152,7 @@ func (r *reader) add(it item) {
 
 // lines reads the turn line by line; a label line ending in ":" opens a
 // list whose items follow on their own lines.
-func (r *reader) lines(ls []string) {
+func (r *reader) lines(ls []userLine) {
 	var list string // label kind of an open list
 	var steps []string
 	closeList := func() {
@@ -157,7 +161,8 @@ func (r *reader) lines(ls []string) {
 		}
 		list, steps = "", nil
 	}
-	for _, l := range ls {
+	for _, ul := range ls {
+		l, low := ul.text, ul.low
 		if list != "" {
 			if m := listItem.FindStringSubmatch(l); m != nil {
 				body := strings.TrimRight(m[1], ".;")
@@ -174,14 +179,14 @@ func (r *reader) lines(ls []string) {
 		if l == "" {
 			continue
 		}
-		low := strings.ToLower(l)
-		if m := labelRe.FindStringSubmatch(low); m != nil && strings.TrimSpace(m[2]) == "" && strings.HasSuffix(strings.TrimSpace(l), ":") {
-			if k := labelKind(m[1]); k == "constraint" || k == "reject" || k == "plan" {
+		m := labelRe.FindStringSubmatchIndex(low)
+		if m != nil && strings.TrimSpace(low[m[4]:m[5]]) == "" && strings.HasSuffix(strings.TrimSpace(l), ":") {
+			if k := labelKind(low[m[2]:m[3]]); k == "constraint" || k == "reject" || k == "plan" {
 				list = k
 				continue
 			}
 		}
-		r.line(l)
+		r.labelledLine(l, low, m)
 	}
 	closeList()
 }
@@ -200,7 +205,13 @@ func (r *reader) listItem(kind, body string) {
 // sentences.
 func (r *reader) line(l string) {
 	low := strings.ToLower(l)
-	if m := labelRe.FindStringSubmatchIndex(low); m != nil {
+	r.labelledLine(l, low, labelRe.FindStringSubmatchIndex(low))
+}
+
+// labelledLine is line given l lower-cased and labelRe's match in it (nil:
+// none).
+func (r *reader) labelledLine(l, low string, m []int) {
+	if m != nil {
 		k := labelKind(low[m[2]:m[3]])
 		body := l[m[4]:m[5]]
 		if (k == "constraint" || k == "plan") && len(enumInner.FindAllStringIndex(body, -1)) >= 2 {
@@ -413,29 +424,23 @@ var pronounLead = mustPattern(`^(?:i|you|we|it|that|this|there|please|let|can|th
 
 // decisionForms reads the unlabelled ways of stating a decision.
 func (r *reader) decisionForms(s, low string, change, decided bool) bool {
-	sub := func(re *pattern, g int) string {
-		m := re.FindStringSubmatchIndex(low)
-		if m == nil || m[2*g] < 0 {
-			return ""
-		}
-		return strings.TrimSpace(s[m[2*g]:m[2*g+1]])
-	}
+	match, sub := matcher(s, low)
 	switch {
-	case decidedAgst.MatchString(low):
+	case match(decidedAgst):
 		r.rejectList(sub(decidedAgst, 1))
-	case decidedTo.MatchString(low):
+	case match(decidedTo):
 		r.decisionBody(capitalise(strings.TrimPrefix(sub(decidedTo, 1), "to ")), change)
-	case revertForm.MatchString(low):
+	case match(revertForm):
 		old, back := sub(revertForm, 1), sub(revertForm, 2)
 		if back == "" {
 			r.rejectList(old)
 			break
 		}
 		r.decision(item{kind: "decision", text: "Use " + back + " (instead of " + old + ")", old: old, change: true})
-	case replaceWith.MatchString(low):
+	case match(replaceWith):
 		old, body := sub(replaceWith, 1), sub(replaceWith, 2)
 		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, change: true})
-	case switchTo.MatchString(low) && !strings.HasPrefix(sub(switchTo, 3), "the ") || switchTo.MatchString(low) && sub(switchTo, 1) != "":
+	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
 		to, why := splitReason(to)
 		to, folded := foldOld(to)
@@ -448,29 +453,29 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			text += " (instead of " + old + ")"
 		}
 		r.decision(item{kind: "decision", text: text, old: old, why: why, change: true})
-	case goWith.MatchString(low):
+	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
-	case stickWith.MatchString(low):
+	case match(stickWith):
 		if obj := sub(stickWith, 1); !pronounLead.MatchString(strings.ToLower(obj)) && !strings.HasPrefix(strings.ToLower(obj), "me") {
 			r.decisionBody("Use "+obj, change)
 		}
-	case itIs.MatchString(low):
+	case match(itIs):
 		r.decisionBody("Use "+sub(itIs, 1), change)
-	case willVerb.MatchString(low):
+	case match(willVerb):
 		verb := sub(willVerb, 1)
 		if verb == "using" {
 			verb = "use"
 		}
 		r.decisionBody(capitalise(verb)+" "+sub(willVerb, 2), change)
-	case fromNowOn.MatchString(low):
+	case match(fromNowOn):
 		body := sub(fromNowOn, 1)
 		if !strings.HasPrefix(strings.ToLower(body), "use ") {
 			return false
 		}
 		r.decisionBody(capitalise(body), change)
-	case weAreOn.MatchString(low) && (change || strings.Contains(low, " now")):
+	case match(weAreOn) && (change || strings.Contains(low, " now")):
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
-	case useImper.MatchString(low):
+	case match(useImper):
 		body := sub(useImper, 1)
 		lb := strings.ToLower(body)
 		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||
@@ -479,7 +484,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return false
 		}
 		r.decisionBody(s, change)
-	case insteadBare.MatchString(low) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
+	case match(insteadBare) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
 		r.decisionBody("Use "+s, change)
 	case decided && hasChoice(s) && !pronounLead.MatchString(low):
 		r.decisionBody(s, change)
@@ -489,6 +494,28 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	return true
 }
 
+// matcher returns match, which reports whether re matches low, and sub,
+// which returns group g of that match read from s (trimmed; "" when the
+// group took no part). The forms are tried in turn and the one that
+// matches is read right after: the last match is kept so it runs once.
+func matcher(s, low string) (match func(re *pattern) bool, sub func(re *pattern, g int) string) {
+	var last *pattern
+	var m []int
+	match = func(re *pattern) bool {
+		if re != last {
+			last, m = re, re.FindStringSubmatchIndex(low)
+		}
+		return m != nil
+	}
+	sub = func(re *pattern, g int) string {
+		if !match(re) || m[2*g] < 0 {
+			return ""
+		}
+		return strings.TrimSpace(s[m[2*g]:m[2*g+1]])
+	}
+	return match, sub
+}
+
 // decisionBody records a decision statement, with the reason and folded
 // alternatives it carries ("X, not Y", "X instead of Y", "X; Y is out").
 func (r *reader) decisionBody(body string, change bool) {
@@ -496,11 +523,13 @@ func (r *reader) decisionBody(body string, change bool) {
 	low := strings.ToLower(body)
 	if m := trailingNowOn.FindStringIndex(low); m != nil {
 		body = body[:m[0]]
+		low = strings.ToLower(body)
 	}
-	if i := strings.Index(strings.ToLower(body), " instead"); i > 0 && strings.HasSuffix(strings.ToLower(body), " instead") {
+	if i := strings.Index(low, " instead"); i > 0 && strings.HasSuffix(low, " instead") {
 		body, change = body[:i], true
+		low = strings.ToLower(body)
 	}
-	if strings.HasPrefix(strings.ToLower(body), "we ") {
+	if strings.HasPrefix(low, "we ") {
 		body = capitalise(body[3:])
 	}
 	body, why := splitReason(body)
@@ -545,12 +574,10 @@ func foldOld(s string) (string, string) {
 
 // rejectForms reads the unlabelled ways of rejecting an option.
 func (r *reader) rejectForms(s, low string) bool {
-	grab := func(re *pattern) string {
-		m := re.FindStringSubmatchIndex(low)
-		return strings.TrimSpace(s[m[2]:m[3]])
-	}
+	match, sub := matcher(s, low)
+	grab := func(re *pattern) string { return sub(re, 1) }
 	switch {
-	case dontUse.MatchString(low):
+	case match(dontUse):
 		body := grab(dontUse)
 		if strings.HasPrefix(low, "never ") && !strings.Contains(strings.ToLower(body), " ") {
 			return false // "never use X" as a lasting rule is read below
@@ -559,16 +586,16 @@ func (r *reader) rejectForms(s, low string) bool {
 			return false
 		}
 		r.rejectList(body)
-	case dropForm.MatchString(low):
+	case match(dropForm):
 		r.rejectList(grab(dropForm))
 		r.changed = true
-	case isOut.MatchString(low):
+	case match(isOut):
 		r.rejectList(grab(isOut))
 		r.changed = true
-	case wontCut.MatchString(low):
+	case match(wontCut):
 		r.rejectList(grab(wontCut))
 		r.changed = true
-	case noForm.MatchString(low):
+	case match(noForm):
 		body := grab(noForm)
 		if noChitChat.MatchString(strings.ToLower(body)) {
 			return true
@@ -587,7 +614,7 @@ func (r *reader) rejectForms(s, low string) bool {
 				r.add(item{kind: "reject", text: it})
 			}
 		}
-	case notForm.MatchString(low):
+	case match(notForm):
 		body := grab(notForm)
 		if !isChoiceWord(firstWord(body), false) {
 			return false
