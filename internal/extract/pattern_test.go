@@ -191,6 +191,7 @@ func FuzzPrefilter(f *testing.F) {
 		{`(?:\bfoo|bar)\b`, "xbar"},
 		{`(?m)^x`, "a\nx"},
 		{`\Bab`, "cab"},
+		{`\b's\b`, "it's"},
 		{`é|e\x{301}`, "cafe\u0301"},
 	} {
 		f.Add(seed[0], seed[1])
