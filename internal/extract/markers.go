@@ -64,6 +64,29 @@ type active struct {
 	id, text string
 	op       int // index in ops of the add_decision, for in-batch decisions
 	turn     int // the turn that added it, for in-batch decisions
+
+	read *readDecision // text as later decisions compare with it; see reading
+}
+
+// readDecision is what every later decision of a batch compares with an
+// active one: its choice as " word word " (findChoice), the options it
+// names and its subject words (sameSubject).
+type readDecision struct {
+	choice  string
+	choices []string
+	subject map[string]bool
+}
+
+// reading reads a.text the first time a decision is compared with it.
+func (a *active) reading() *readDecision {
+	if a.read == nil {
+		choice := " " + strings.Join(words(strings.SplitN(a.text, "(instead of", 2)[0]), " ") + " "
+		if t, _ := foldOld(a.text); t != a.text {
+			choice = " " + strings.Join(words(t), " ") + " "
+		}
+		a.read = &readDecision{choice: choice, choices: choices(a.text), subject: subjectWords(a.text)}
+	}
+	return a.read
 }
 
 // markerOps reads the active decisions of in.Prev and the user's turns of

@@ -170,10 +170,7 @@ func findChoice(act []active, retired map[int]bool, term string) int {
 		if retired[i] {
 			continue
 		}
-		text := " " + strings.Join(words(strings.SplitN(act[i].text, "(instead of", 2)[0]), " ") + " "
-		if t, _ := foldOld(act[i].text); t != act[i].text {
-			text = " " + strings.Join(words(t), " ") + " "
-		}
+		text := act[i].reading().choice
 		if strings.Contains(text, " "+strings.Join(tw, " ")+" ") {
 			return i
 		}
@@ -237,8 +234,7 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 		if retired[i] {
 			continue
 		}
-		old := act[i].text
-		oldChoices := choices(old)
+		oldChoices := act[i].reading().choices
 		if len(oldChoices) == 0 {
 			continue
 		}
@@ -252,7 +248,7 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 		if kept {
 			continue
 		}
-		oldSubj := subjectWords(old)
+		oldSubj := act[i].reading().subject
 		shared := 0
 		for w := range newSubj {
 			if oldSubj[w] {
