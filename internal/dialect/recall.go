@@ -1,45 +1,48 @@
 package dialect
 
 import (
-	"bytes"
-	"encoding/binary"
 	"hash/maphash"
 	"net/http"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // ParseFrom is Parse for a request sent by scope (the caller's principal):
-// it remembers the Views of scope's recent requests and scans a new body
-// only from where it stops repeating one of them. An agent's next request
-// is its previous one resent byte for byte up to the end of some item,
-// then new items, then the same fields after the conversation (system
-// prompt, tools) as before. The bytes up to the end of the last shared
-// item were checked when the earlier request was parsed; scanning them
-// again would pass through the same states and record the same index, so
-// the scan starts at that item's end with the earlier index's prefix. When
-// what follows the conversation is byte-identical to what followed it in
-// the earlier request, its fields are the earlier fields, shifted. The
-// index and every error are the ones Parse gives for the same body.
+// it remembers what it learnt of scope's recent requests and scans a new
+// body only from where it stops repeating one of them. An agent's next
+// request is its previous one resent byte for byte up to the end of some
+// item, then new items, then the same fields after the conversation
+// (system prompt, tools) as before. The bytes up to the end of the last
+// shared item were checked when the earlier request was parsed; scanning
+// them again would pass through the same states and record the same index,
+// so the scan starts at that item's end with the earlier index's prefix.
+// When what follows the conversation is what followed it in the earlier
+// request, its fields are the earlier fields, shifted. The index and every
+// error are the ones Parse gives for the same body; the item keys and
+// prefix ids of the shared items are the earlier request's.
 //
-// The body is kept (until a later request of the conversation replaces
-// it, or the memory bound evicts it): it must not be modified after
-// ParseFrom returns. Bodies are compared only with bodies of the same
+// What is remembered is small: the earlier request's index, keys and ids,
+// and two seeded 64-bit hashes of each 4 KiB block of its body (bodies are
+// compared block by block through them, as items are through ItemKeys),
+// never the body. Requests are compared only with requests of the same
 // scope, so how fast a request parses says nothing about other callers'.
 func ParseFrom(scope string, name Name, path string, header http.Header, body []byte) (*View, error) {
-	if len(body) < recallMin || len(body) > recallBudget/8 {
+	if len(body) < recallMin {
 		return Parse(name, path, header, body)
 	}
 	if !known(name) {
 		return nil, unknownDialect(name)
 	}
 	h := recalled.head(scope, name, body)
-	from, shared := recalled.best(h, body)
+	sums := blockSums{c: recalled, body: body}
+	from, shared := recalled.best(h, &sums)
 	var idx index
 	var err error
+	sameTail := false
 	if from != nil {
-		idx, err = resume(body, convKey(name), from, shared)
+		idx, sameTail, err = resume(body, convKey(name), from, shared)
 	} else {
 		idx, err = scanBody(body, convKey(name))
 	}
@@ -48,49 +51,120 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 	}
 	v := &View{name: name, path: path, header: header, body: body, idx: idx}
 	if from != nil {
-		if keys := from.readyKeys(); keys != nil {
-			v.known = keys[:min(shared, len(keys))]
-			if ids := from.readyIDs(); ids != nil {
-				v.knownIDs = ids[:min(shared, len(ids))]
+		if keys := from.keys.Load(); keys != nil {
+			v.known = (*keys)[:min(shared, len(*keys))]
+			if ids := from.ids.Load(); ids != nil {
+				v.knownIDs = (*ids)[:min(shared, len(*ids))]
 			}
 		}
 	}
-	recalled.put(h, v, from, from != nil && shared == len(from.idx.items))
+	if idx.conv >= 0 {
+		var tail *blockSum
+		if sameTail {
+			tail = &from.tail
+		}
+		v.rec = newRecallRec(body, idx, sums.all(), tail)
+		recalled.put(h, v.rec, from, from != nil && shared == len(from.idx.items))
+	}
 	return v, nil
 }
 
 // Bounds of the recall: bodies below recallMin are cheap to scan whole;
 // recallHead bytes of a body's start select its candidates, recallWays of
-// them per head (a conversation's forks share its head); recallBudget
-// bounds the bytes of the bodies kept.
+// them per head (a conversation's forks share its head); the recall's
+// budget bounds the bytes the remembered requests hold (16 MiB: the
+// records of about 300 conversations of 200 KiB).
 const (
-	recallHead   = 256
-	recallWays   = 4
-	recallBudget = 64 << 20
+	recallHead = 256
+	recallWays = 4
 )
 
 // recallMin is a variable so that tests can recall small bodies.
 var recallMin = 16 << 10
 
+// recallRec is what the recall keeps of one request: never its body.
+type recallRec struct {
+	n     int        // body length
+	sums  []blockSum // of each recallBlock bytes of the body (the last may be short)
+	idx   index      // shared with the request's View, never modified
+	tailN int        // bytes after the conversation array
+	tail  blockSum   // of those bytes
+	size  int        // bytes held, for the budget
+	// The request's item keys and prefix ids, once its View made them.
+	keys atomic.Pointer[[]ItemKey]
+	ids  atomic.Pointer[[]PrefixID]
+}
+
+type blockSum struct{ a, b uint64 }
+
+// newRecallRec makes the record of a parsed body; tail, when known, is the
+// sum of what follows its conversation.
+func newRecallRec(body []byte, idx index, sums []blockSum, tail *blockSum) *recallRec {
+	end := idx.fields[idx.conv].val.end
+	r := &recallRec{n: len(body), sums: sums, idx: idx, tailN: len(body) - end}
+	if tail != nil {
+		r.tail = *tail
+	} else {
+		r.tail = recalled.sum(body[end:])
+	}
+	// Keys and ids come later (40 and 16 bytes an item).
+	r.size = 16*len(sums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
+	return r
+}
+
+// blockSums are a body's block hashes, made as far as they are asked for.
+type blockSums struct {
+	c    *recall
+	body []byte
+	s    []blockSum
+}
+
+func (b *blockSums) at(i int) blockSum {
+	for len(b.s) <= i {
+		j := len(b.s) * b.c.block
+		b.s = append(b.s, b.c.sum(b.body[j:min(j+b.c.block, len(b.body))]))
+	}
+	return b.s[i]
+}
+
+func (b *blockSums) all() []blockSum {
+	n := (len(b.body) + b.c.block - 1) / b.c.block
+	if n > 0 {
+		b.at(n - 1)
+	}
+	return b.s
+}
+
 type recall struct {
-	seed  maphash.Seed
-	mu    sync.Mutex
-	m     map[uint64][]*View // most recent first
-	order []recallEntry      // insertion order, oldest first (may be gone)
-	size  int                // body bytes of the Views in m
+	block  int             // bytes of a block
+	budget int             // bytes the records may hold
+	seeds  [3]maphash.Seed // head; block sums a, b
+	mu     sync.Mutex
+	m      map[uint64][]*recallRec // most recent first
+	order  []recallEntry           // insertion order, oldest first (may be gone)
+	size   int                     // bytes the records in m hold
 }
 
 type recallEntry struct {
 	head uint64
-	v    *View
+	r    *recallRec
 }
 
-var recalled = &recall{seed: maphash.MakeSeed(), m: make(map[uint64][]*View)}
+var recalled = newRecall(4<<10, 16<<20)
+
+func newRecall(block, budget int) *recall {
+	return &recall{
+		block:  block,
+		budget: budget,
+		seeds:  [3]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed(), maphash.MakeSeed()},
+		m:      make(map[uint64][]*recallRec),
+	}
+}
 
 // head keys a body by its scope, dialect and first recallHead bytes.
 func (c *recall) head(scope string, name Name, body []byte) uint64 {
 	var h maphash.Hash
-	h.SetSeed(c.seed)
+	h.SetSeed(c.seeds[0])
 	h.WriteString(scope)
 	h.WriteByte(0)
 	h.WriteString(string(name))
@@ -99,69 +173,78 @@ func (c *recall) head(scope string, name Name, body []byte) uint64 {
 	return h.Sum64()
 }
 
-// best returns the remembered View that shares the most whole
-// conversation items with body, and how many (nil when none shares one).
-func (c *recall) best(h uint64, body []byte) (*View, int) {
+// sum is two independently seeded hashes of b (drawn per process, so
+// nobody can make two blocks that share a sum).
+func (c *recall) sum(b []byte) blockSum {
+	return blockSum{maphash.Bytes(c.seeds[1], b), maphash.Bytes(c.seeds[2], b)}
+}
+
+// best returns the remembered request that shares the most whole
+// conversation items with the body (compared a whole block at a time),
+// and how many (nil when none shares one).
+func (c *recall) best(h uint64, sums *blockSums) (*recallRec, int) {
 	c.mu.Lock()
 	cands := slices.Clone(c.m[h])
 	c.mu.Unlock()
-	var best *View
+	var best *recallRec
 	most := 0
-	for _, ov := range cands {
-		if ov.idx.conv < 0 {
+	for _, r := range cands {
+		if r.idx.conv < 0 {
 			continue
 		}
-		n := commonPrefix(body, ov.body)
-		items := ov.idx.items
-		k := sort.Search(len(items), func(i int) bool { return items[i].end > n })
+		// Whole blocks of both bodies that are the same.
+		full := min(len(sums.body), r.n) / c.block
+		n := 0
+		for n < full && sums.at(n) == r.sums[n] {
+			n++
+		}
+		items := r.idx.items
+		k := sort.Search(len(items), func(i int) bool { return items[i].end > n*c.block })
 		if k > most {
-			best, most = ov, k
+			best, most = r, k
 		}
 	}
 	return best, most
 }
 
-// put remembers v under head h. A View v wholly extends (replaces) leaves
-// the recall; the oldest go when the budget is spent.
-func (c *recall) put(h uint64, v, replaces *View, extends bool) {
-	if v.idx.conv < 0 {
-		return
-	}
+// put remembers r under head h. A record r wholly extends (replaces)
+// leaves the recall; the oldest go when the budget is spent.
+func (c *recall) put(h uint64, r, replaces *recallRec, extends bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b := c.m[h]
 	if i := slices.Index(b, replaces); extends && i >= 0 {
 		b = slices.Delete(b, i, i+1)
-		c.size -= len(replaces.body)
+		c.size -= replaces.size
 	}
-	b = slices.Insert(b, 0, v)
-	c.size += len(v.body)
+	b = slices.Insert(b, 0, r)
+	c.size += r.size
 	if len(b) > recallWays {
 		for _, old := range b[recallWays:] {
-			c.size -= len(old.body)
+			c.size -= old.size
 		}
 		clear(b[recallWays:])
 		b = b[:recallWays]
 	}
 	c.m[h] = b
-	c.order = append(c.order, recallEntry{h, v})
-	for c.size > recallBudget && len(c.order) > 0 {
+	c.order = append(c.order, recallEntry{h, r})
+	for c.size > c.budget && len(c.order) > 0 {
 		e := c.order[0]
 		c.order = c.order[1:]
 		c.forget(e)
 	}
 	if len(c.order) > 4*recallWays*len(c.m)+64 {
-		c.order = slices.DeleteFunc(c.order, func(e recallEntry) bool { return !slices.Contains(c.m[e.head], e.v) })
+		c.order = slices.DeleteFunc(c.order, func(e recallEntry) bool { return !slices.Contains(c.m[e.head], e.r) })
 	}
 }
 
 func (c *recall) forget(e recallEntry) {
 	b := c.m[e.head]
-	i := slices.Index(b, e.v)
+	i := slices.Index(b, e.r)
 	if i < 0 {
 		return
 	}
-	c.size -= len(e.v.body)
+	c.size -= e.r.size
 	if b = slices.Delete(b, i, i+1); len(b) == 0 {
 		delete(c.m, e.head)
 	} else {
@@ -170,9 +253,10 @@ func (c *recall) forget(e recallEntry) {
 }
 
 // resume scans body, whose first shared conversation items (and all bytes
-// before the end of the last of them) are those of the earlier View from,
-// from the end of those items, starting with from's index up to there.
-func resume(body []byte, conv string, from *View, shared int) (index, error) {
+// before the end of the last of them) are those of the earlier request
+// from, from the end of those items, starting with from's index up to
+// there.
+func resume(body []byte, conv string, from *recallRec, shared int) (x index, sameTail bool, err error) {
 	ox := from.idx
 	s := scanner{b: body, conv: conv, i: ox.items[shared-1].end}
 	s.x.conv = ox.conv
@@ -185,46 +269,29 @@ func resume(body []byte, conv string, from *View, shared int) (index, error) {
 		err = s.elements(2, &s.x.items)
 	}
 	if err != nil {
-		return index{}, err
+		return index{}, false, err
 	}
 	s.x.fields[ox.conv].val.end = s.i
 	// What follows the conversation, the earlier request's own?
-	if q := ox.fields[ox.conv].val.end; len(body)-s.i == len(from.body)-q && bytes.Equal(body[s.i:], from.body[q:]) {
-		d := s.i - q
+	if len(body)-s.i == from.tailN && recalled.sum(body[s.i:]) == from.tail {
+		d := s.i - (from.n - from.tailN)
 		for _, f := range ox.fields[ox.conv+1:] {
 			f.val.start += d
 			f.val.end += d
 			s.x.fields = append(s.x.fields, f)
 		}
-		return s.x, nil
+		return s.x, true, nil
 	}
 	end, err = s.next('}')
 	if err == nil && !end {
 		err = s.members(1, true)
 	}
 	if err != nil {
-		return index{}, err
+		return index{}, false, err
 	}
 	s.space()
 	if s.i != len(s.b) {
-		return index{}, ErrInvalidJSON
+		return index{}, false, ErrInvalidJSON
 	}
-	return s.x, nil
-}
-
-// commonPrefix returns the length of the longest common prefix of a and b.
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	i := 0
-	const block = 4 << 10
-	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
-		i += block
-	}
-	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
-		i += 8
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
+	return s.x, false, nil
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 )
@@ -21,16 +20,15 @@ type View struct {
 	body   []byte
 	idx    index // from the one pass of Parse
 
-	msgsOnce  sync.Once
-	msgs      []Message
-	keysOnce  sync.Once
-	keys      []ItemKey
-	keysReady atomic.Bool // keys are made
-	known     []ItemKey   // keys of the first items, from an earlier View (ParseFrom)
-	idsOnce   sync.Once
-	ids       []PrefixID
-	idsReady  atomic.Bool
-	knownIDs  []PrefixID // ids of the first prefixes, from an earlier View
+	msgsOnce sync.Once
+	msgs     []Message
+	keysOnce sync.Once
+	keys     []ItemKey
+	known    []ItemKey // keys of the first items, from an earlier request (ParseFrom)
+	idsOnce  sync.Once
+	ids      []PrefixID
+	knownIDs []PrefixID // ids of the first prefixes, from an earlier request
+	rec      *recallRec // what ParseFrom remembers of this request, or nil
 }
 
 // Parse validates body once and returns a View over it. path is the URL path
@@ -239,7 +237,10 @@ func (v *View) ItemKeys() []ItemKey {
 		for i, sp := range v.idx.items[n:] {
 			v.keys[n+i] = memo.key(v.name, v.body[sp.start:sp.end])
 		}
-		v.keysReady.Store(true)
+		if v.rec != nil {
+			keys := v.keys // not &v.keys, which would keep the View (and its body) alive
+			v.rec.keys.Store(&keys)
+		}
 	})
 	return v.keys
 }
@@ -278,7 +279,10 @@ func (v *View) PrefixIDs() []PrefixID {
 			ids[n+i] = id
 		}
 		v.ids = ids
-		v.idsReady.Store(true)
+		if v.rec != nil {
+			ids := v.ids // not &v.ids: see ItemKeys
+			v.rec.ids.Store(&ids)
+		}
 	})
 	return v.ids
 }
@@ -287,22 +291,6 @@ func mix(h, v uint64) uint64 {
 	h ^= v
 	h *= 0x9e3779b97f4a7c15
 	return h ^ h>>29
-}
-
-// readyIDs returns PrefixIDs' answer if it has been made, else nil.
-func (v *View) readyIDs() []PrefixID {
-	if !v.idsReady.Load() {
-		return nil
-	}
-	return v.ids
-}
-
-// readyKeys returns ItemKeys' answer if it has been made, else nil.
-func (v *View) readyKeys() []ItemKey {
-	if !v.keysReady.Load() {
-		return nil
-	}
-	return v.keys
 }
 
 func (v *View) parseMessages() []Message {
