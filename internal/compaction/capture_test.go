@@ -249,12 +249,8 @@ func TestItemVerdictsChangeNothing(t *testing.T) {
 		}
 	}
 	reset := func() {
-		userItems.mu.Lock()
-		userItems.m = nil
-		userItems.mu.Unlock()
-		condItems.mu.Lock()
-		condItems.m = nil
-		condItems.mu.Unlock()
+		userItems.forget()
+		condItems.forget()
 		forgetIndexes()
 	}
 	rs := Default()
@@ -316,15 +312,11 @@ rules:
 	}
 }
 
+// forgetIndexes empties the memos of item indexes (sliding windows, last
+// user messages), not the per-item verdicts.
 func forgetIndexes() {
-	for _, m := range []*indexMemo[windowKey]{&windows} {
-		m.mu.Lock()
-		m.m = nil
-		m.mu.Unlock()
-	}
-	lastUsers.mu.Lock()
-	lastUsers.m = nil
-	lastUsers.mu.Unlock()
+	windows.forget()
+	lastUsers.forget()
 }
 
 // TestSlidingWindowsAgreeWithCold: an agent's conversation growing one

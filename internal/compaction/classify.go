@@ -365,19 +365,19 @@ func (p *probe) lastUserItem() *item {
 
 // lastUsers remembers, by the id of a history's items, the index of its
 // last user message with text (-1: none).
-var lastUsers indexMemo[dialect.PrefixID]
+var lastUsers = memo[dialect.PrefixID, int]{max: 1 << 16}
 
-// verdicts remembers a yes/no fact about conversation items, a pure
-// function of the item's bytes (its key) and, for condKey, of the rule's
-// condition. Bounded: it starts over when full. A condKey holds its
-// condition's pointer, so the condition outlives its entries and no other
-// condition can take its address while they are here.
-type verdicts[K comparable] struct {
-	mu sync.Mutex
-	m  map[K]bool
+// memo remembers what the classifier found about conversation items: a
+// cache of a pure function of the items' bytes (their key or prefix id)
+// and, for condKey and windowKey, of the rule's condition. Bounded: it
+// starts over when it holds max entries. A key that holds a condition's
+// pointer keeps the condition alive, so no other condition can take its
+// address while its entries are here.
+type memo[K comparable, V any] struct {
+	mu  sync.Mutex
+	m   map[K]V
+	max int
 }
-
-const verdictsMax = 1 << 17
 
 type condKey struct {
 	c *Condition
@@ -385,23 +385,30 @@ type condKey struct {
 }
 
 var (
-	userItems verdicts[dialect.ItemKey] // a user message with text (lastUserItem)
-	condItems verdicts[condKey]         // a tail condition holds for the item (anyTail, anyBlock)
+	userItems = memo[dialect.ItemKey, bool]{max: 1 << 17} // a user message with text (lastUserItem)
+	condItems = memo[condKey, bool]{max: 1 << 17}         // a tail condition holds for the item (anyTail, anyBlock)
 )
 
-func (c *verdicts[K]) get(k K) (v, ok bool) {
+func (c *memo[K, V]) get(k K) (v V, ok bool) {
 	c.mu.Lock()
 	v, ok = c.m[k]
 	c.mu.Unlock()
 	return v, ok
 }
 
-func (c *verdicts[K]) put(k K, v bool) {
+func (c *memo[K, V]) put(k K, v V) {
 	c.mu.Lock()
-	if c.m == nil || len(c.m) >= verdictsMax {
-		c.m = make(map[K]bool)
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[K]V)
 	}
 	c.m[k] = v
+	c.mu.Unlock()
+}
+
+// forget empties the memo.
+func (c *memo[K, V]) forget() {
+	c.mu.Lock()
+	c.m = nil
 	c.mu.Unlock()
 }
 
@@ -509,37 +516,11 @@ type windowKey struct {
 // windows remembers, per condition and window, the newest item of the
 // window the condition holds for (-1: none): a pure function of the
 // window's items and the condition. Bounded: it starts over when full.
-var windows indexMemo[windowKey]
-
-// indexMemo remembers an item index (or -1) per key; a cache of a pure
-// function, bounded: it starts over when full.
-type indexMemo[K comparable] struct {
-	mu sync.Mutex
-	m  map[K]int
-}
-
-func (w *indexMemo[K]) get(k K) (int, bool) {
-	w.mu.Lock()
-	h, ok := w.m[k]
-	w.mu.Unlock()
-	return h, ok
-}
-
-func (w *indexMemo[K]) put(k K, h int) {
-	w.mu.Lock()
-	if w.m == nil || len(w.m) >= indexMemoMax {
-		w.m = make(map[K]int)
-	}
-	w.m[k] = h
-	w.mu.Unlock()
-}
+var windows = memo[windowKey, int]{max: 1 << 16}
 
 // windowSlide is how many items a request may add to the one before it for
 // that request's windows to be slid instead of read item by item.
-const (
-	windowSlide  = 16
-	indexMemoMax = 1 << 16
-)
+const windowSlide = 16
 
 func (p *probe) lastItemType() string {
 	if p.name != dialect.OpenAIResponses {
