@@ -85,7 +85,7 @@ var recallMin = 16 << 10
 // recallRec is what the recall keeps of one request: never its body.
 type recallRec struct {
 	n     int        // body length
-	sums  []blockSum // of each recallBlock bytes of the body (the last may be short)
+	sums  []blockSum // of each block of the body (the last may be short)
 	idx   index      // shared with the request's View, never modified
 	tailN int        // bytes after the conversation array
 	tail  blockSum   // of those bytes

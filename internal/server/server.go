@@ -280,9 +280,8 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 				return
 			}
 		}
-		// The principal's previous request is remembered: an agent's next
-		// one is scanned only where it differs (the body is not modified
-		// after this).
+		// What the principal's recent requests were is remembered: an
+		// agent's next one is scanned only where it differs.
 		v, err := dialect.ParseFrom(p.ID, d, x.Path, r.Header, body)
 		if err != nil {
 			fail(http.StatusBadRequest, parseErrorMessage(err))
