@@ -322,14 +322,20 @@ func forgetIndexes() {
 // TestSlidingWindowsAgreeWithCold: an agent's conversation growing one
 // tool call at a time, each request classified after the one before (the
 // windows slide), classifies as with every memo empty: the continued-
-// session summary counts while it is within the rule's last 32 items and
-// stops counting once the tool loop has pushed it out.
+// session summary counts while it is within the rule's last 32 items,
+// stops counting once the tool loop has pushed it out, and counts again
+// when a request adds another one among its new items.
 func TestSlidingWindowsAgreeWithCold(t *testing.T) {
 	rs := Default()
 	var b strings.Builder
 	b.WriteString(`{"model":"claude-x","max_tokens":100,"messages":[{"role":"user","content":[{"type":"text","text":"This session is being continued from a previous conversation that ran out of context. The conversation is summarized below: we use PostgreSQL."}]}`)
 	seen := map[bool]bool{}
 	for turn := range 60 {
+		if turn == 45 {
+			// A summary again, not the newest of the items the request
+			// adds: the slide tests every new item, not only the last.
+			b.WriteString(`,{"role":"user","content":[{"type":"text","text":"This session is being continued from a previous conversation that ran out of context. The conversation is summarized below: again."}]}`)
+		}
 		fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Read","input":{"file_path":"/f%d"}}]}`, turn, turn)
 		fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"ok %d"}]}`, turn, turn)
 		if turn%7 == 3 {
