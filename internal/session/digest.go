@@ -98,6 +98,11 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey, ids []dialect.Prefi
 	if keys != nil {
 		if k, known, own, ok := prefixes.longest(ids); ok {
 			start = k + 1
+			if start == len(msgs) {
+				// The same history again (a retry): its entries as they are,
+				// read-only like every caller's.
+				return known[:len(known):len(known)]
+			}
 			if own && cap(known)-len(known) >= len(msgs)-start {
 				out = known // past every other reader's end
 			} else {
