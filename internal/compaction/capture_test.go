@@ -217,7 +217,7 @@ func TestProbeAgreesWithView(t *testing.T) {
 			if got, want := p.system(), v.System(); got != want {
 				t.Errorf("%s seq %d: system differs:\n got %.80q\nwant %.80q", file, c.Seq, got, want)
 			}
-			if got, want := p.lastUserItem().text, v.LastUserText(); got != want {
+			if got, want := lastUserText(&p), v.LastUserText(); got != want {
 				t.Errorf("%s seq %d: last user text differs:\n got %.80q\nwant %.80q", file, c.Seq, got, want)
 			}
 			if got, want := p.lastItemType(), v.LastItemType(); got != want {
@@ -347,6 +347,10 @@ func TestSlidingWindowsAgreeWithCold(t *testing.T) {
 			t.Fatal(err)
 		}
 		warm := rs.Classify(v)
+		p := probe{v: v, name: v.Dialect()}
+		if got, want := lastUserText(&p), v.LastUserText(); got != want {
+			t.Fatalf("turn %d: last user text %q, the View says %q", turn, got, want)
+		}
 		forgetIndexes()
 		cold, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
 		if err != nil {

@@ -340,7 +340,6 @@ func (p *probe) lastUserItem() *item {
 			if j, ok := lastUsers.get(ids[i]); ok {
 				if found = j; j >= 0 {
 					p.lastUser = p.decodeHead(j)
-					p.lastUser.texts() // as the walk leaves it
 				}
 				break
 			}
