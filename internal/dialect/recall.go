@@ -40,9 +40,9 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 	from, shared := recalled.best(h, &sums)
 	var idx index
 	var err error
-	sameTail := false
+	var tail *blockSum // of what follows the conversation, if resume made it
 	if from != nil {
-		idx, sameTail, err = resume(body, convKey(name), from, shared)
+		idx, tail, err = resume(body, convKey(name), from, shared)
 	} else {
 		idx, err = scanBody(body, convKey(name))
 	}
@@ -59,10 +59,6 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 		}
 	}
 	if idx.conv >= 0 {
-		var tail *blockSum
-		if sameTail {
-			tail = &from.tail
-		}
 		v.rec = newRecallRec(body, idx, sums.all(), tail)
 		recalled.put(h, v.rec, from, from != nil && shared == len(from.idx.items))
 	}
@@ -256,7 +252,9 @@ func (c *recall) forget(e recallEntry) {
 // before the end of the last of them) are those of the earlier request
 // from, from the end of those items, starting with from's index up to
 // there.
-func resume(body []byte, conv string, from *recallRec, shared int) (x index, sameTail bool, err error) {
+// It also returns the sum of what follows the conversation when it made
+// it (to compare it with the earlier request's).
+func resume(body []byte, conv string, from *recallRec, shared int) (x index, tail *blockSum, err error) {
 	ox := from.idx
 	s := scanner{b: body, conv: conv, i: ox.items[shared-1].end}
 	s.x.conv = ox.conv
@@ -269,29 +267,33 @@ func resume(body []byte, conv string, from *recallRec, shared int) (x index, sam
 		err = s.elements(2, &s.x.items)
 	}
 	if err != nil {
-		return index{}, false, err
+		return index{}, nil, err
 	}
 	s.x.fields[ox.conv].val.end = s.i
 	// What follows the conversation, the earlier request's own?
-	if len(body)-s.i == from.tailN && recalled.sum(body[s.i:]) == from.tail {
+	if len(body)-s.i == from.tailN {
+		sum := recalled.sum(body[s.i:])
+		tail = &sum
+	}
+	if tail != nil && *tail == from.tail {
 		d := s.i - (from.n - from.tailN)
 		for _, f := range ox.fields[ox.conv+1:] {
 			f.val.start += d
 			f.val.end += d
 			s.x.fields = append(s.x.fields, f)
 		}
-		return s.x, true, nil
+		return s.x, tail, nil
 	}
 	end, err = s.next('}')
 	if err == nil && !end {
 		err = s.members(1, true)
 	}
 	if err != nil {
-		return index{}, false, err
+		return index{}, nil, err
 	}
 	s.space()
 	if s.i != len(s.b) {
-		return index{}, false, ErrInvalidJSON
+		return index{}, nil, ErrInvalidJSON
 	}
-	return s.x, false, nil
+	return s.x, tail, nil
 }
