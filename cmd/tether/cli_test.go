@@ -120,7 +120,15 @@ func TestServeReadyLineAfterListening(t *testing.T) {
 		t.Fatalf("ready, but %s does not answer: %v", m[1], err)
 	}
 	resp.Body.Close()
-	if !strings.Contains(errb.String(), `"msg":"tether ready"`) || !strings.Contains(errb.String(), `"store":"memory"`) {
+	// The log line is written by Serve once it serves, which may be just
+	// after the ready line on stdout: wait for it, bounded.
+	logged := func() bool {
+		return strings.Contains(errb.String(), `"msg":"tether ready"`) && strings.Contains(errb.String(), `"store":"memory"`)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !logged() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !logged() {
 		t.Errorf("start-up log line lacks ready/store: %s", errb.String())
 	}
 	cancel()
