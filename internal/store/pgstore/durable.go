@@ -162,7 +162,13 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 	return true, nil
 }
 
-// SettleReservations implements backend.Reservations in one transaction.
+// SettleReservations implements backend.Reservations. A batch whose
+// settlements adjust no budget (no budget applies to the calls, the
+// ledger's usual case) is one statement, one round trip: the reservations'
+// delete rides as a data-modifying WITH on the ledger rows' insert. A
+// batch that adjusts budgets is one transaction of three statements plus
+// one per adjustment, applied in the batch's order (each clamps at zero,
+// so their order matters).
 func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlement) error {
 	if err := backend.CheckSettlements(settle); err != nil {
 		return err
@@ -170,32 +176,65 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 	if len(settle) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, st := range settle {
-			res, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE id = $1`, st.ReservationID)
-			if err != nil {
-				return err
+	ids := make([]string, 0, len(settle))
+	rows := make([][]any, len(settle))
+	adjusts := false
+	for i, st := range settle {
+		if st.ReservationID != "" {
+			ids = append(ids, st.ReservationID)
+		}
+		rows[i] = ledgerArgs(st.Entry)
+		adjusts = adjusts || len(st.Adjust) > 0
+	}
+	var err error
+	if !adjusts && len(rows)*len(rows[0])+1 <= maxParams {
+		q, args := valuesStatement(`WITH settled AS (DELETE FROM reservations WHERE id = ANY($1::text[])) `+insertLedgerColumns, ledgerConflict,
+			rows, pq.Array(ids))
+		_, err = s.db.ExecContext(ctx, q, args...)
+	} else {
+		err = s.inTx(ctx, func(tx *sql.Tx) error { return settleIn(ctx, tx, settle, ids, rows) })
+	}
+	if err != nil {
+		return fmt.Errorf("settle reservations: %w", err)
+	}
+	return nil
+}
+
+// settleIn settles a batch that adjusts budgets inside tx: a settlement's
+// adjustments apply only if it ended its reservation (the first of the
+// batch to name it) or had none.
+func settleIn(ctx context.Context, tx *sql.Tx, settle []backend.Settlement, ids []string, rows [][]any) error {
+	gone, err := tx.QueryContext(ctx, `DELETE FROM reservations WHERE id = ANY($1::text[]) RETURNING id`, pq.Array(ids))
+	ended, err := collect(gone, err, func(r *sql.Rows) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+	if err != nil {
+		return err
+	}
+	open := make(map[string]bool, len(ended))
+	for _, id := range ended {
+		open[id] = true
+	}
+	for _, st := range settle {
+		if st.ReservationID != "" {
+			if !open[st.ReservationID] {
+				continue
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			if n == 1 || st.ReservationID == "" {
-				for _, h := range st.Adjust {
-					if _, err := tx.ExecContext(ctx, `INSERT INTO budgets (key, used) VALUES ($1::text, GREATEST($2::bigint, 0))
-						ON CONFLICT (key) DO UPDATE SET used = GREATEST(budgets.used + $2::bigint, 0)`, h.Key, h.Amount); err != nil {
-						return err
-					}
-				}
-			}
-			if _, err := tx.ExecContext(ctx, insertLedger, ledgerArgs(st.Entry)...); err != nil {
+			open[st.ReservationID] = false
+		}
+		for _, h := range st.Adjust {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO budgets (key, used) VALUES ($1::text, GREATEST($2::bigint, 0))
+				ON CONFLICT (key) DO UPDATE SET used = GREATEST(budgets.used + $2::bigint, 0)`, h.Key, h.Amount); err != nil {
 				return err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("settle reservations: %w", err)
+	}
+	for chunk := range slices.Chunk(rows, maxParams/len(rows[0])) {
+		q, args := valuesStatement(insertLedgerColumns, ledgerConflict, chunk)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

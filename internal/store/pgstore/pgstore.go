@@ -428,10 +428,13 @@ func (s *Store) insertRows(ctx context.Context, head, tail string, rows [][]any)
 	})
 }
 
-// valuesStatement returns head VALUES ($1, …), (…) tail and its arguments.
-func valuesStatement(head, tail string, rows [][]any) (string, []any) {
+// valuesStatement returns head VALUES ($n, …), (…) tail and its
+// arguments: first the arguments head binds itself ($1 … $len(pre)), then
+// the rows'.
+func valuesStatement(head, tail string, rows [][]any, pre ...any) (string, []any) {
 	var b strings.Builder
-	args := make([]any, 0, len(rows)*len(rows[0]))
+	args := make([]any, 0, len(pre)+len(rows)*len(rows[0]))
+	args = append(args, pre...)
 	b.WriteString(head)
 	b.WriteString(" VALUES ")
 	for i, row := range rows {

@@ -134,6 +134,28 @@ func TestRoundTripsCountedOncePerExchange(t *testing.T) {
 		}
 		return err
 	})
+	// No budget adjusted (the ledger's usual batch): one statement.
+	step("SettleReservations", 1, func() error {
+		return s.SettleReservations(ctx, []backend.Settlement{
+			{ReservationID: "r1", Entry: backend.LedgerEntry{ID: "s1", Time: at, Principal: "alice", Kind: "primary", Model: "m"}},
+			{Entry: backend.LedgerEntry{ID: "s2", Time: at, Principal: "alice", Kind: "primary", Model: "m"}},
+			{ReservationID: "r9", Entry: backend.LedgerEntry{ID: "s3", Time: at, Principal: "alice", Kind: "primary", Model: "m"}},
+		})
+	})
+	if left, err := s.PendingReservations(ctx, at.Add(time.Hour), 0); err != nil || len(left) != 0 {
+		t.Errorf("reservations left after settling r1 = %+v, %v", left, err)
+	}
+	if _, err := s.PutReservation(ctx, backend.Reservation{ID: "r3", Expires: at.Add(time.Minute), Holds: []backend.Hold{{Key: "b1", Amount: 1, Limit: 10}}}); err != nil {
+		t.Fatal(err)
+	}
+	// BEGIN, the reservations' delete, two adjustments, the ledger rows, COMMIT.
+	step("SettleReservations adjusting budgets", 6, func() error {
+		return s.SettleReservations(ctx, []backend.Settlement{
+			{ReservationID: "r3", Entry: backend.LedgerEntry{ID: "s4", Time: at, Principal: "alice", Kind: "primary", Model: "m"},
+				Adjust: []backend.Hold{{Key: "b1", Amount: -1}, {Key: "b2", Amount: 1}}},
+			{Entry: backend.LedgerEntry{ID: "s5", Time: at, Principal: "alice", Kind: "primary", Model: "m"}},
+		})
+	})
 	step("PurgeCapsules", 0, func() error { _, err := s.PurgeCapsules(ctx, "alice", ""); return err })
 	step("Ping", 1, func() error { return s.Ping(ctx) })
 	if len(reported) == 0 {

@@ -252,6 +252,70 @@ func testReservations(t *testing.T, s backend.Store) {
 	used("tok", 57)
 }
 
+// testSettlementBatches: one batch of settlements ends every reservation
+// it names and writes each entry once, whether or not it adjusts budgets;
+// a reservation named twice in a batch adjusts its budgets once.
+func testSettlementBatches(t *testing.T, s backend.Store) {
+	ctx := t.Context()
+	for _, id := range []string{"b1", "b2", "b3", "b4"} {
+		if ok, err := s.PutReservation(ctx, reservation(id, 10, "pool")); err != nil || !ok {
+			t.Fatalf("PutReservation(%s) = %v, %v", id, ok, err)
+		}
+	}
+	pending := func() []string {
+		t.Helper()
+		got, err := s.PendingReservations(ctx, base.Add(time.Hour), 0)
+		if err != nil {
+			t.Fatalf("PendingReservations: %v", err)
+		}
+		var ids []string
+		for _, r := range got {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	// No budget adjusted: b1 and b2 end, a call without a reservation and
+	// a repeated entry are recorded once each.
+	plain := []backend.Settlement{
+		{ReservationID: "b1", Entry: entry("b1", "alice", "primary", "m", base, 1, 1, 2)},
+		{Entry: entry("free", "alice", "primary", "m", base, 1, 1, 3)},
+		{ReservationID: "b2", Entry: entry("b2", "alice", "primary", "m", base, 1, 1, 4)},
+		{ReservationID: "b2", Entry: entry("b2", "alice", "primary", "m", base, 1, 1, 4)},
+	}
+	if err := s.SettleReservations(ctx, plain); err != nil {
+		t.Fatalf("SettleReservations without adjustments: %v", err)
+	}
+	if got := pending(); !slices.Equal(got, []string{"b3", "b4"}) {
+		t.Fatalf("pending after settling b1 and b2 = %v, want [b3 b4]", got)
+	}
+	if es, err := s.LedgerEntries(ctx, "alice", 0); err != nil || len(es) != 3 {
+		t.Fatalf("ledger after the first batch = %d entries, %v; want 3", len(es), err)
+	}
+	if used, err := s.Used(ctx, "pool"); err != nil || used != 40 {
+		t.Fatalf("Used(pool) = %d, %v; want the 40 still reserved", used, err)
+	}
+	// b3 named twice gives back its 10 once; b1, ended already, gives
+	// back nothing; b4 gives back 7.
+	adjusting := []backend.Settlement{
+		{ReservationID: "b3", Entry: entry("b3", "alice", "primary", "m", base, 1, 1, 0), Adjust: []backend.Hold{{Key: "pool", Amount: -10}}},
+		{ReservationID: "b1", Entry: entry("b1", "alice", "primary", "m", base, 1, 1, 2), Adjust: []backend.Hold{{Key: "pool", Amount: -8}}},
+		{ReservationID: "b3", Entry: entry("b3", "alice", "primary", "m", base, 1, 1, 0), Adjust: []backend.Hold{{Key: "pool", Amount: -10}}},
+		{ReservationID: "b4", Entry: entry("b4", "alice", "primary", "m", base, 1, 1, 3), Adjust: []backend.Hold{{Key: "pool", Amount: -7}}},
+	}
+	if err := s.SettleReservations(ctx, adjusting); err != nil {
+		t.Fatalf("SettleReservations with adjustments: %v", err)
+	}
+	if got := pending(); len(got) != 0 {
+		t.Fatalf("pending after settling every reservation = %v", got)
+	}
+	if used, err := s.Used(ctx, "pool"); err != nil || used != 23 {
+		t.Fatalf("Used(pool) = %d, %v; want 23 (40 reserved, 10 and 7 given back once)", used, err)
+	}
+	if es, err := s.LedgerEntries(ctx, "alice", 0); err != nil || len(es) != 5 {
+		t.Fatalf("ledger after both batches = %d entries, %v; want 5", len(es), err)
+	}
+}
+
 // testConcurrentReservations: concurrent reservations on one budget never
 // exceed it, and settling them all leaves counter = ledger sum.
 func testConcurrentReservations(t *testing.T, s backend.Store) {

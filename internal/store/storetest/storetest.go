@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) backend.Store) {
 		{"OutboxBusy", testOutboxBusy},
 		{"Reservations", testReservations},
 		{"ConcurrentReservations", testConcurrentReservations},
+		{"SettlementBatches", testSettlementBatches},
 		{"Compactions", testCompactions},
 		{"CompactionsPruned", testCompactionsPruned},
 		{"CompactionsGoWithCapsule", testCompactionsGoWithCapsule},
