@@ -176,6 +176,9 @@ type turn struct {
 	// edits are the context edits the request asks the provider for
 	// (context_edit rules).
 	edits []compaction.Rule
+	// prefetchTaken: the capsule Resolve read with the lineage was used
+	// (by the first load); later loads read the store.
+	prefetchTaken bool
 }
 
 // main handles an ordinary turn: harvest, gate and enqueue, and on

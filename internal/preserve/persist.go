@@ -22,7 +22,16 @@ import (
 // copy_on_fork starts from the parent's newest revision at or before the
 // fork point.
 func (t *turn) load(ctx context.Context) (*capsule.Capsule, error) {
-	c, err := t.e.get(ctx, t.x.Principal.ID, t.ref.ALeg)
+	var c *capsule.Capsule
+	var err error
+	if rec, found, ok := t.ref.Capsule(); ok && !t.prefetchTaken {
+		// Read with the lineage, before anything of this turn wrote: good
+		// for the first load only.
+		t.prefetchTaken = true
+		c, err = t.e.decode(t.ref.ALeg, rec, found)
+	} else {
+		c, err = t.e.get(ctx, t.x.Principal.ID, t.ref.ALeg)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +85,15 @@ func (e *Engine) get(ctx context.Context, principal, aLeg string) (*capsule.Caps
 	if err != nil {
 		e.m.failures.WithLabelValues("store").Inc()
 		return nil, fmt.Errorf("load capsule %s: %w", aLeg, err)
+	}
+	return e.decode(aLeg, rec, true)
+}
+
+// decode decodes a head capsule the store returned; nil when it held none
+// (found false).
+func (e *Engine) decode(aLeg string, rec backend.CapsuleRecord, found bool) (*capsule.Capsule, error) {
+	if !found {
+		return nil, nil
 	}
 	c, err := capsule.Decode(rec.Data)
 	if err != nil {

@@ -5,11 +5,15 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tether-dev/tether/internal/app"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
+	"github.com/tether-dev/tether/internal/store/pgstore"
 	"github.com/tether-dev/tether/internal/store/storetest"
 )
 
@@ -169,5 +173,70 @@ func TestKilledReplicaJobFinishedElsewhere(t *testing.T) {
 	}
 	if jobs["resumed"] < 1 || jobs["completed"] < 1 {
 		t.Errorf("the surviving replica's jobs: %v; want the dead one's job resumed and completed there", jobs)
+	}
+}
+
+// TestCompactionReloadsTheCapsuleAfterItsBarrier: on one replica, the
+// compaction request reads the A-leg's capsule with its lineage (one round
+// trip), then waits at the barrier for the decision's slow extraction; what
+// it sends the summariser is the capsule as the store has it after the
+// wait, not the one read before it.
+func TestCompactionReloadsTheCapsuleAfterItsBarrier(t *testing.T) {
+	storeURL := storetest.FreshSearchPath(t, storetest.PostgresURL(t), "tether_replicas")
+	model := demo.Model()
+	var mu sync.Mutex
+	calls := 0
+	fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
+		rep := model(r)
+		if r.Model() == demo.ExtractorModel {
+			mu.Lock()
+			calls++
+			if calls == 1 {
+				rep.Delay = 1500 * time.Millisecond
+			}
+			mu.Unlock()
+		}
+		return rep
+	})
+	t.Cleanup(fake.Close)
+	cfg, err := config.Parse([]byte(sprintf(barrierYAML, fake.URL, storeURL)), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prefetches atomic.Int64
+	st, err := pgstore.Open(t.Context(), storeURL, pgstore.Options{OnRoundTrip: func(sql string) {
+		if strings.Contains(sql, "FROM capsules") && strings.Contains(sql, "FROM lineage") {
+			prefetches.Add(1)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	rep := serveApp(t, cfg, app.Options{Store: st})
+	ag := &demo.Agent{BaseURL: rep.url, APIKey: "replicas-reload-key-0123456789", SessionID: "reload-session", Model: "claude-sonnet-4-5",
+		HTTP: &http.Client{Timeout: 30 * time.Second}}
+	ctx := context.Background()
+	if _, err := ag.Say(ctx, "We are building an inventory service, please help."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ag.Say(ctx, "Decision: use PostgreSQL for storage, not MongoDB, because we need transactions."); err != nil {
+		t.Fatal(err)
+	}
+	before := prefetches.Load()
+	if err := ag.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if prefetches.Load() == before {
+		t.Fatal("the compaction request did not read the capsule with its lineage; this test needs it to")
+	}
+	var compaction string
+	for _, r := range fake.Requests() {
+		if r.Model() != demo.ExtractorModel && fakemodel.Classify(&r) == fakemodel.KindCompaction {
+			compaction = string(r.Body)
+		}
+	}
+	if !strings.Contains(compaction, "<continuity-capsule") || !strings.Contains(compaction, "PostgreSQL") {
+		t.Fatal("the compaction request lacks the decision its barrier waited for")
 	}
 }

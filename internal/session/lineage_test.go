@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -814,5 +817,70 @@ func TestKnownKeysBounded(t *testing.T) {
 		if k.absent("alice", key) {
 			t.Errorf("past its bound the index answered %q absent", key)
 		}
+	}
+}
+
+// prefetchStore is a memStore that also reads a capsule in the lineage
+// round trip (backend.CapsulePrefetcher), as PostgreSQL does.
+type prefetchStore struct {
+	*memStore
+	capsules map[string]backend.CapsuleRecord // by A-leg
+	asked    []string                         // the A-legs asked for, in order
+}
+
+func (s *prefetchStore) GetLineageWithCapsule(ctx context.Context, principal string, keys []string, aLeg string) (map[string][]byte, backend.CapsuleRecord, bool, error) {
+	got, err := s.GetLineage(ctx, principal, keys)
+	s.asked = append(s.asked, aLeg)
+	c, ok := s.capsules[aLeg]
+	return got, c, ok, err
+}
+
+// TestCapsuleReadWithLineage: with a store that can, a turn that continues
+// a known head and adds a user message (or is past a compaction) reads the
+// A-leg's capsule in its lineage round trip, and the Ref hands it out for
+// that A-leg only; a turn that adds no user message, a cold turn and a
+// fork that leaves the head's A-leg get none.
+func TestCapsuleReadWithLineage(t *testing.T) {
+	st := &prefetchStore{memStore: newMemStore(), capsules: map[string]backend.CapsuleRecord{}}
+	r := NewResolver(st, Options{Secret: testSecret}) // shared: every turn reads
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "prefetch-session"}
+	hist := conversation("prefetch", 3)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	if _, _, ok := first.Capsule(); ok || len(st.asked) != 0 {
+		t.Fatalf("a cold turn read a capsule (asked %q)", st.asked)
+	}
+	st.capsules[first.ALeg] = backend.CapsuleRecord{Principal: "alice", ALeg: first.ALeg, Revision: 7, Data: []byte(`{"v":1}`)}
+
+	hist = append(hist, a("one more thought, no question"))
+	quiet := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	if _, _, ok := quiet.Capsule(); ok || len(st.asked) != 0 {
+		t.Fatalf("a turn without a user message read a capsule (asked %q)", st.asked)
+	}
+
+	gets := st.roundTrips()
+	hist = append(hist, u("now add the reservation endpoint, with tests"))
+	said := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	rec, found, ok := said.Capsule()
+	if !ok || !found || rec.Revision != 7 || string(rec.Data) != `{"v":1}` || said.ALeg != first.ALeg {
+		t.Fatalf("user turn: Capsule() = %+v, %v, %v on %s; want revision 7 of %s", rec, found, ok, said.ALeg, first.ALeg)
+	}
+	if n := st.roundTrips() - gets; n != 1 {
+		t.Errorf("user turn: %d lineage round trips, want 1 (the capsule with it)", n)
+	}
+
+	// A fork from the quiet turn's history: the read named the A-leg of
+	// that (cached) head, the turn resolves to a new one, so the Ref hands
+	// nothing out.
+	fork := append(slices.Clone(hist[:len(hist)-1]), u("start over: use SQLite instead"))
+	st.asked = nil
+	forked := turn(t, r, "alice", chatView(t, hdr, fork...), Hints{})
+	if forked.ALeg == first.ALeg {
+		t.Fatalf("the fork stayed on %s (%s)", forked.ALeg, forked.Event)
+	}
+	if len(st.asked) == 0 {
+		t.Fatal("the fork's user message did not read the head A-leg's capsule with the lineage")
+	}
+	if _, _, ok := forked.Capsule(); ok {
+		t.Errorf("the fork to %s was handed the capsule read for %s", forked.ALeg, st.asked[0])
 	}
 }

@@ -77,6 +77,13 @@ func (r *Resolver) allCached(principal string, keys []string) (map[string]record
 // fetch reads keys from the store in one round trip, decodes and caches the
 // records found. Undecodable records are treated as absent.
 func (r *Resolver) fetch(ctx context.Context, principal string, keys []string) (map[string]record, error) {
+	return r.fetchWith(ctx, principal, keys, "", nil)
+}
+
+// fetchWith is fetch that also reads the capsule of aLeg into pre, in the
+// same round trip, when the store can (backend.CapsulePrefetcher) and
+// aLeg is not "". Without lineage to read it reads nothing.
+func (r *Resolver) fetchWith(ctx context.Context, principal string, keys []string, aLeg string, pre *prefetched) (map[string]record, error) {
 	out := make(map[string]record, len(keys))
 	if len(keys) == 0 {
 		return out, nil
@@ -92,7 +99,17 @@ func (r *Resolver) fetch(ctx context.Context, principal string, keys []string) (
 	if len(uniq) == 0 {
 		return out, nil
 	}
-	raw, err := r.st.GetLineage(ctx, principal, uniq)
+	var raw map[string][]byte
+	var err error
+	if pf, ok := r.st.(backend.CapsulePrefetcher); ok && aLeg != "" && pre != nil {
+		var c backend.CapsuleRecord
+		var found bool
+		if raw, c, found, err = pf.GetLineageWithCapsule(ctx, principal, uniq, aLeg); err == nil {
+			*pre = prefetched{aLeg: aLeg, rec: c, found: found, read: true}
+		}
+	} else {
+		raw, err = r.st.GetLineage(ctx, principal, uniq)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +302,7 @@ type turnFacts struct {
 	last     string             // chain digest of the whole history ("" when empty)
 	look     *lookup
 	fingers  map[string]fingerRead // fingerprint records read with the candidates, for Commit
+	capsule  prefetched            // the capsule read with the candidates, for the caller
 
 	hint   record // the client hint's mapping
 	hinted bool   // the client hint is mapped
@@ -316,7 +334,7 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	if err := r.gather(ctx, t); err != nil {
 		return Ref{}, err
 	}
-	defer func() { res.fingers = t.fingers }()
+	defer func() { res.fingers, res.capsule = t.fingers, t.capsule }()
 	if res, ok := r.continuation(t); ok {
 		return res, nil
 	}
@@ -337,6 +355,26 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		return res, nil
 	}
 	return r.fresh(t), nil
+}
+
+// capsuleWanted is the A-leg whose capsule the caller will likely read
+// after this turn resolves, "" for none: the one the longest cached prefix
+// (best, its head record rec) names, when it is past a compaction (every
+// turn then carries the capsule) or the request adds a user message after
+// it (the extraction gate reads the capsule).
+func capsuleWanted(best int, hist []entry, rec record) string {
+	if best < 0 || rec.ALeg == "" {
+		return ""
+	}
+	if rec.Epoch > 0 {
+		return rec.ALeg
+	}
+	for _, e := range hist[best+1:] {
+		if e.user != "" {
+			return rec.ALeg
+		}
+	}
+	return ""
 }
 
 // gather reads what the cases need in one store round trip (a second one
@@ -370,10 +408,10 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	for i := best + 1; i < len(hist); i++ {
 		query = append(query, t.headKey(i))
 	}
-	hot, hotKey := false, ""
+	hot, hotKey, hotRec := false, "", record{}
 	if best >= 0 {
 		rec, _ := r.cached(p, t.headKey(best))
-		hotKey = r.alegKey(p, rec.ALeg)
+		hotKey, hotRec = r.alegKey(p, rec.ALeg), rec
 		query = append(query, hotKey)
 		if hr, ok := r.cached(p, hotKey); ok && hr.Head == t.headKey(best) {
 			hot = true // extends a known head: no epoch evidence needed
@@ -417,7 +455,7 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	got, ok := r.allCached(p, query)
 	if !ok {
 		var err error
-		if got, err = r.fetch(ctx, p, query); err != nil {
+		if got, err = r.fetchWith(ctx, p, query, capsuleWanted(best, hist, hotRec), &t.capsule); err != nil {
 			return err
 		}
 	}

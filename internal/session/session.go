@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 // Store is the durable lineage storage the resolver needs. Records are small
@@ -85,6 +86,27 @@ type Ref struct {
 	window     int                   // Codex window number, 0 if none
 	hist       []entry               // the normalised history Resolve digested, for Commit
 	fingers    map[string]fingerRead // fingerprint records Resolve read, for Commit
+	capsule    prefetched            // a capsule Resolve read with the lineage
+}
+
+// prefetched is a capsule record Resolve read in its lineage round trip.
+type prefetched struct {
+	aLeg  string
+	rec   backend.CapsuleRecord
+	found bool // the store held a capsule
+	read  bool // Resolve read it
+}
+
+// Capsule returns the capsule of the Ref's A-leg as Resolve read it with
+// the lineage (a store that can, backend.CapsulePrefetcher, on a turn
+// likely to need it): found reports whether the store held one, ok
+// whether Resolve read it at all. The caller may take it instead of
+// reading the capsule again, once: it is as old as the lineage read.
+func (r Ref) Capsule() (rec backend.CapsuleRecord, found, ok bool) {
+	if !r.capsule.read || r.capsule.aLeg != r.ALeg || r.ALeg == "" {
+		return backend.CapsuleRecord{}, false, false
+	}
+	return r.capsule.rec, r.capsule.found, true
 }
 
 // Ordinal positions turn within epoch on an A-leg's timeline.

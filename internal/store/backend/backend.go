@@ -213,6 +213,16 @@ func CheckReserve(key string, amount int64) error {
 	return nil
 }
 
+// CapsulePrefetcher is a Store that reads an A-leg's capsule in the round
+// trip of a lineage read (PostgreSQL): a turn that resolves its lineage
+// and then reads the capsule of the A-leg it continues costs one round
+// trip before forwarding instead of two.
+type CapsulePrefetcher interface {
+	// GetLineageWithCapsule is GetLineage and GetCapsule(principal, aLeg)
+	// in one round trip; found reports whether the capsule exists.
+	GetLineageWithCapsule(ctx context.Context, principal string, keys []string, aLeg string) (lineage map[string][]byte, c CapsuleRecord, found bool, err error)
+}
+
 // LineagePut is one record of PutLineages. A zero Expires never expires.
 type LineagePut struct {
 	Key     string

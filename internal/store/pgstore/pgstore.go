@@ -457,6 +457,45 @@ func valuesStatement(head, tail string, rows [][]any, pre ...any) (string, []any
 	return b.String(), args
 }
 
+// GetLineageWithCapsule implements backend.CapsulePrefetcher: one
+// statement, the capsule's row (key NULL) after the lineage rows.
+func (s *Store) GetLineageWithCapsule(ctx context.Context, principal string, keys []string, aLeg string) (map[string][]byte, backend.CapsuleRecord, bool, error) {
+	out := make(map[string][]byte, len(keys))
+	c := backend.CapsuleRecord{Principal: principal, ALeg: aLeg}
+	found := false
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT key, value, NULL::text, NULL::bigint, NULL::timestamptz FROM lineage
+		 WHERE principal = $1 AND key = ANY($2::text[]) AND (expires_at IS NULL OR expires_at > $3)
+		 UNION ALL
+		 SELECT NULL, data, session, revision, updated_at FROM capsules WHERE principal = $1 AND a_leg = $4`,
+		principal, pq.Array(keys), s.now(), aLeg)
+	if err != nil {
+		return nil, c, false, fmt.Errorf("get lineage with capsule: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var k, session sql.NullString
+		var rev sql.NullInt64
+		var at sql.NullTime
+		var v []byte
+		if err := rows.Scan(&k, &v, &session, &rev, &at); err != nil {
+			return nil, c, false, fmt.Errorf("get lineage with capsule: %w", err)
+		}
+		if k.Valid {
+			out[k.String] = v
+			continue
+		}
+		c.Data, c.Session, c.Revision, c.UpdatedAt, found = v, session.String, rev.Int64, utc(at.Time), true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, c, false, fmt.Errorf("get lineage with capsule: %w", err)
+	}
+	if !found {
+		c = backend.CapsuleRecord{}
+	}
+	return out, c, found, nil
+}
+
 // GetLineage implements backend.Store.
 func (s *Store) GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(keys))

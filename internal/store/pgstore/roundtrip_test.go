@@ -113,6 +113,27 @@ func TestRoundTripsCountedOncePerExchange(t *testing.T) {
 		})
 	})
 	step("GetLineage", 1, func() error { _, err := s.GetLineage(ctx, "alice", []string{"k1", "k2"}); return err })
+	head, err := s.GetCapsule(ctx, "alice", "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step("GetLineageWithCapsule", 1, func() error {
+		got, c, found, err := s.GetLineageWithCapsule(ctx, "alice", []string{"k1", "k2", "k3"}, "a1")
+		// k2 expired (an hour after at), k3 was never written.
+		if err == nil && (len(got) != 1 || string(got["k1"]) != "v1b" || !found ||
+			c.Principal != head.Principal || c.ALeg != head.ALeg || c.Session != head.Session || c.Revision != head.Revision ||
+			string(c.Data) != string(head.Data) || !c.UpdatedAt.Equal(head.UpdatedAt)) {
+			t.Errorf("GetLineageWithCapsule = %q, %+v, %v; want k1 and the head GetCapsule reads, %+v", got, c, found, head)
+		}
+		return err
+	})
+	step("GetLineageWithCapsule of no capsule", 1, func() error {
+		got, _, found, err := s.GetLineageWithCapsule(ctx, "bob", []string{"k1"}, "a1")
+		if err == nil && (len(got) != 0 || found) {
+			t.Errorf("another principal's GetLineageWithCapsule = %q, found %v; want nothing", got, found)
+		}
+		return err
+	})
 	var entries []backend.LedgerEntry
 	for _, id := range []string{"e1", "e2", "e3", "e1"} {
 		entries = append(entries, backend.LedgerEntry{ID: id, Time: at, Principal: "alice", Kind: "primary", Model: "m", InputTokens: 1})
