@@ -100,15 +100,17 @@ func cloneString(s string) string {
 	return string(b)
 }
 
-// listMemo remembers the parsed item lists of recent requests by the key of
-// their last item. An agent's next request is its previous one plus a few
-// items: its keys up to the previous last item equal the previous list's,
-// so those messages are copied from it instead of being looked up one by
-// one. Like itemMemo, it caches a pure function of the items' bytes.
+// listMemo remembers the parsed item lists of recent requests by the
+// PrefixID of their last item (which stands for every item before it: two
+// conversations that end in the same item, a "yes" or an identical tool
+// result, are two lists). An agent's next request is its previous one plus
+// a few items: its keys up to the previous last item equal the previous
+// list's, so those messages are copied from it instead of being looked up
+// one by one. Like itemMemo, it caches a pure function of the items' bytes.
 type listMemo struct {
 	mu    sync.Mutex
-	m     map[ItemKey]*itemList
-	order []ItemKey // insertion order, oldest first (entries may be gone)
+	m     map[PrefixID]*itemList
+	order []PrefixID // insertion order, oldest first (entries may be gone)
 	size  int       // raw bytes of the items the lists stand for
 }
 
@@ -129,16 +131,17 @@ const (
 	listLook   = 16
 )
 
-var lists = &listMemo{m: make(map[ItemKey]*itemList)}
+var lists = &listMemo{m: make(map[PrefixID]*itemList)}
 
 // prefix returns the messages of the longest remembered list that keys
-// extends (at most listLook items short of it), or nil. own reports that
-// the caller, the first to extend that list, may append to it in place.
-func (c *listMemo) prefix(keys []ItemKey) (msgs []Message, own bool) {
+// (their prefix ids ids) extends (at most listLook items short of it), or
+// nil. own reports that the caller, the first to extend that list, may
+// append to it in place.
+func (c *listMemo) prefix(keys []ItemKey, ids []PrefixID) (msgs []Message, own bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for j := len(keys) - 1; j >= 0 && j >= len(keys)-listLook; j-- {
-		l := c.m[keys[j]]
+		l := c.m[ids[j]]
 		if l != nil && len(l.keys) == j+1 && slices.Equal(l.keys, keys[:j+1]) {
 			if j+1 < len(keys) && !l.claimed {
 				l.claimed, own = true, true
@@ -151,7 +154,7 @@ func (c *listMemo) prefix(keys []ItemKey) (msgs []Message, own bool) {
 
 // put remembers a parsed list; a list it extends is dropped (the
 // conversation moved on), and the oldest go when the budget is spent.
-func (c *listMemo) put(keys []ItemKey, msgs []Message, extends int) {
+func (c *listMemo) put(keys []ItemKey, ids []PrefixID, msgs []Message, extends int) {
 	if len(keys) == 0 {
 		return
 	}
@@ -164,26 +167,26 @@ func (c *listMemo) put(keys []ItemKey, msgs []Message, extends int) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	last := keys[len(keys)-1]
+	last := ids[len(ids)-1]
 	if _, ok := c.m[last]; ok {
 		return
 	}
 	if extends > 0 && extends < len(keys) {
-		c.drop(keys[extends-1])
+		c.drop(ids[extends-1])
 	}
 	for c.size+size > listBudget && len(c.order) > 0 {
 		c.drop(c.order[0])
 		c.order = c.order[1:]
 	}
 	if len(c.order) > 4*len(c.m)+64 {
-		c.order = slices.DeleteFunc(c.order, func(k ItemKey) bool { return c.m[k] == nil })
+		c.order = slices.DeleteFunc(c.order, func(k PrefixID) bool { return c.m[k] == nil })
 	}
 	c.m[last] = &itemList{keys: keys, msgs: msgs, size: size}
 	c.order = append(c.order, last)
 	c.size += size
 }
 
-func (c *listMemo) drop(k ItemKey) {
+func (c *listMemo) drop(k PrefixID) {
 	if l := c.m[k]; l != nil {
 		c.size -= l.size
 		delete(c.m, k)

@@ -119,3 +119,34 @@ func TestMessagesFromRememberedPrefix(t *testing.T) {
 		}
 	}
 }
+
+// Two conversations that end in the same item (a user's "yes") are two
+// remembered lists: the next request of each extends its own.
+func TestListsOfConversationsEndingAlike(t *testing.T) {
+	body := func(topic string, extra ...string) []byte {
+		items := []string{`{"role":"user","content":"` + topic + `: plan the work"}`, `{"role":"assistant","content":"Here is a plan for ` + topic + `."}`,
+			`{"role":"user","content":"yes"}`}
+		return []byte(`{"model":"m","messages":[` + strings.Join(append(items, extra...), ",") + `]}`)
+	}
+	parse := func(b []byte) *View {
+		v, err := Parse(AnthropicMessages, "/v1/messages", nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Messages()
+		return v
+	}
+	for _, topic := range []string{"billing", "search"} {
+		parse(body(topic))
+	}
+	for _, topic := range []string{"billing", "search"} {
+		v, err := Parse(AnthropicMessages, "/v1/messages", nil, body(topic, `{"role":"assistant","content":"On it."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, _ := lists.prefix(v.ItemKeys(), v.PrefixIDs())
+		if len(prev) < 3 || prev[0].Text != topic+": plan the work" {
+			t.Errorf("%s: the next request extends no remembered list of its own (found %d messages)", topic, len(prev))
+		}
+	}
+}

@@ -301,8 +301,8 @@ func (v *View) parseMessages() []Message {
 		return nil
 	}
 	parse := v.parser()
-	keys := v.ItemKeys()
-	prev, own := lists.prefix(keys)
+	keys, ids := v.ItemKeys(), v.PrefixIDs()
+	prev, own := lists.prefix(keys, ids)
 	known := len(prev)
 	if known == len(keys) {
 		return prev[:known:known] // the same request again
@@ -326,7 +326,7 @@ func (v *View) parseMessages() []Message {
 		m.Index = i
 		out[i] = m
 	}
-	lists.put(keys, out, known)
+	lists.put(keys, ids, out, known)
 	// The View's slice ends at its own length: an append by a reader
 	// never reaches what a later request may write in place.
 	return out[:len(keys):len(keys)]
