@@ -24,7 +24,7 @@ import (
 // prefix ids of the shared items are the earlier request's.
 //
 // What is remembered is small: the earlier request's index, keys and ids,
-// and two seeded 64-bit hashes of each 4 KiB block of its body (bodies are
+// and a seeded 64-bit hash of each 4 KiB block of its body (bodies are
 // compared block by block through them, as items are through ItemKeys),
 // never the body. Requests are compared only with requests of the same
 // scope, so how fast a request parses says nothing about other callers'.
@@ -91,7 +91,7 @@ type recallRec struct {
 	ids  atomic.Pointer[[]PrefixID]
 }
 
-type blockSum struct{ a, b uint64 }
+type blockSum uint64
 
 // newRecallRec makes the record of a parsed body; tail, when known, is the
 // sum of what follows its conversation.
@@ -104,7 +104,7 @@ func newRecallRec(body []byte, idx index, sums []blockSum, tail *blockSum) *reca
 		r.tail = recalled.sum(body[end:])
 	}
 	// Keys and ids come later (40 and 16 bytes an item).
-	r.size = 16*len(sums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
+	r.size = 8*len(sums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
 	return r
 }
 
@@ -134,7 +134,7 @@ func (b *blockSums) all() []blockSum {
 type recall struct {
 	block  int             // bytes of a block
 	budget int             // bytes the records may hold
-	seeds  [3]maphash.Seed // head; block sums a, b
+	seeds  [2]maphash.Seed // head; block sums
 	mu     sync.Mutex
 	m      map[uint64][]*recallRec // most recent first
 	order  []recallEntry           // insertion order, oldest first (may be gone)
@@ -152,7 +152,7 @@ func newRecall(block, budget int) *recall {
 	return &recall{
 		block:  block,
 		budget: budget,
-		seeds:  [3]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed(), maphash.MakeSeed()},
+		seeds:  [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		m:      make(map[uint64][]*recallRec),
 	}
 }
@@ -169,10 +169,14 @@ func (c *recall) head(scope string, name Name, body []byte) uint64 {
 	return h.Sum64()
 }
 
-// sum is two independently seeded hashes of b (drawn per process, so
-// nobody can make two blocks that share a sum).
+// sum is a seeded hash of b. The seed is drawn per process and never
+// shown, so a caller cannot aim two blocks at one sum; two different blocks
+// share one by chance with probability 2⁻⁶⁴. Only one caller's (scope's)
+// requests are ever compared, so such a chance would misread only that
+// caller's own request. Item keys, which the item memo shares between
+// callers, keep two independent hashes.
 func (c *recall) sum(b []byte) blockSum {
-	return blockSum{maphash.Bytes(c.seeds[1], b), maphash.Bytes(c.seeds[2], b)}
+	return blockSum(maphash.Bytes(c.seeds[1], b))
 }
 
 // best returns the remembered request that shares the most whole
