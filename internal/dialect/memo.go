@@ -111,7 +111,7 @@ type listMemo struct {
 	mu    sync.Mutex
 	m     map[PrefixID]*itemList
 	order []PrefixID // insertion order, oldest first (entries may be gone)
-	size  int       // raw bytes of the items the lists stand for
+	size  int        // raw bytes of the items the lists stand for
 }
 
 type itemList struct {
