@@ -213,6 +213,24 @@ func CheckReserve(key string, amount int64) error {
 	return nil
 }
 
+// RideAlong marks the writes made under ctx as ones their caller does not
+// wait on promptly (a turn's lineage, which this process already holds in
+// memory): a store may keep such a write back briefly, a few milliseconds
+// at most, so that it shares the transaction another write starts (the
+// turn's settlement) instead of paying for one of its own. The write still
+// returns only once it is stored.
+func RideAlong(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rideAlongKey{}, true)
+}
+
+// RidesAlong reports whether ctx was marked by RideAlong.
+func RidesAlong(ctx context.Context) bool {
+	v, _ := ctx.Value(rideAlongKey{}).(bool)
+	return v
+}
+
+type rideAlongKey struct{}
+
 // CapsulePrefetcher is a Store that reads an A-leg's capsule in the round
 // trip of a lineage read (PostgreSQL): a turn that resolves its lineage
 // and then reads the capsule of the A-leg it continues costs one round

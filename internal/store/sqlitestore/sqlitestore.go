@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -60,6 +61,7 @@ type Store struct {
 
 	ws    writeStmts // the hot writes' statements (write)
 	group writeGroup
+	txns  atomic.Int64 // write transactions committed (tests)
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -769,6 +771,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close implements backend.Store.
 func (s *Store) Close() error {
+	s.settleGroup()
 	errs := []error{s.closeWriteStmts()}
 	s.stmts.Range(func(_, st any) bool {
 		errs = append(errs, st.(*sql.Stmt).Close())

@@ -1,12 +1,15 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 // The writes every turn makes (lineage, reservation, settlement) run
@@ -65,6 +68,7 @@ func (s *Store) write(ctx context.Context, fn func(t *writeTx) error) error {
 			// A failed COMMIT can leave the transaction open.
 			return t.rollback(err)
 		}
+		s.txns.Add(1)
 		return nil
 	})
 }
@@ -155,11 +159,15 @@ func (s *Store) closeWriteStmts() error {
 // transaction (its WAL locks, its COMMIT) carries many turns' rows instead
 // of one each. A caller arriving when none runs writes at once, alone, on
 // its own goroutine; the others wait, and the first of them runs the
-// transaction of those that gathered.
+// transaction of those that gathered. A write that rides along
+// (backend.RideAlong) and finds none running waits up to rideAlongWait for
+// another write to start one and take it; then it starts its own.
 type writeGroup struct {
-	mu    sync.Mutex
-	busy  bool // a leader is writing
-	queue []*groupJob
+	mu     sync.Mutex
+	busy   bool // a leader is writing
+	queue  []*groupJob
+	linger *time.Timer   // armed while only parts riding along wait
+	wait   time.Duration // how long they wait (rideAlongWait; tests)
 }
 
 // groupJob is one caller's part of a group transaction.
@@ -177,6 +185,10 @@ const (
 	// groupTimeout bounds a group transaction's wait for the writer
 	// connection (held by another write of this process).
 	groupTimeout = 30 * time.Second
+	// rideAlongWait bounds how long a write that rides along waits for
+	// another to start a transaction: a turn's settlement follows its
+	// lineage within the answer, well inside it.
+	rideAlongWait = 2 * time.Millisecond
 )
 
 // grouped runs fn in a group transaction, after the parts queued before
@@ -192,12 +204,43 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, j)
-	if g.busy {
+	wait := g.busy
+	if !g.busy && backend.RidesAlong(ctx) {
+		if g.linger == nil {
+			g.linger = time.AfterFunc(cmp.Or(g.wait, rideAlongWait), s.leadLingering)
+		}
+		wait = true
+	}
+	if wait {
 		g.mu.Unlock()
 		if err := <-j.done; err != errLead {
 			return err
 		}
 		g.mu.Lock()
+	}
+	return s.lead(j)
+}
+
+// leadLingering starts the transaction of parts that rode along and found
+// no other write to join.
+func (s *Store) leadLingering() {
+	g := &s.group
+	g.mu.Lock()
+	if g.busy || len(g.queue) == 0 {
+		g.mu.Unlock() // a leader took them, or will
+		return
+	}
+	_ = s.lead(nil)
+}
+
+// lead runs, as the group's leader, the transaction of the queued parts
+// (self's among them; nil for none of a caller's own) and hands the
+// lead to the first part queued meanwhile. g.mu is held on entry.
+func (s *Store) lead(self *groupJob) error {
+	g := &s.group
+	if g.linger != nil {
+		g.linger.Stop()
+		g.linger = nil
 	}
 	g.busy = true
 	n := min(len(g.queue), maxGroup)
@@ -205,7 +248,7 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
 
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupTimeout)
+	wctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	err := s.write(wctx, func(t *writeTx) error {
 		for _, b := range batch {
 			if err := b.fn(t); err != nil {
@@ -216,7 +259,7 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 	})
 	cancel()
 	for _, b := range batch {
-		if b != j {
+		if b != self {
 			b.done <- err
 		}
 	}
@@ -229,4 +272,24 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 	}
 	g.mu.Unlock()
 	return err
+}
+
+// settleGroup writes every part still queued (riding along) and waits
+// until no group transaction runs: Close calls it first.
+func (s *Store) settleGroup() {
+	g := &s.group
+	deadline := time.Now().Add(groupTimeout)
+	for time.Now().Before(deadline) {
+		g.mu.Lock()
+		switch {
+		case !g.busy && len(g.queue) == 0:
+			g.mu.Unlock()
+			return
+		case !g.busy:
+			_ = s.lead(nil)
+		default:
+			g.mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
