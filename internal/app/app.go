@@ -298,7 +298,8 @@ func (a *App) retention(ttl time.Duration) {
 	}
 }
 
-// Close drains extraction workers, flushes the ledger and closes the store.
+// Close drains extraction workers, waits for the lineage writes no answer
+// waited for, flushes the ledger and closes the store.
 // It is idempotent.
 func (a *App) Close(ctx context.Context) error {
 	a.closeOnce.Do(func() {
@@ -308,6 +309,11 @@ func (a *App) Close(ctx context.Context) error {
 			if err := p.Stop(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("stop extractor: %w", err))
 				_ = p.StopAndCancel(context.Background())
+			}
+		}
+		if a.Engine != nil {
+			if err := a.Engine.Wait(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("lineage writes: %w", err))
 			}
 		}
 		if err := a.Ledger.Close(ctx); err != nil {

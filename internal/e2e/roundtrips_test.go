@@ -110,10 +110,111 @@ func TestTurnStoreRoundTrips(t *testing.T) {
 	} {
 		c0, r0, w0 := st.counts()
 		send(tc.msgs)
+		// A continuation's lineage write rides along after the answer.
+		if err := e.app.Engine.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		c1, r1, w1 := st.counts()
 		if c1-c0 != tc.capsules || r1-r0 != tc.lineageReads || w1-w0 != tc.lineageWr {
 			t.Errorf("%s: %d capsule reads, %d lineage reads, %d lineage writes; want %d, %d, %d",
 				tc.name, c1-c0, r1-r0, w1-w0, tc.capsules, tc.lineageReads, tc.lineageWr)
 		}
+	}
+}
+
+// gatedStore holds lineage writes while gated.
+type gatedStore struct {
+	store.Store
+	mu      sync.Mutex
+	gate    chan struct{} // nil: writes go through
+	waiting int
+}
+
+func (s *gatedStore) hold() {
+	s.mu.Lock()
+	s.gate = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *gatedStore) release() {
+	s.mu.Lock()
+	if s.gate != nil {
+		close(s.gate)
+		s.gate = nil
+	}
+	s.mu.Unlock()
+}
+
+func (s *gatedStore) held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting
+}
+
+func (s *gatedStore) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	s.mu.Lock()
+	g := s.gate
+	if g != nil {
+		s.waiting++
+	}
+	s.mu.Unlock()
+	if g != nil {
+		<-g
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+	}
+	return s.Store.PutLineages(ctx, principal, puts)
+}
+
+// LineageKeys forwards the start-up listing: the store stays exclusive.
+func (s *gatedStore) LineageKeys(ctx context.Context, fn func(principal, key string) error) error {
+	return s.Store.(interface {
+		LineageKeys(context.Context, func(string, string) error) error
+	}).LineageKeys(ctx, fn)
+}
+
+// On a store this process alone writes, the answer to a turn that
+// continues its branch does not wait for the turn's lineage write; the
+// first turn of a conversation, whose records name the A-leg its decisions
+// are kept under, still does; and the process waits for every such write
+// before it closes the store (Engine.Wait).
+func TestContinuationAnswerDoesNotWaitForItsLineage(t *testing.T) {
+	st := &gatedStore{Store: memstore.New(memstore.Options{})}
+	e := newEnv(t, envOptions{yaml: "\ncompaction_continuity:\n  enabled: true\n", store: st})
+	t.Cleanup(st.release) // before the harness closes the app
+	ag := e.agent("gated-session")
+	ag.HTTP.Timeout = 5 * time.Second
+	say(t, ag, "Plan the inventory service. Keep PostgreSQL as the store.")
+
+	st.hold()
+	say(t, ag, "Go on with the reservation endpoint.") // answered while its write is held
+	if st.held() != 1 {
+		t.Fatalf("%d lineage writes held after the continuation's answer, want its own", st.held())
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	err := e.app.Engine.Wait(ctx)
+	cancel()
+	if err == nil {
+		t.Fatal("Engine.Wait returned while a lineage write was held")
+	}
+
+	other := e.agent("other-session")
+	answered := make(chan error, 1)
+	go func() {
+		_, err := other.Say(context.Background(), "A new conversation: design the billing service.")
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		t.Fatalf("a conversation's first turn was answered (%v) before its lineage landed", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	st.release()
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	if err := e.app.Engine.Wait(t.Context()); err != nil {
+		t.Fatalf("Engine.Wait after the release: %v", err)
 	}
 }

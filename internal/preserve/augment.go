@@ -154,6 +154,16 @@ func (h *sideHook) record(text string) {
 // byte) and is joined before the answer's last event reaches the client: the
 // client's next turn may arrive the moment the answer ends, and it must find
 // this turn's lineage.
+//
+// A turn that continues a known head, on a store this process alone writes
+// (session.Resolver.Exclusive), is not joined: the resolver holds its
+// records in memory before it writes them, and the write rides along with
+// the turn's settlement (backend.RideAlong), one transaction for both.
+// Should the process die before that write lands, the next turn finds the
+// head before it, on the same A-leg, and continues from there: a
+// continuation's records are derived again from the history that follows
+// them. A turn that opens an A-leg or an epoch, forks or resets is joined
+// as before: its records name the A-leg its capsule is kept under.
 type commitHook struct {
 	flow.NopResponseHook
 	e    *Engine
@@ -163,6 +173,26 @@ type commitHook struct {
 
 func (h *commitHook) Opened(x *flow.Exchange, status int) {
 	if status != 200 {
+		return
+	}
+	if h.ref.Event == session.EventContinue && h.e.opt.Resolver.Exclusive() {
+		ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
+		write, err := h.e.opt.Resolver.CommitBehind(ctx, h.ref, x.View)
+		if err != nil || write == nil {
+			cancel()
+			if err != nil {
+				h.e.m.failures.WithLabelValues("commit").Inc()
+			}
+			return
+		}
+		h.e.behind.Add(1)
+		runCommit(func() {
+			defer h.e.behind.Done()
+			defer cancel()
+			if err := write(); err != nil {
+				h.e.m.failures.WithLabelValues("commit").Inc()
+			}
+		})
 		return
 	}
 	h.done = make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tether-dev/tether/internal/auth"
@@ -30,9 +31,12 @@ type Store interface {
 type Resolver interface {
 	Resolve(ctx context.Context, principal string, v *dialect.View, h session.Hints) (session.Ref, error)
 	Commit(ctx context.Context, ref session.Ref, v *dialect.View) error
+	CommitBehind(ctx context.Context, ref session.Ref, v *dialect.View) (write func() error, err error)
 	RecordSummary(ctx context.Context, ref session.Ref, summaryText string) error
 	EpochToken(ref session.Ref) string
 	Lock(ref session.Ref) (unlock func())
+	// Exclusive reports that this process alone writes the lineage store.
+	Exclusive() bool
 }
 
 // Extractor is the background extraction boundary (extract.Pool).
@@ -71,8 +75,9 @@ type Engine struct {
 	opt       Options
 	log       *slog.Logger
 	m         *Metrics
-	scanned   scanMarks // how much of each A-leg's history the gate has seen
-	compacted legMarks  // A-legs whose provider compacted inside an ordinary call
+	scanned   scanMarks      // how much of each A-leg's history the gate has seen
+	compacted legMarks       // A-legs whose provider compacted inside an ordinary call
+	behind    sync.WaitGroup // lineage commits no answer waits for (Wait)
 }
 
 var _ flow.Hook = (*Engine)(nil)
@@ -88,6 +93,23 @@ func New(opt Options) *Engine {
 		m = NewMetrics(nil)
 	}
 	return &Engine{opt: opt, log: log, m: m}
+}
+
+// Wait returns once the lineage commits no answer waited for have ended
+// (or ctx is done): a process calls it after its server stopped, before it
+// closes the store.
+func (e *Engine) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		e.behind.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Before implements flow.Hook.

@@ -25,6 +25,7 @@ type lruItem struct {
 	rec     record
 	expires time.Time
 	written time.Time // when this process stored rec; zero when it was read
+	pending int       // writes of rec held (hold) and not yet ended (release)
 }
 
 func newLRU(size int, ttl time.Duration, now func() time.Time) *lru {
@@ -62,10 +63,45 @@ func (c *lru) stored(key string, rec record, since time.Time) bool {
 	return it.written.After(since) && reflect.DeepEqual(it.rec, rec)
 }
 
+// hold caches rec ahead of its write (CommitBehind): until release, what
+// a read of the store brings back for key (older) does not replace it.
+func (c *lru) hold(key string, rec record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set(key, rec, false)
+	c.items[key].Value.(*lruItem).pending++
+}
+
+// release ends a hold of key: its write ended.
+func (c *lru) release(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		if it := el.Value.(*lruItem); it.pending > 0 {
+			it.pending--
+		}
+	}
+}
+
+// read caches rec as read from the store, unless a write of key is held.
+func (c *lru) read(key string, rec record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok && el.Value.(*lruItem).pending > 0 {
+		return
+	}
+	c.set(key, rec, false)
+}
+
 // put caches rec; written says this process has just stored it.
 func (c *lru) put(key string, rec record, written bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.set(key, rec, written)
+}
+
+// set is put with c.mu held. Items with a write held are not evicted.
+func (c *lru) set(key string, rec record, written bool) {
 	now := c.now()
 	exp := now.Add(c.ttl)
 	var w time.Time
@@ -82,8 +118,13 @@ func (c *lru) put(key string, rec record, written bool) {
 		return
 	}
 	c.items[key] = c.ll.PushFront(&lruItem{key: key, rec: rec, expires: exp, written: w})
-	for c.ll.Len() > c.size {
+	for spared := 0; c.ll.Len() > c.size && spared < c.ll.Len(); {
 		old := c.ll.Back()
+		if old.Value.(*lruItem).pending > 0 {
+			c.ll.MoveToFront(old)
+			spared++
+			continue
+		}
 		c.ll.Remove(old)
 		delete(c.items, old.Value.(*lruItem).key)
 	}

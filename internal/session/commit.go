@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
+	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 // Commit records the lineage of a request the upstream answered: one record
@@ -20,11 +21,45 @@ import (
 // same value, is not written again: a repeated request writes nothing.
 // Compaction and out-of-band requests move no head and record nothing.
 func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
+	w, unlock, err := r.commitWrites(ctx, ref, v)
+	if w == nil {
+		return err
+	}
+	defer unlock()
+	return wrap("commit", w.flush(ctx))
+}
+
+// CommitBehind records the turn as Commit does, but returns once its
+// records are held in memory, where the next turn looks first: the store
+// write is returned for the caller to run, riding along with the next
+// transaction (backend.RideAlong). It is for a store this process alone
+// writes (Exclusive), and for turns whose records the next turn can derive
+// again should they be lost (a continuation of a known head): if the
+// process dies before the write lands, the next turn after the restart
+// finds the head before it. write must be called exactly once (it ends
+// the hold on the A-leg's head that keeps its writes in order); it is nil
+// when there is nothing to write.
+func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (write func() error, err error) {
+	w, unlock, err := r.commitWrites(ctx, ref, v)
+	if w == nil {
+		return nil, err
+	}
+	w.hold()
+	return func() error {
+		defer unlock()
+		defer w.release()
+		return wrap("commit", w.flush(backend.RideAlong(ctx)))
+	}, nil
+}
+
+// commitWrites gathers the records Commit writes, with the A-leg (and
+// hint) held until unlock; nil writes when there is nothing to record.
+func (r *Resolver) commitWrites(ctx context.Context, ref Ref, v *dialect.View) (w *writes, unlock func(), err error) {
 	if err := checkArgs(ref.Principal, v); err != nil {
-		return wrap("commit", err)
+		return nil, nil, wrap("commit", err)
 	}
 	if ref.ALeg == "" || ref.compaction || ref.Event == EventOutOfBand || ref.Event == EventUnattributed {
-		return nil
+		return nil, nil, nil
 	}
 	hist, turn := ref.hist, ref.Turn
 	if hist == nil { // a Ref not made by Resolve
@@ -32,7 +67,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 		hist, turn = history(msgs, v.ItemKeys(), v.PrefixIDs()), len(msgs)
 	}
 	if len(hist) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	p := ref.Principal
 	n := len(hist)
@@ -43,7 +78,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	}
 	fps, err := r.fingerprints(ctx, ref, hist)
 	if err != nil {
-		return wrap("commit", err)
+		return nil, nil, wrap("commit", err)
 	}
 
 	ak := r.alegKey(p, ref.ALeg)
@@ -51,9 +86,8 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	if ref.Hint != "" {
 		hk = kindHint + ":" + ref.Hint
 	}
-	unlock := r.heads.lock(ak, hk)
-	defer unlock()
-	w := r.batch(p)
+	unlock = r.heads.lock(ak, hk)
+	w = r.batch(p)
 	w.add(headKey, record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn})
 	if head, ok := r.nextHead(ref, ak, headKey, prevKey, n, turn); ok {
 		w.add(ak, head)
@@ -64,7 +98,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	for _, f := range fps {
 		w.add(f.key, f.rec)
 	}
-	return wrap("commit", w.flush(ctx))
+	return w, unlock, nil
 }
 
 // nextHead is the A-leg head after this request, and whether to write it:

@@ -884,3 +884,117 @@ func TestCapsuleReadWithLineage(t *testing.T) {
 		t.Errorf("the fork to %s was handed the capsule read for %s", forked.ALeg, st.asked[0])
 	}
 }
+
+// gatedStore holds every lineage write until released (a write still on
+// its way), or drops them (a process killed before they landed).
+type gatedStore struct {
+	*memStore
+	gate chan struct{} // nil: writes go through
+	drop bool
+}
+
+func (s *gatedStore) PutLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
+	if s.drop {
+		return nil
+	}
+	if s.gate != nil {
+		<-s.gate
+	}
+	return s.memStore.PutLineages(ctx, principal, puts)
+}
+
+// A turn committed behind (CommitBehind: nobody waits for the write) is
+// known to the resolver before its write runs, let alone lands: the next
+// turn, arriving meanwhile, continues the branch and reads nothing.
+func TestCommitBehindKnownBeforeItLands(t *testing.T) {
+	st := &gatedStore{memStore: newMemStore()}
+	r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
+	if err := r.IndexKeys(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "ride-session"}
+	hist := conversation("ride", 3)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+
+	st.gate = make(chan struct{})
+	hist = append(hist, a("calling the linter"), u("linter said: fine"))
+	v := chatView(t, hdr, hist...)
+	ref, err := r.Resolve(t.Context(), "alice", v, Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write, err := r.CommitBehind(t.Context(), ref, v)
+	if err != nil || write == nil {
+		t.Fatalf("CommitBehind = %v, %v", write != nil, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- write() }() // held at the store
+	gets := st.roundTrips()
+	hist = append(hist, a("calling the tests"), u("tests said: ok"))
+	next, err := r.Resolve(t.Context(), "alice", chatView(t, hdr, hist...), Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Event != EventContinue || next.ALeg != first.ALeg || st.roundTrips() != gets {
+		t.Errorf("next turn while the write waits: %s on %s with %d reads; want a continuation of %s with none",
+			next.Event, next.ALeg, st.roundTrips()-gets, first.ALeg)
+	}
+	// A read of the store meanwhile (a hinted request reads the A-leg's
+	// head as the store has it) brings back the older head: it must not
+	// replace the one held.
+	ak := r.alegKey("alice", first.ALeg)
+	held, _ := r.cached("alice", ak)
+	if _, err := r.fetch(t.Context(), "alice", []string{ak}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.cached("alice", ak); got.Head != held.Head || held.Head == "" {
+		t.Errorf("a store read while the write waits moved the cached head back (%q, held %q)", got.Head, held.Head)
+	}
+	close(st.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A continuation whose records never landed (the process was killed
+// before its write did): after a restart the next turn finds the head
+// before it and continues the same A-leg, whose records it writes.
+func TestLostContinuationHeals(t *testing.T) {
+	st := &gatedStore{memStore: newMemStore()}
+	start := func() *Resolver {
+		t.Helper()
+		r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
+		if err := r.IndexKeys(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := start()
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "healing-session"}
+	hist := conversation("healing", 3)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	hist = append(hist, a("calling the linter"), u("linter said: fine"))
+	turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+
+	st.drop = true // killed before these land
+	hist = append(hist, a("calling the tests"), u("tests said: ok"), a("both pass"), u("now add the migration for the users table"))
+	lost := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	if lost.Event != EventContinue || lost.ALeg != first.ALeg {
+		t.Fatalf("turn before the kill: %s on %s", lost.Event, lost.ALeg)
+	}
+	st.drop = false
+
+	r = start()
+	hist = append(hist, a("migration written"), u("run it"))
+	healed := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	if healed.Event != EventContinue || healed.ALeg != first.ALeg || healed.Epoch != first.Epoch {
+		t.Fatalf("after the restart: %s on %s (epoch %d); want a continuation of %s (epoch %d)",
+			healed.Event, healed.ALeg, healed.Epoch, first.ALeg, first.Epoch)
+	}
+	// Its records landed: a second restart continues from it.
+	r = start()
+	hist = append(hist, a("it ran"), u("thanks"))
+	if again := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{}); again.Event != EventContinue || again.ALeg != first.ALeg {
+		t.Errorf("after a second restart: %s on %s", again.Event, again.ALeg)
+	}
+}

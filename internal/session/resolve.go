@@ -46,7 +46,7 @@ func (r *Resolver) cached(principal, key string) (record, bool) {
 }
 
 func (r *Resolver) remember(principal, key string, rec record) {
-	r.cache.put(principal+"\x00"+key, rec, false)
+	r.cache.read(principal+"\x00"+key, rec)
 }
 
 // allCached returns the records of keys from the cache alone, when this
@@ -168,6 +168,24 @@ func (w *writes) add(key string, rec record) {
 		return
 	}
 	w.keys, w.recs = append(w.keys, key), append(w.recs, rec)
+}
+
+// hold caches the queued records before flush writes them (CommitBehind),
+// so that a next turn arriving meanwhile finds them, and what a read of
+// the store brings back in the meantime (older) does not replace them
+// until release.
+func (w *writes) hold() {
+	for i, k := range w.keys {
+		w.r.mayHold(w.principal, k)
+		w.r.cache.hold(w.principal+"\x00"+k, w.recs[i])
+	}
+}
+
+// release ends hold: the write ended (stored, or failed).
+func (w *writes) release() {
+	for _, k := range w.keys {
+		w.r.cache.release(w.principal + "\x00" + k)
+	}
 }
 
 // flush stores the queued records in one round trip and caches them.

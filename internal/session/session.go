@@ -164,6 +164,11 @@ type Resolver struct {
 	known *known    // keys an exclusive store may hold (IndexKeys); nil: ask the store
 }
 
+// Exclusive reports whether this process is the store's only writer
+// (Options.Exclusive): what it holds in memory is then what the store
+// holds, or is about to.
+func (r *Resolver) Exclusive() bool { return r.opt.Exclusive }
+
 // NewResolver returns a Resolver over st.
 func NewResolver(st Store, opt Options) *Resolver {
 	opt = opt.withDefaults()
