@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -26,6 +27,9 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 		return err
 	}
 	defer unlock()
+	if err := r.behind.wait(ctx, r.alegKey(ref.Principal, ref.ALeg)); err != nil {
+		return wrap("commit", err)
+	}
 	return wrap("commit", w.flush(ctx))
 }
 
@@ -44,12 +48,68 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 	if w == nil {
 		return nil, err
 	}
+	defer unlock()
 	w.hold()
+	prev, done := r.behind.next(r.alegKey(ref.Principal, ref.ALeg))
 	return func() error {
-		defer unlock()
+		defer done()
 		defer w.release()
+		if prev != nil {
+			select { // the A-leg's write before this one lands first
+			case <-prev:
+			case <-ctx.Done():
+				return wrap("commit", ctx.Err())
+			}
+		}
 		return wrap("commit", w.flush(backend.RideAlong(ctx)))
 	}, nil
+}
+
+// writeChains orders the writes CommitBehind leaves running, per A-leg: a
+// write starts once the A-leg's write before it ended, so the store ends
+// with the newest head; Commit and RecordSummary wait for them too.
+type writeChains struct {
+	mu sync.Mutex
+	m  map[string]chan struct{} // A-leg key → its newest write's end
+}
+
+// next returns the end of key's newest write (nil if none runs) and the
+// done func of a new one, which takes its place.
+func (c *writeChains) next(key string) (prev <-chan struct{}, done func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]chan struct{}{}
+	}
+	if p, ok := c.m[key]; ok {
+		prev = p
+	}
+	mine := make(chan struct{})
+	c.m[key] = mine
+	return prev, func() {
+		c.mu.Lock()
+		if c.m[key] == mine {
+			delete(c.m, key)
+		}
+		c.mu.Unlock()
+		close(mine)
+	}
+}
+
+// wait returns once key's writes left running have ended (or ctx is done).
+func (c *writeChains) wait(ctx context.Context, key string) error {
+	c.mu.Lock()
+	p, ok := c.m[key]
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-p:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // commitWrites gathers the records Commit writes, with the A-leg (and
@@ -254,6 +314,9 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 	// Mark the head as compacted: the next turn that carries this summary
 	// starts a new epoch even if its opening repeats an earlier epoch's.
 	H.Compacted = true
+	if err := r.behind.wait(ctx, ak); err != nil {
+		return wrap("record summary", err)
+	}
 	return wrap("record summary", r.put(ctx, ref.Principal, ak, H))
 }
 

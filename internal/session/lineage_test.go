@@ -998,3 +998,48 @@ func TestLostContinuationHeals(t *testing.T) {
 		t.Errorf("after a second restart: %s on %s", again.Event, again.ALeg)
 	}
 }
+
+// Writes left running by CommitBehind land in their turns' order, however
+// they are run: the store ends with the newest head of the A-leg.
+func TestCommitBehindWritesInOrder(t *testing.T) {
+	st := newMemStore()
+	r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
+	if err := r.IndexKeys(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "order-session"}
+	hist := conversation("order", 3)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	var writes []func() error
+	var last Ref
+	for i := range 2 {
+		hist = append(hist, a(fmt.Sprintf("calling tool %d", i)), u(fmt.Sprintf("tool %d said: fine", i)))
+		v := chatView(t, hdr, hist...)
+		ref, err := r.Resolve(t.Context(), "alice", v, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := r.CommitBehind(t.Context(), ref, v)
+		if err != nil || w == nil {
+			t.Fatalf("CommitBehind: %v", err)
+		}
+		writes, last = append(writes, w), ref
+	}
+	done := make(chan error, 1)
+	go func() { done <- writes[1]() }() // the newer write is run first
+	time.Sleep(20 * time.Millisecond)
+	if err := writes[0](); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	raw, err := st.GetLineage(t.Context(), "alice", []string{r.alegKey("alice", first.ALeg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r.key(kindHead, "alice", string(last.hist[len(last.hist)-1].chain[:]))
+	if !strings.Contains(string(raw[r.alegKey("alice", first.ALeg)]), want) {
+		t.Errorf("the stored A-leg head is %s, want the newest turn's head %s", raw[r.alegKey("alice", first.ALeg)], want)
+	}
+}

@@ -155,13 +155,14 @@ func (o Options) withDefaults() Options {
 
 // Resolver is the lineage authority. It is safe for concurrent use.
 type Resolver struct {
-	st    Store
-	opt   Options
-	cache *lru
-	locks *keyedMutex
-	heads stripes   // serialises head moves per A-leg inside this process
-	macs  sync.Pool // HMAC hashes under the secret
-	known *known    // keys an exclusive store may hold (IndexKeys); nil: ask the store
+	st     Store
+	opt    Options
+	cache  *lru
+	locks  *keyedMutex
+	heads  stripes     // serialises head moves per A-leg inside this process
+	behind writeChains // orders per A-leg the writes CommitBehind leaves running
+	macs   sync.Pool   // HMAC hashes under the secret
+	known  *known      // keys an exclusive store may hold (IndexKeys); nil: ask the store
 }
 
 // Exclusive reports whether this process is the store's only writer
