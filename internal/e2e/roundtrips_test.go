@@ -3,7 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +15,7 @@ import (
 	"github.com/tether-dev/tether/internal/store"
 	"github.com/tether-dev/tether/internal/store/backend"
 	"github.com/tether-dev/tether/internal/store/memstore"
+	"github.com/tether-dev/tether/internal/store/sqlitestore"
 )
 
 // countingStore counts the store round trips of the preservation path.
@@ -216,5 +221,55 @@ func TestContinuationAnswerDoesNotWaitForItsLineage(t *testing.T) {
 	}
 	if err := e.app.Engine.Wait(t.Context()); err != nil {
 		t.Fatalf("Engine.Wait after the release: %v", err)
+	}
+}
+
+// An agent's tool loop through the default store (SQLite) stays one
+// branch however fast its turns come: each turn's lineage, answered
+// before its write lands, is where the next turn finds it.
+func TestToolLoopStaysOneBranch(t *testing.T) {
+	st, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "tether.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOptions{yaml: "\ncompaction_continuity:\n  enabled: true\n", store: st})
+	msgs := `{"role":"user","content":"Plan the inventory service. Keep PostgreSQL as the store."}`
+	for i := range 40 {
+		if i > 0 {
+			msgs += fmt.Sprintf(`,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_%d","name":"Read","input":{"file_path":"f%d.go"}}]}`, i, i) +
+				fmt.Sprintf(`,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"package f%d"}]}`, i, i)
+		}
+		body := `{"model":"claude-sonnet-4-5","max_tokens":256,"messages":[` + msgs + `]}`
+		req, err := http.NewRequest(http.MethodPost, e.url+"/v1/messages", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("x-api-key", "test-key-0123456789")
+		req.Header.Set("anthropic-version", "2023-06-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("turn %d: status %d", i, resp.StatusCode)
+		}
+	}
+	events := map[string]float64{}
+	for _, f := range e.app.Registry.Gather() {
+		if f.Name != "tether_lineage_events_total" {
+			continue
+		}
+		for _, s := range f.Series {
+			for _, l := range s.Labels {
+				if l.Name == "event" {
+					events[l.Value] += s.Value
+				}
+			}
+		}
+	}
+	if events["new"] != 1 || events["continue"] != 39 || len(events) != 2 {
+		t.Errorf("lineage events %v; want one new branch and 39 continuations", events)
 	}
 }

@@ -72,13 +72,18 @@ func (c *lru) hold(key string, rec record) {
 	c.items[key].Value.(*lruItem).pending++
 }
 
-// release ends a hold of key: its write ended.
-func (c *lru) release(key string) {
+// release ends a hold of key: the write of rec ended, stored or not. A
+// newer record held meanwhile stays as it is.
+func (c *lru) release(key string, rec record, stored bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
-		if it := el.Value.(*lruItem); it.pending > 0 {
+		it := el.Value.(*lruItem)
+		if it.pending > 0 {
 			it.pending--
+		}
+		if stored && reflect.DeepEqual(it.rec, rec) {
+			it.written = c.now()
 		}
 	}
 }

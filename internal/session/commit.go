@@ -51,9 +51,9 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 	defer unlock()
 	w.hold()
 	prev, done := r.behind.next(r.alegKey(ref.Principal, ref.ALeg))
-	return func() error {
+	return func() (err error) {
 		defer done()
-		defer w.release()
+		defer func() { w.release(err) }()
 		if prev != nil {
 			select { // the A-leg's write before this one lands first
 			case <-prev:

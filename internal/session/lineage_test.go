@@ -1025,11 +1025,22 @@ func TestCommitBehindWritesInOrder(t *testing.T) {
 		}
 		writes, last = append(writes, w), ref
 	}
+	newest := r.key(kindHead, "alice", string(last.hist[len(last.hist)-1].chain[:]))
+	headNow := func() string {
+		rec, _ := r.cached("alice", r.alegKey("alice", first.ALeg))
+		return rec.Head
+	}
+	if h := headNow(); h != newest {
+		t.Fatalf("cached head %s before the writes, want the newest turn's %s", h, newest)
+	}
 	done := make(chan error, 1)
 	go func() { done <- writes[1]() }() // the newer write is run first
 	time.Sleep(20 * time.Millisecond)
 	if err := writes[0](); err != nil {
 		t.Fatal(err)
+	}
+	if h := headNow(); h != newest { // the older write's end must not bring its head back
+		t.Errorf("cached head %s after the older write landed, want the newest turn's %s", h, newest)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)

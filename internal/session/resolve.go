@@ -125,16 +125,21 @@ func (r *Resolver) fetchWith(ctx context.Context, principal string, keys []strin
 }
 
 func (r *Resolver) put(ctx context.Context, principal, key string, rec record) error {
+	if err := r.store(ctx, principal, key, rec); err != nil {
+		return err
+	}
+	r.cache.put(principal+"\x00"+key, rec, true)
+	return nil
+}
+
+// store writes one record, leaving the cache alone.
+func (r *Resolver) store(ctx context.Context, principal, key string, rec record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
 	r.mayHold(principal, key)
-	if err := r.st.PutLineage(ctx, principal, key, b, r.opt.Now().Add(r.opt.TTL)); err != nil {
-		return err
-	}
-	r.cache.put(principal+"\x00"+key, rec, true)
-	return nil
+	return r.st.PutLineage(ctx, principal, key, b, r.opt.Now().Add(r.opt.TTL))
 }
 
 // mayHold notes, before it is written, that the store may hold key.
@@ -156,6 +161,7 @@ type writes struct {
 	principal string
 	keys      []string
 	recs      []record
+	held      bool // cached by hold: flush leaves the cache to release
 }
 
 func (r *Resolver) batch(principal string) *writes { return &writes{r: r, principal: principal} }
@@ -175,20 +181,22 @@ func (w *writes) add(key string, rec record) {
 // the store brings back in the meantime (older) does not replace them
 // until release.
 func (w *writes) hold() {
+	w.held = true
 	for i, k := range w.keys {
 		w.r.mayHold(w.principal, k)
 		w.r.cache.hold(w.principal+"\x00"+k, w.recs[i])
 	}
 }
 
-// release ends hold: the write ended (stored, or failed).
-func (w *writes) release() {
-	for _, k := range w.keys {
-		w.r.cache.release(w.principal + "\x00" + k)
+// release ends hold: the write ended, stored or not (err).
+func (w *writes) release(err error) {
+	for i, k := range w.keys {
+		w.r.cache.release(w.principal+"\x00"+k, w.recs[i], err == nil)
 	}
 }
 
-// flush stores the queued records in one round trip and caches them.
+// flush stores the queued records in one round trip and caches them
+// (held ones are cached already: release ends their hold).
 func (w *writes) flush(ctx context.Context) error {
 	r := w.r
 	if len(w.keys) == 0 {
@@ -196,8 +204,12 @@ func (w *writes) flush(ctx context.Context) error {
 	}
 	bp, ok := r.st.(batchPutter)
 	if !ok || len(w.keys) == 1 {
+		put := r.put
+		if w.held {
+			put = r.store
+		}
 		for i, k := range w.keys {
-			if err := r.put(ctx, w.principal, k, w.recs[i]); err != nil {
+			if err := put(ctx, w.principal, k, w.recs[i]); err != nil {
 				return err
 			}
 		}
@@ -216,8 +228,10 @@ func (w *writes) flush(ctx context.Context) error {
 	if err := bp.PutLineages(ctx, w.principal, puts); err != nil {
 		return err
 	}
-	for i, k := range w.keys {
-		r.cache.put(w.principal+"\x00"+k, w.recs[i], true)
+	if !w.held {
+		for i, k := range w.keys {
+			r.cache.put(w.principal+"\x00"+k, w.recs[i], true)
+		}
 	}
 	return nil
 }
