@@ -40,9 +40,10 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 // writes (Exclusive), and for turns whose records the next turn can derive
 // again should they be lost (a continuation of a known head): if the
 // process dies before the write lands, the next turn after the restart
-// finds the head before it. write must be called exactly once (it ends
-// the hold on the A-leg's head that keeps its writes in order); it is nil
-// when there is nothing to write.
+// finds the head before it. write must be called exactly once (it waits
+// for the write, or runs it); it is nil when there is nothing to write. A
+// store that takes writes without their caller waiting
+// (backend.LineageEnqueuer) has them queued before CommitBehind returns.
 func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (write func() error, err error) {
 	w, unlock, err := r.commitWrites(ctx, ref, v)
 	if w == nil {
@@ -50,6 +51,21 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 	}
 	defer unlock()
 	w.hold()
+	if q, ok := r.st.(backend.LineageEnqueuer); ok && len(w.keys) > 0 {
+		// Queued now, under the A-leg's lock: the store writes the
+		// A-leg's records in the order of its turns.
+		puts, err := w.puts()
+		if err != nil {
+			w.release(err)
+			return nil, wrap("commit", err)
+		}
+		stored := q.EnqueueLineages(w.principal, puts)
+		return func() error {
+			err := <-stored
+			w.release(err)
+			return wrap("commit", err)
+		}, nil
+	}
 	prev, done := r.behind.next(r.alegKey(ref.Principal, ref.ALeg))
 	return func() (err error) {
 		defer done()

@@ -195,6 +195,22 @@ func (w *writes) release(err error) {
 	}
 }
 
+// puts encodes the queued records for the store, noting first that it may
+// hold them.
+func (w *writes) puts() ([]backend.LineagePut, error) {
+	exp := w.r.opt.Now().Add(w.r.opt.TTL)
+	puts := make([]backend.LineagePut, len(w.keys))
+	for i, k := range w.keys {
+		b, err := json.Marshal(w.recs[i])
+		if err != nil {
+			return nil, err
+		}
+		puts[i] = backend.LineagePut{Key: k, Value: b, Expires: exp}
+		w.r.mayHold(w.principal, k)
+	}
+	return puts, nil
+}
+
 // flush stores the queued records in one round trip and caches them
 // (held ones are cached already: release ends their hold).
 func (w *writes) flush(ctx context.Context) error {
@@ -215,15 +231,9 @@ func (w *writes) flush(ctx context.Context) error {
 		}
 		return nil
 	}
-	exp := r.opt.Now().Add(r.opt.TTL)
-	puts := make([]backend.LineagePut, len(w.keys))
-	for i, k := range w.keys {
-		b, err := json.Marshal(w.recs[i])
-		if err != nil {
-			return err
-		}
-		puts[i] = backend.LineagePut{Key: k, Value: b, Expires: exp}
-		r.mayHold(w.principal, k)
+	puts, err := w.puts()
+	if err != nil {
+		return err
 	}
 	if err := bp.PutLineages(ctx, w.principal, puts); err != nil {
 		return err

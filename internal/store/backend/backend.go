@@ -231,6 +231,14 @@ func RidesAlong(ctx context.Context) bool {
 
 type rideAlongKey struct{}
 
+// LineageEnqueuer is a Store that can take lineage puts without their
+// caller waiting on the write (SQLite): they ride along (RideAlong) with
+// the next transaction, in the order they were enqueued; done receives the
+// outcome once they are stored.
+type LineageEnqueuer interface {
+	EnqueueLineages(principal string, puts []LineagePut) (done <-chan error)
+}
+
 // CapsulePrefetcher is a Store that reads an A-leg's capsule in the round
 // trip of a lineage read (PostgreSQL): a turn that resolves its lineage
 // and then reads the capsule of the A-leg it continues costs one round

@@ -434,23 +434,38 @@ func (s *Store) PutLineages(ctx context.Context, principal string, puts []backen
 	return s.putLineages(ctx, principal, puts)
 }
 
+// EnqueueLineages implements backend.LineageEnqueuer: the puts join the
+// write group now, riding along with the next transaction (at most
+// rideAlongWait later they are written on their own).
+func (s *Store) EnqueueLineages(principal string, puts []backend.LineagePut) <-chan error {
+	if err := backend.CheckLineagePuts(principal, puts); err != nil || len(puts) == 0 {
+		done := make(chan error, 1)
+		done <- err
+		return done
+	}
+	return s.enqueue(func(t *writeTx) error { return upsertLineages(t, principal, puts) })
+}
+
+// upsertLineages writes puts, in their order, inside t.
+func upsertLineages(t *writeTx, principal string, puts []backend.LineagePut) error {
+	for _, p := range puts {
+		v := p.Value
+		if v == nil {
+			v = []byte{}
+		}
+		if _, err := t.exec(upsertLineage, principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // putLineages upserts puts, in their order, in the writer's next group
 // transaction. The caller's cancellation does not end its wait: the
 // batch carries other callers' writes, and a call returns once its
 // records are stored or the transaction failed.
 func (s *Store) putLineages(ctx context.Context, principal string, puts []backend.LineagePut) error {
-	err := s.grouped(context.WithoutCancel(ctx), func(t *writeTx) error {
-		for _, p := range puts {
-			v := p.Value
-			if v == nil {
-				v = []byte{}
-			}
-			if _, err := t.exec(upsertLineage, principal, p.Key, v, micros(backend.NormalizeTime(p.Expires))); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.grouped(context.WithoutCancel(ctx), func(t *writeTx) error { return upsertLineages(t, principal, puts) })
 	if err != nil {
 		return fmt.Errorf("put lineage: %w", err)
 	}

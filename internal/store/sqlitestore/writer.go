@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -174,6 +175,9 @@ type writeGroup struct {
 type groupJob struct {
 	fn   func(t *writeTx) error
 	done chan error // the transaction's outcome, or errLead
+	// queued: nobody waits on done to take the lead (enqueue); the part
+	// rides along, and is never handed it.
+	queued bool
 }
 
 // errLead hands the next group transaction to a waiting caller.
@@ -206,9 +210,7 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 	g.queue = append(g.queue, j)
 	wait := g.busy
 	if !g.busy && backend.RidesAlong(ctx) {
-		if g.linger == nil {
-			g.linger = time.AfterFunc(cmp.Or(g.wait, rideAlongWait), s.leadLingering)
-		}
+		s.armLinger()
 		wait = true
 	}
 	if wait {
@@ -219,6 +221,29 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 		g.mu.Lock()
 	}
 	return s.lead(j)
+}
+
+// enqueue queues fn as a part that rides along (its caller does not wait
+// here): it is written with the next group transaction, or on its own
+// after the ride-along wait. done receives the outcome.
+func (s *Store) enqueue(fn func(t *writeTx) error) (done <-chan error) {
+	j := &groupJob{fn: fn, done: make(chan error, 1), queued: true}
+	g := &s.group
+	g.mu.Lock()
+	g.queue = append(g.queue, j)
+	if !g.busy {
+		s.armLinger()
+	}
+	g.mu.Unlock()
+	return j.done
+}
+
+// armLinger starts the ride-along wait unless it runs. g.mu is held.
+func (s *Store) armLinger() {
+	g := &s.group
+	if g.linger == nil {
+		g.linger = time.AfterFunc(cmp.Or(g.wait, rideAlongWait), s.leadLingering)
+	}
 }
 
 // leadLingering starts the transaction of parts that rode along and found
@@ -264,11 +289,18 @@ func (s *Store) lead(self *groupJob) error {
 		}
 	}
 	g.mu.Lock()
-	if len(g.queue) > 0 {
-		g.queue[0].done <- errLead
+	// The first part queued meanwhile whose caller waits leads next (its
+	// batch starts at the queue's front, so order is kept); parts nobody
+	// waits on ride along with whatever comes.
+	if i := slices.IndexFunc(g.queue, func(j *groupJob) bool { return !j.queued }); i >= 0 {
+		g.queue[i].done <- errLead
 	} else {
 		g.busy = false
-		g.queue = nil
+		if len(g.queue) > 0 {
+			s.armLinger()
+		} else {
+			g.queue = nil
+		}
 	}
 	g.mu.Unlock()
 	return err

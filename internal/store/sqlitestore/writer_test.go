@@ -2,7 +2,9 @@ package sqlitestore
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,5 +105,80 @@ func TestRideAlongAloneIsWritten(t *testing.T) {
 	got, err := s.GetLineage(ctx, "alice", []string{"alone", "at-close"})
 	if err != nil || string(got["alone"]) != "v" || string(got["at-close"]) != "w" {
 		t.Errorf("after reopening: %q, %v; want both records", got, err)
+	}
+}
+
+// Lineage enqueued (nobody waits to lead) rides with the next transaction
+// in the order it was enqueued; under concurrent turns every part is
+// written, and none is left waiting for a lead it cannot take.
+func TestEnqueuedLineages(t *testing.T) {
+	s := openTemp(t, filepath.Join(t.TempDir(), "tether.db"))
+	defer s.Close()
+	ctx := t.Context()
+	s.group.wait = time.Hour
+	first := s.EnqueueLineages("alice", []backend.LineagePut{{Key: "k", Value: []byte("1")}})
+	second := s.EnqueueLineages("alice", []backend.LineagePut{{Key: "k", Value: []byte("2")}})
+	before := s.txns.Load()
+	st := backend.Settlement{Entry: backend.LedgerEntry{ID: "call-1", Principal: "alice", Kind: "primary"}}
+	if err := s.SettleReservations(ctx, []backend.Settlement{st}); err != nil {
+		t.Fatal(err)
+	}
+	if err1, err2 := <-first, <-second; err1 != nil || err2 != nil {
+		t.Fatalf("enqueued writes: %v, %v", err1, err2)
+	}
+	if n := s.txns.Load() - before; n != 1 {
+		t.Errorf("two enqueued writes and a settlement took %d transactions, want 1", n)
+	}
+	if got, _ := s.GetLineage(ctx, "alice", []string{"k"}); string(got["k"]) != "2" {
+		t.Errorf("k = %q, want the later write's 2", got["k"])
+	}
+
+	s.group.wait = 0 // the default wait: parts left alone are written
+	const callers, turns = 8, 40
+	errs := make(chan error, callers*turns)
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range turns {
+				key := fmt.Sprintf("c%d-%d", c, i)
+				done := s.EnqueueLineages("alice", []backend.LineagePut{{Key: key, Value: []byte(key)}})
+				if i%3 != 0 { // some turns settle, some do not
+					st := backend.Settlement{Entry: backend.LedgerEntry{ID: key, Principal: "alice", Kind: "primary"}}
+					if err := s.SettleReservations(ctx, []backend.Settlement{st}); err != nil {
+						errs <- err
+					}
+				}
+				select {
+				case err := <-done:
+					if err != nil {
+						errs <- err
+					}
+				case <-time.After(10 * time.Second):
+					errs <- fmt.Errorf("%s: the enqueued write was never written", key)
+					return
+				}
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the writers stalled: a part waits for a lead nobody hands it")
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for c := range callers {
+		for i := range turns {
+			key := fmt.Sprintf("c%d-%d", c, i)
+			if got, _ := s.GetLineage(ctx, "alice", []string{key}); string(got[key]) != key {
+				t.Fatalf("%s not stored", key)
+			}
+		}
 	}
 }
