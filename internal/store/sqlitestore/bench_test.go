@@ -88,6 +88,15 @@ func BenchmarkTurnWrites(b *testing.B) {
 		}
 		return settle(false)(ctx, s, c, n)
 	}
+	// A continuation's lineage queued (CommitBehind), then the settlement,
+	// which carries it: one transaction for the turn.
+	behind := func(ctx context.Context, s *sqlitestore.Store, c, n int64) error {
+		done := s.EnqueueLineages("alice", benchLineage(c, n))
+		if err := settle(false)(ctx, s, c, n); err != nil {
+			return err
+		}
+		return <-done
+	}
 	for _, bc := range []struct {
 		name string
 		op   op
@@ -96,6 +105,7 @@ func BenchmarkTurnWrites(b *testing.B) {
 		{"settle", settle(false)},
 		{"settle-budgets", settle(true)},
 		{"turn", turn},
+		{"turn-behind", behind},
 	} {
 		b.Run(bc.name+"/seq", func(b *testing.B) {
 			s := benchStore(b)
