@@ -16,6 +16,7 @@ import (
 	"github.com/tether-dev/tether/internal/dialect"
 	"github.com/tether-dev/tether/internal/extract"
 	"github.com/tether-dev/tether/internal/flow"
+	"github.com/tether-dev/tether/internal/harvest"
 	"github.com/tether-dev/tether/internal/session"
 	"github.com/tether-dev/tether/internal/store/backend"
 )
@@ -78,6 +79,7 @@ type Engine struct {
 	scanned   scanMarks      // how much of each A-leg's history the gate has seen
 	compacted legMarks       // A-legs whose provider compacted inside an ordinary call
 	behind    sync.WaitGroup // lineage commits no answer waits for (Wait)
+	plans     *harvest.Memo  // plan harvests of recent histories
 }
 
 var _ flow.Hook = (*Engine)(nil)
@@ -92,7 +94,7 @@ func New(opt Options) *Engine {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Engine{opt: opt, log: log, m: m}
+	return &Engine{opt: opt, log: log, m: m, plans: harvest.NewMemo(planMemoMax)}
 }
 
 // Wait returns once the lineage commits no answer waited for have ended
@@ -111,6 +113,9 @@ func (e *Engine) Wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// planMemoMax bounds the histories whose plan harvest is remembered.
+const planMemoMax = 4096
 
 // Before implements flow.Hook.
 func (e *Engine) Before(ctx context.Context, x *flow.Exchange) error {
@@ -221,7 +226,7 @@ func (t *turn) main(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.harvest(ctx, lc, msgs); err != nil {
+	if err := t.harvest(ctx, lc, msgs, x.View.PrefixIDs()); err != nil {
 		return err
 	}
 	if err := t.offer(lc, msgs); err != nil {
@@ -287,7 +292,7 @@ func (t *turn) compaction(ctx context.Context) error {
 		// hold state not yet offered to the extractor.
 		msgs := withoutCompactionPrompt(x.View.Messages(), t.cls.PromptStart)
 		lc := &lazyCapsule{t: t, ctx: ctx, cur: cur, loaded: true}
-		_ = t.harvest(ctx, lc, msgs) // loaded already: no load error
+		_ = t.harvest(ctx, lc, msgs, nil) // loaded already: no load error
 		_ = t.offer(lc, msgs)
 		cur = lc.cur
 	}

@@ -11,7 +11,11 @@ import (
 
 // harvest copies structured plan state from the history into the capsule,
 // mechanically (no model call). It returns the capsule to use afterwards.
-func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Message) error {
+//
+// ids are the PrefixIDs of msgs when msgs are the request's own messages
+// (nil otherwise): a history whose added messages hold no carrier takes the
+// answer remembered for the history it extends (harvest.Memo).
+func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Message, ids []dialect.PrefixID) error {
 	if !t.pol.Preserve.PlanOn() {
 		return nil
 	}
@@ -26,7 +30,7 @@ func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Mess
 	ok := false
 	before := t.ref.Epoch == 0 && !t.cls.PostCompaction
 	if before {
-		if plan, ok = harvest.Harvest(rules, msgs, 0); !ok || len(plan.Steps) == 0 {
+		if plan, ok = t.e.plans.Harvest(t.e.opt.Rules, msgs, ids); !ok || len(plan.Steps) == 0 {
 			return nil
 		}
 	}
@@ -41,7 +45,7 @@ func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Mess
 		}
 		plan, ok = harvest.Harvest(rules, msgs, 0, sd)
 	} else if !before {
-		plan, ok = harvest.Harvest(rules, msgs, 0)
+		plan, ok = t.e.plans.Harvest(t.e.opt.Rules, msgs, ids)
 	}
 	if !ok || len(plan.Steps) == 0 {
 		return nil
