@@ -39,6 +39,24 @@ type carrierIndex struct {
 	proposed, progress bool                               // a proposed-plan, a task-progress rule applies
 }
 
+// memoEntryMax bounds the bytes one remembered answer may hold (its
+// steps' text, the ids of the calls it waits on): both come from the
+// caller's history, so a larger one is not remembered, and the memo holds
+// at most max × memoEntryMax.
+const memoEntryMax = 4 << 10
+
+// size is about the bytes e holds.
+func (e memoEntry) size() int {
+	n := 0
+	for _, s := range e.plan.Steps {
+		n += len(s.Text) + 16
+	}
+	for _, id := range e.waiting {
+		n += len(id) + 16
+	}
+	return n
+}
+
 // memoLook bounds how many messages a request may add to a remembered one.
 const memoLook = 16
 
@@ -76,7 +94,7 @@ func (mm *Memo) Harvest(rs *compaction.Ruleset, msgs []dialect.Message, ids []di
 		plan, ok := Harvest(ix.rules, msgs, 0)
 		e = memoEntry{plan: plan, ok: ok, waiting: ix.waiting(msgs)}
 	}
-	if j != n-1 {
+	if j != n-1 && e.size() <= memoEntryMax {
 		mm.put(rs, ids[n-1], e)
 	}
 	p := e.plan

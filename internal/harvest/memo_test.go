@@ -185,3 +185,28 @@ func BenchmarkHarvestNextTurn(b *testing.B) {
 		}
 	})
 }
+
+// An answer larger than memoEntryMax (the history is the caller's) is not
+// kept: many large plans cannot grow the memo past its bound.
+func TestMemoKeepsNoLargeAnswer(t *testing.T) {
+	mm := NewMemo(64)
+	var calls []string
+	for i := range 400 {
+		calls = append(calls, fmt.Sprintf(`{"type":"tool_use","id":"task-call-%04d","name":"TaskCreate","input":{"subject":"Step %d of a long plan","description":"x"}}`, i, i))
+	}
+	body := `{"model":"m","messages":[{"role":"user","content":"plan"},{"role":"assistant","content":[` + strings.Join(calls, ",") + `]}]}`
+	v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantOK := Harvest(rules, v.Messages(), 0)
+	got, ok := mm.Harvest(ruleset, v.Messages(), v.PrefixIDs())
+	if ok != wantOK || !cmp.Equal(want, got) {
+		t.Fatalf("memo gave %+v, %v; a scan %+v, %v", got, ok, want, wantOK)
+	}
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if len(mm.m) != 0 {
+		t.Errorf("an answer of 400 steps waiting on 400 results was kept")
+	}
+}
