@@ -158,7 +158,7 @@ func (h *sideHook) record(text string) {
 // A turn that continues a known head, on a store this process alone writes
 // (session.Resolver.Exclusive), is not joined: the resolver holds its
 // records in memory before it writes them, and the write rides along with
-// the turn's settlement (backend.RideAlong), one transaction for both.
+// the turn's settlement (backend.LineageEnqueuer), one transaction for both.
 // Should the process die before that write lands, the next turn finds the
 // head before it, on the same A-leg, and continues from there: a
 // continuation's records are derived again from the history that follows

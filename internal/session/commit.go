@@ -35,8 +35,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 
 // CommitBehind records the turn as Commit does, but returns once its
 // records are held in memory, where the next turn looks first: the store
-// write is returned for the caller to run, riding along with the next
-// transaction (backend.RideAlong). It is for a store this process alone
+// write is returned for the caller to run. It is for a store this process alone
 // writes (Exclusive), and for turns whose records the next turn can derive
 // again should they be lost (a continuation of a known head): if the
 // process dies before the write lands, the next turn after the restart
@@ -77,7 +76,7 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 				return wrap("commit", ctx.Err())
 			}
 		}
-		return wrap("commit", w.flush(backend.RideAlong(ctx)))
+		return wrap("commit", w.flush(ctx))
 	}, nil
 }
 

@@ -213,27 +213,10 @@ func CheckReserve(key string, amount int64) error {
 	return nil
 }
 
-// RideAlong marks the writes made under ctx as ones their caller does not
-// wait on promptly (a turn's lineage, which this process already holds in
-// memory): a store may keep such a write back briefly, a few milliseconds
-// at most, so that it shares the transaction another write starts (the
-// turn's settlement) instead of paying for one of its own. The write still
-// returns only once it is stored.
-func RideAlong(ctx context.Context) context.Context {
-	return context.WithValue(ctx, rideAlongKey{}, true)
-}
-
-// RidesAlong reports whether ctx was marked by RideAlong.
-func RidesAlong(ctx context.Context) bool {
-	v, _ := ctx.Value(rideAlongKey{}).(bool)
-	return v
-}
-
-type rideAlongKey struct{}
-
 // LineageEnqueuer is a Store that can take lineage puts without their
-// caller waiting on the write (SQLite): they ride along (RideAlong) with
-// the next transaction, in the order they were enqueued; done receives the
+// caller waiting on the write (SQLite): they ride along with the next
+// transaction another write starts (a few milliseconds at most later they
+// are written on their own), in the order they were enqueued; done receives the
 // outcome once they are stored.
 type LineageEnqueuer interface {
 	EnqueueLineages(principal string, puts []LineagePut) (done <-chan error)

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 // The writes every turn makes (lineage, reservation, settlement) run
@@ -160,14 +158,15 @@ func (s *Store) closeWriteStmts() error {
 // transaction (its WAL locks, its COMMIT) carries many turns' rows instead
 // of one each. A caller arriving when none runs writes at once, alone, on
 // its own goroutine; the others wait, and the first of them runs the
-// transaction of those that gathered. A write that rides along
-// (backend.RideAlong) and finds none running waits up to rideAlongWait for
-// another write to start one and take it; then it starts its own.
+// transaction of those that gathered. A write queued with no caller
+// waiting (enqueue: a turn's lineage) rides along: it waits up to
+// rideAlongWait for another write to start a transaction and take it, and
+// is then written on its own.
 type writeGroup struct {
 	mu     sync.Mutex
 	busy   bool // a leader is writing
 	queue  []*groupJob
-	linger *time.Timer   // armed while only parts riding along wait
+	linger *time.Timer   // armed while only queued parts wait
 	wait   time.Duration // how long they wait (rideAlongWait; tests)
 }
 
@@ -208,12 +207,7 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, j)
-	wait := g.busy
-	if !g.busy && backend.RidesAlong(ctx) {
-		s.armLinger()
-		wait = true
-	}
-	if wait {
+	if g.busy {
 		g.mu.Unlock()
 		if err := <-j.done; err != errLead {
 			return err

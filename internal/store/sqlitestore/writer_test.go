@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -38,56 +37,25 @@ func queued(t *testing.T, s *Store, n int) {
 	}
 }
 
-// A lineage write that rides along waits for the settlement that follows
-// it and shares its transaction: one COMMIT for the turn.
-func TestRideAlongSharesTheNextTransaction(t *testing.T) {
-	s := openTemp(t, filepath.Join(t.TempDir(), "tether.db"))
-	defer s.Close()
-	ctx := t.Context()
-	s.group.wait = time.Hour // however slow this machine, the settlement comes first
-	done := make(chan error, 1)
-	go func() {
-		done <- s.PutLineages(backend.RideAlong(ctx), "alice", []backend.LineagePut{{Key: "head", Value: []byte("v")}})
-	}()
-	queued(t, s, 1)
-	before := s.txns.Load()
-	st := backend.Settlement{Entry: backend.LedgerEntry{ID: "call-1", Principal: "alice", Kind: "primary", CostMicros: 3}}
-	if err := s.SettleReservations(ctx, []backend.Settlement{st}); err != nil {
-		t.Fatalf("SettleReservations: %v", err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("PutLineages riding along: %v", err)
-	}
-	if n := s.txns.Load() - before; n != 1 {
-		t.Errorf("the lineage and the settlement took %d transactions, want 1", n)
-	}
-	if got, err := s.GetLineage(ctx, "alice", []string{"head"}); err != nil || string(got["head"]) != "v" {
-		t.Errorf("GetLineage = %q, %v; want the record written", got, err)
-	}
-}
-
-// A write that rides along and finds nothing to join is written on its
-// own within rideAlongWait; one still waiting when the store closes is
+// Lineage queued alone, with no write to join, is written on its own
+// within rideAlongWait; lineage still queued when the store closes is
 // written by Close.
-func TestRideAlongAloneIsWritten(t *testing.T) {
+func TestQueuedLineageAloneIsWritten(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tether.db")
 	s := openTemp(t, path)
 	ctx := t.Context()
 	start := time.Now()
-	if err := s.PutLineages(backend.RideAlong(ctx), "alice", []backend.LineagePut{{Key: "alone", Value: []byte("v")}}); err != nil {
-		t.Fatalf("PutLineages riding along: %v", err)
+	if err := <-s.EnqueueLineages("alice", []backend.LineagePut{{Key: "alone", Value: []byte("v")}}); err != nil {
+		t.Fatalf("queued lineage: %v", err)
 	}
 	if waited := time.Since(start); waited < rideAlongWait {
-		t.Errorf("a lone ride-along write returned after %s, before it waited %s for company", waited, rideAlongWait)
+		t.Errorf("lone queued lineage was written after %s, before it waited %s for company", waited, rideAlongWait)
 	}
 
 	// Closing while one waits (its wait longer than the test): Close
 	// must write it.
 	s.group.wait = time.Hour
-	done := make(chan error, 1)
-	go func() {
-		done <- s.PutLineages(backend.RideAlong(context.Background()), "alice", []backend.LineagePut{{Key: "at-close", Value: []byte("w")}})
-	}()
+	done := s.EnqueueLineages("alice", []backend.LineagePut{{Key: "at-close", Value: []byte("w")}})
 	queued(t, s, 1)
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
