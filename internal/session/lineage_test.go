@@ -486,14 +486,7 @@ func TestTurnStoreRoundTrips(t *testing.T) {
 // conversation continues on its branch after the restart.
 func TestIndexedTurnsReadNothing(t *testing.T) {
 	st := newMemStore()
-	start := func() *Resolver {
-		t.Helper()
-		r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
-		if err := r.IndexKeys(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	start := func() *Resolver { return exclusiveResolver(t, st) }
 	r := start()
 	hdr := map[string]string{"X-Claude-Code-Session-Id": "indexed-session"}
 	hist := conversation("indexed", 10)
@@ -903,56 +896,87 @@ func (s *gatedStore) PutLineages(ctx context.Context, principal string, puts []b
 	return s.memStore.PutLineages(ctx, principal, puts)
 }
 
-// A turn committed behind (CommitBehind: nobody waits for the write) is
-// known to the resolver before its write runs, let alone lands: the next
-// turn, arriving meanwhile, continues the branch and reads nothing.
-func TestCommitBehindKnownBeforeItLands(t *testing.T) {
-	st := &gatedStore{memStore: newMemStore()}
+// queuingStore is a gatedStore that takes lineage without its caller
+// waiting (backend.LineageEnqueuer), as SQLite does.
+type queuingStore struct{ *gatedStore }
+
+func (s queuingStore) EnqueueLineages(principal string, puts []backend.LineagePut) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- s.PutLineages(context.Background(), principal, puts) }()
+	return done
+}
+
+// exclusiveResolver is a resolver of a store this process alone writes,
+// its keys listed as at start.
+func exclusiveResolver(t *testing.T, st Store) *Resolver {
+	t.Helper()
 	r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
 	if err := r.IndexKeys(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	hdr := map[string]string{"X-Claude-Code-Session-Id": "ride-session"}
-	hist := conversation("ride", 3)
-	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	return r
+}
 
-	st.gate = make(chan struct{})
-	hist = append(hist, a("calling the linter"), u("linter said: fine"))
-	v := chatView(t, hdr, hist...)
-	ref, err := r.Resolve(t.Context(), "alice", v, Hints{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	write, err := r.CommitBehind(t.Context(), ref, v)
-	if err != nil || write == nil {
-		t.Fatalf("CommitBehind = %v, %v", write != nil, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- write() }() // held at the store
-	gets := st.roundTrips()
-	hist = append(hist, a("calling the tests"), u("tests said: ok"))
-	next, err := r.Resolve(t.Context(), "alice", chatView(t, hdr, hist...), Hints{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.Event != EventContinue || next.ALeg != first.ALeg || st.roundTrips() != gets {
-		t.Errorf("next turn while the write waits: %s on %s with %d reads; want a continuation of %s with none",
-			next.Event, next.ALeg, st.roundTrips()-gets, first.ALeg)
-	}
-	// A read of the store meanwhile (a hinted request reads the A-leg's
-	// head as the store has it) brings back the older head: it must not
-	// replace the one held.
-	ak := r.alegKey("alice", first.ALeg)
-	held, _ := r.cached("alice", ak)
-	if _, err := r.fetch(t.Context(), "alice", []string{ak}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := r.cached("alice", ak); got.Head != held.Head || held.Head == "" {
-		t.Errorf("a store read while the write waits moved the cached head back (%q, held %q)", got.Head, held.Head)
-	}
-	close(st.gate)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+// A turn committed behind (CommitBehind: nobody waits for the write) is
+// known to the resolver before its write runs, let alone lands: the next
+// turn, arriving meanwhile, continues the branch and reads nothing; a
+// read of the store meanwhile does not take it back. Whether the caller
+// runs the write or the store queues it.
+func TestCommitBehindKnownBeforeItLands(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store func(*gatedStore) Store
+	}{
+		{"written by the caller", func(g *gatedStore) Store { return g }},
+		{"queued in the store", func(g *gatedStore) Store { return queuingStore{g} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gated := &gatedStore{memStore: newMemStore()}
+			st := gated.memStore
+			r := exclusiveResolver(t, tc.store(gated))
+			hdr := map[string]string{"X-Claude-Code-Session-Id": "ride-session"}
+			hist := conversation("ride", 3)
+			first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+
+			gated.gate = make(chan struct{})
+			hist = append(hist, a("calling the linter"), u("linter said: fine"))
+			v := chatView(t, hdr, hist...)
+			ref, err := r.Resolve(t.Context(), "alice", v, Hints{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			write, err := r.CommitBehind(t.Context(), ref, v)
+			if err != nil || write == nil {
+				t.Fatalf("CommitBehind = %v, %v", write != nil, err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- write() }() // held at the store
+			gets := st.roundTrips()
+			hist = append(hist, a("calling the tests"), u("tests said: ok"))
+			next, err := r.Resolve(t.Context(), "alice", chatView(t, hdr, hist...), Hints{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next.Event != EventContinue || next.ALeg != first.ALeg || st.roundTrips() != gets {
+				t.Errorf("next turn while the write waits: %s on %s with %d reads; want a continuation of %s with none",
+					next.Event, next.ALeg, st.roundTrips()-gets, first.ALeg)
+			}
+			// A read of the store meanwhile (a hinted request reads the
+			// A-leg's head as the store has it) brings back the older
+			// head: it must not replace the one held.
+			ak := r.alegKey("alice", first.ALeg)
+			held, _ := r.cached("alice", ak)
+			if _, err := r.fetch(t.Context(), "alice", []string{ak}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := r.cached("alice", ak); got.Head != held.Head || held.Head == "" {
+				t.Errorf("a store read while the write waits moved the cached head back (%q, held %q)", got.Head, held.Head)
+			}
+			close(gated.gate)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
@@ -961,14 +985,7 @@ func TestCommitBehindKnownBeforeItLands(t *testing.T) {
 // before it and continues the same A-leg, whose records it writes.
 func TestLostContinuationHeals(t *testing.T) {
 	st := &gatedStore{memStore: newMemStore()}
-	start := func() *Resolver {
-		t.Helper()
-		r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
-		if err := r.IndexKeys(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	start := func() *Resolver { return exclusiveResolver(t, st) }
 	r := start()
 	hdr := map[string]string{"X-Claude-Code-Session-Id": "healing-session"}
 	hist := conversation("healing", 3)
@@ -1003,10 +1020,7 @@ func TestLostContinuationHeals(t *testing.T) {
 // they are run: the store ends with the newest head of the A-leg.
 func TestCommitBehindWritesInOrder(t *testing.T) {
 	st := newMemStore()
-	r := NewResolver(st, Options{Secret: testSecret, Exclusive: true})
-	if err := r.IndexKeys(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	r := exclusiveResolver(t, st)
 	hdr := map[string]string{"X-Claude-Code-Session-Id": "order-session"}
 	hist := conversation("order", 3)
 	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
