@@ -35,6 +35,54 @@ compaction_continuity:
     workers: 2
 `
 
+// slowFirstExtraction starts the scripted model, its first extraction
+// call answered after first, the others after later.
+func slowFirstExtraction(t *testing.T, first, later time.Duration) *fakemodel.Server {
+	t.Helper()
+	model := demo.Model()
+	var mu sync.Mutex
+	calls := 0
+	fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
+		rep := model(r)
+		if r.Model() == demo.ExtractorModel {
+			mu.Lock()
+			calls++
+			rep.Delay = later
+			if calls == 1 {
+				rep.Delay = first
+			}
+			mu.Unlock()
+		}
+		return rep
+	})
+	t.Cleanup(fake.Close)
+	return fake
+}
+
+// stateDecision opens the conversation and states the decision the
+// barrier tests look for.
+func stateDecision(t *testing.T, ag *demo.Agent) {
+	t.Helper()
+	for _, say := range []string{"We are building an inventory service, please help.",
+		"Decision: use PostgreSQL for storage, not MongoDB, because we need transactions."} {
+		if _, err := ag.Say(context.Background(), say); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// compactionSent is the body of the last compaction request the model
+// received ("" if none).
+func compactionSent(fake *fakemodel.Server) string {
+	var body string
+	for _, r := range fake.Requests() {
+		if r.Model() != demo.ExtractorModel && fakemodel.Classify(&r) == fakemodel.KindCompaction {
+			body = string(r.Body)
+		}
+	}
+	return body
+}
+
 // TestBarrierAcrossReplicas: a decision stated on one replica is extracted
 // there by a slow model call (1.5 s); the compaction request, sent at once
 // and landing on the next replica, waits (bounded) until that job is done
@@ -43,48 +91,22 @@ compaction_continuity:
 func TestBarrierAcrossReplicas(t *testing.T) {
 	base := storetest.PostgresURL(t)
 	storeURL := storetest.FreshSearchPath(t, base, "tether_replicas")
-	model := demo.Model()
-	var mu sync.Mutex
-	calls := 0
-	fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
-		rep := model(r)
-		if r.Model() == demo.ExtractorModel {
-			// The first extraction (the decision's turn) is slow; the
-			// compaction replica's own pass over the history is quick.
-			mu.Lock()
-			calls++
-			rep.Delay = 100 * time.Millisecond
-			if calls == 1 {
-				rep.Delay = 1500 * time.Millisecond
-			}
-			mu.Unlock()
-		}
-		return rep
-	})
-	t.Cleanup(fake.Close)
+	// The first extraction (the decision's turn) is slow; the compaction
+	// replica's own pass over the history is quick.
+	fake := slowFirstExtraction(t, 1500*time.Millisecond, 100*time.Millisecond)
 	yaml := sprintf(barrierYAML, fake.URL, storeURL)
 	reps := []*replica{startReplica(t, yaml), startReplica(t, yaml), startReplica(t, yaml)}
 	fr := startFront(t, reps)
 	ag := &demo.Agent{BaseURL: fr.url, APIKey: "replicas-barrier-key-0123456789", SessionID: "barrier-session", Model: "claude-sonnet-4-5",
 		HTTP: &http.Client{Timeout: 30 * time.Second}}
 	ctx := context.Background()
-	if _, err := ag.Say(ctx, "We are building an inventory service, please help."); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ag.Say(ctx, "Decision: use PostgreSQL for storage, not MongoDB, because we need transactions."); err != nil {
-		t.Fatal(err)
-	}
+	stateDecision(t, ag)
 	start := time.Now()
 	if err := ag.Compact(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waited := time.Since(start)
-	var compaction string
-	for _, r := range fake.Requests() {
-		if r.Model() != demo.ExtractorModel && fakemodel.Classify(&r) == fakemodel.KindCompaction {
-			compaction = string(r.Body)
-		}
-	}
+	compaction := compactionSent(fake)
 	if !strings.Contains(compaction, "<continuity-capsule") || !strings.Contains(compaction, "PostgreSQL") {
 		t.Fatalf("the compaction request (on another replica than the extraction) lacks the decision; it waited %s", waited)
 	}
@@ -183,22 +205,7 @@ func TestKilledReplicaJobFinishedElsewhere(t *testing.T) {
 // wait, not the one read before it.
 func TestCompactionReloadsTheCapsuleAfterItsBarrier(t *testing.T) {
 	storeURL := storetest.FreshSearchPath(t, storetest.PostgresURL(t), "tether_replicas")
-	model := demo.Model()
-	var mu sync.Mutex
-	calls := 0
-	fake := fakemodel.Start(func(r *fakemodel.Request) fakemodel.Reply {
-		rep := model(r)
-		if r.Model() == demo.ExtractorModel {
-			mu.Lock()
-			calls++
-			if calls == 1 {
-				rep.Delay = 1500 * time.Millisecond
-			}
-			mu.Unlock()
-		}
-		return rep
-	})
-	t.Cleanup(fake.Close)
+	fake := slowFirstExtraction(t, 1500*time.Millisecond, 0)
 	cfg, err := config.Parse([]byte(sprintf(barrierYAML, fake.URL, storeURL)), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -217,12 +224,7 @@ func TestCompactionReloadsTheCapsuleAfterItsBarrier(t *testing.T) {
 	ag := &demo.Agent{BaseURL: rep.url, APIKey: "replicas-reload-key-0123456789", SessionID: "reload-session", Model: "claude-sonnet-4-5",
 		HTTP: &http.Client{Timeout: 30 * time.Second}}
 	ctx := context.Background()
-	if _, err := ag.Say(ctx, "We are building an inventory service, please help."); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ag.Say(ctx, "Decision: use PostgreSQL for storage, not MongoDB, because we need transactions."); err != nil {
-		t.Fatal(err)
-	}
+	stateDecision(t, ag)
 	before := prefetches.Load()
 	if err := ag.Compact(ctx); err != nil {
 		t.Fatal(err)
@@ -230,12 +232,7 @@ func TestCompactionReloadsTheCapsuleAfterItsBarrier(t *testing.T) {
 	if prefetches.Load() == before {
 		t.Fatal("the compaction request did not read the capsule with its lineage; this test needs it to")
 	}
-	var compaction string
-	for _, r := range fake.Requests() {
-		if r.Model() != demo.ExtractorModel && fakemodel.Classify(&r) == fakemodel.KindCompaction {
-			compaction = string(r.Body)
-		}
-	}
+	compaction := compactionSent(fake)
 	if !strings.Contains(compaction, "<continuity-capsule") || !strings.Contains(compaction, "PostgreSQL") {
 		t.Fatal("the compaction request lacks the decision its barrier waited for")
 	}
