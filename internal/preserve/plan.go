@@ -25,7 +25,6 @@ func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Mess
 	// or the provider's) the history holds every such call and the seed
 	// cannot make a plan appear: the capsule is read only once the history
 	// yields one.
-	rules := t.e.opt.Rules.HarvestRules()
 	var plan harvest.Plan
 	ok := false
 	before := t.ref.Epoch == 0 && !t.cls.PostCompaction
@@ -43,7 +42,7 @@ func (t *turn) harvest(ctx context.Context, lc *lazyCapsule, msgs []dialect.Mess
 		for _, st := range p.Steps {
 			sd.Steps = append(sd.Steps, harvest.Step{Text: st.Text, Status: st.Status})
 		}
-		plan, ok = harvest.Harvest(rules, msgs, 0, sd)
+		plan, ok = harvest.Harvest(t.e.opt.Rules.HarvestRules(), msgs, 0, sd)
 	} else if !before {
 		plan, ok = t.e.plans.Harvest(t.e.opt.Rules, msgs, ids)
 	}
