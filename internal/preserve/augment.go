@@ -159,16 +159,19 @@ func (h *sideHook) record(text string) {
 // (session.Resolver.Exclusive), is not joined: the resolver holds its
 // records in memory before it writes them, and the write rides along with
 // the turn's settlement (backend.LineageEnqueuer), one transaction for both.
-// Should the process die before that write lands, the next turn finds the
-// head before it, on the same A-leg, and continues from there: a
-// continuation's records are derived again from the history that follows
-// them. A turn that opens an A-leg or an epoch, forks or resets is joined
-// as before: its records name the A-leg its capsule is kept under.
+// It is recorded where the commit would be joined (the answer's body or
+// last event, else the end of the exchange), so the first byte never
+// waits for it. Should the process die before that write lands, the next
+// turn finds the head before it, on the same A-leg, and continues from
+// there: a continuation's records are derived again from the history that
+// follows them. A turn that opens an A-leg or an epoch, forks or resets is
+// joined as before: its records name the A-leg its capsule is kept under.
 type commitHook struct {
 	flow.NopResponseHook
-	e    *Engine
-	ref  session.Ref
-	done chan struct{}
+	e      *Engine
+	ref    session.Ref
+	done   chan struct{}
+	behind bool // accepted, to be committed behind at the join point
 }
 
 func (h *commitHook) Opened(x *flow.Exchange, status int) {
@@ -176,23 +179,7 @@ func (h *commitHook) Opened(x *flow.Exchange, status int) {
 		return
 	}
 	if h.ref.Event == session.EventContinue && h.e.opt.Resolver.Exclusive() {
-		ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
-		write, err := h.e.opt.Resolver.CommitBehind(ctx, h.ref, x.View)
-		if err != nil || write == nil {
-			cancel()
-			if err != nil {
-				h.e.m.failures.WithLabelValues("commit").Inc()
-			}
-			return
-		}
-		h.e.behind.Add(1)
-		runCommit(func() {
-			defer h.e.behind.Done()
-			defer cancel()
-			if err := write(); err != nil {
-				h.e.m.failures.WithLabelValues("commit").Inc()
-			}
-		})
+		h.behind = true
 		return
 	}
 	h.done = make(chan struct{})
@@ -201,6 +188,32 @@ func (h *commitHook) Opened(x *flow.Exchange, status int) {
 		ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
 		defer cancel()
 		if err := h.e.opt.Resolver.Commit(ctx, h.ref, x.View); err != nil {
+			h.e.m.failures.WithLabelValues("commit").Inc()
+		}
+	})
+}
+
+// commitBehind records an accepted continuation in memory and leaves its
+// write running, once.
+func (h *commitHook) commitBehind(x *flow.Exchange) {
+	if !h.behind {
+		return
+	}
+	h.behind = false
+	ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
+	write, err := h.e.opt.Resolver.CommitBehind(ctx, h.ref, x.View)
+	if err != nil || write == nil {
+		cancel()
+		if err != nil {
+			h.e.m.failures.WithLabelValues("commit").Inc()
+		}
+		return
+	}
+	h.e.behind.Add(1)
+	runCommit(func() {
+		defer h.e.behind.Done()
+		defer cancel()
+		if err := write(); err != nil {
 			h.e.m.failures.WithLabelValues("commit").Inc()
 		}
 	})
@@ -234,8 +247,10 @@ var (
 	startCommitters sync.Once
 )
 
-// wait joins the commit, bounded so a stuck store never holds an answer.
-func (h *commitHook) wait() {
+// wait joins the commit (a continuation committed behind is recorded
+// now instead), bounded so a stuck store never holds an answer.
+func (h *commitHook) wait(x *flow.Exchange) {
+	h.commitBehind(x)
 	if h.done == nil {
 		return
 	}
@@ -252,16 +267,16 @@ func (h *commitHook) wait() {
 // compaction then started a new conversation without the decisions.
 const lineageWriteBound = 30 * time.Second
 
-func (h *commitHook) EditBody(_ *flow.Exchange, body []byte) []byte {
-	h.wait()
+func (h *commitHook) EditBody(x *flow.Exchange, body []byte) []byte {
+	h.wait(x)
 	return body
 }
 
 func (h *commitHook) StreamEvent(x *flow.Exchange, ev dialect.Event) []dialect.Event {
 	if dialect.IsTerminal(x.Dialect, ev) {
-		h.wait()
+		h.wait(x)
 	}
 	return []dialect.Event{ev}
 }
 
-func (h *commitHook) Finish(*flow.Exchange, flow.Outcome) { h.wait() }
+func (h *commitHook) Finish(x *flow.Exchange, _ flow.Outcome) { h.wait(x) }
