@@ -62,6 +62,7 @@ type Store struct {
 	ws    writeStmts // the hot writes' statements (write)
 	group writeGroup
 	txns  atomic.Int64 // write transactions committed (tests)
+	ckpt  checkpointer
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -87,7 +88,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.w, err = sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate")
+	// The writer never checkpoints: its commits would carry the copy of
+	// the log into the database file and its fsyncs (see checkpointer).
+	s.w, err = sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
@@ -111,6 +114,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.r.SetMaxOpenConns(n)
 	s.r.SetMaxIdleConns(n)
 	if err := s.r.PingContext(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open sqlite store: %w", err)
+	}
+	if err := s.ckpt.start(ctx, path, s.w); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
@@ -787,7 +794,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close implements backend.Store.
 func (s *Store) Close() error {
 	s.settleGroup()
-	errs := []error{s.closeWriteStmts()}
+	errs := []error{s.ckpt.stop(), s.closeWriteStmts()}
 	s.stmts.Range(func(_, st any) bool {
 		errs = append(errs, st.(*sql.Stmt).Close())
 		return true

@@ -67,7 +67,7 @@ func (s *Store) write(ctx context.Context, fn func(t *writeTx) error) error {
 			// A failed COMMIT can leave the transaction open.
 			return t.rollback(err)
 		}
-		s.txns.Add(1)
+		s.ckpt.committed(s.txns.Add(1))
 		return nil
 	})
 }
