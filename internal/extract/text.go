@@ -23,6 +23,9 @@ var harnessTags, summaryPrefixes = func() ([]string, []string) {
 	for i, p := range u.SummaryPrefixes {
 		u.SummaryPrefixes[i] = strings.ToLower(p)
 	}
+	for i, t := range u.HarnessTags {
+		u.HarnessTags[i] = strings.ToLower(t)
+	}
 	return u.HarnessTags, u.SummaryPrefixes
 }()
 
@@ -58,53 +61,88 @@ func isSummary(t string) bool {
 // cleanText strips capsule blocks and harness blocks from t.
 func cleanText(t string) string {
 	t, _ = capsule.Strip(t)
-	for _, tag := range harnessTags {
-		t = stripBlock(t, tag)
+	if strings.IndexByte(t, '<') >= 0 {
+		for _, tag := range harnessTags {
+			t = stripBlock(t, tag)
+		}
 	}
 	return strings.TrimSpace(t)
 }
 
-// stripBlock removes every <tag …>…</tag> block (ASCII case-insensitive); an
-// unterminated block runs to the end of t.
+// stripBlock removes every <tag …>…</tag> block (tag lower-case; matched
+// ASCII case-insensitively in t); an unterminated block runs to the end of
+// t. It reads t in place: a message with no such block costs a scan and no
+// copy.
 func stripBlock(t, tag string) string {
-	open, closing := "<"+strings.ToLower(tag), "</"+strings.ToLower(tag)+">"
-	lower := strings.ToLower(t)
-	if !strings.Contains(lower, open) {
+	open, closing := "<"+tag, "</"+tag+">"
+	o := indexTag(t, open, 0)
+	if o < 0 {
 		return t
 	}
 	var b strings.Builder
 	i := 0
-	for {
-		o := indexTag(lower, open, i)
-		if o < 0 {
-			b.WriteString(t[i:])
-			break
-		}
+	for o >= 0 {
 		b.WriteString(t[i:o])
-		c := strings.Index(lower[o:], closing)
+		c := indexFold(t, closing, o)
 		if c < 0 {
-			break
+			return b.String()
 		}
-		i = o + c + len(closing)
+		i = c + len(closing)
+		o = indexTag(t, open, i)
 	}
+	b.WriteString(t[i:])
 	return b.String()
 }
 
-// indexTag finds open ("<tag") at or after from, followed by '>', space or
-// newline, so "<command-name" does not match "<command-names".
-func indexTag(lower, open string, from int) int {
+// indexTag finds open ("<tag", lower-case) in t at or after from, ASCII
+// case-insensitively, followed by '>', '/', white space or the end, so
+// "<command-name" does not match "<command-names".
+func indexTag(t, open string, from int) int {
 	for {
-		k := strings.Index(lower[from:], open)
+		k := indexFold(t, open, from)
 		if k < 0 {
 			return -1
 		}
-		k += from
 		j := k + len(open)
-		if j == len(lower) || lower[j] == '>' || lower[j] == ' ' || lower[j] == '\n' || lower[j] == '\t' || lower[j] == '/' {
+		if j == len(t) || t[j] == '>' || t[j] == ' ' || t[j] == '\n' || t[j] == '\t' || t[j] == '/' {
 			return k
 		}
 		from = j
 	}
+}
+
+// indexFold is the index of s (lower-case ASCII, starting with '<') in t at
+// or after from, ASCII case-insensitively, or -1.
+func indexFold(t, s string, from int) int {
+	for i := from; i+len(s) <= len(t); i++ {
+		k := strings.IndexByte(t[i:len(t)-len(s)+1], s[0])
+		if k < 0 {
+			return -1
+		}
+		i += k
+		if asciiHasPrefixFold(t[i:], s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// asciiHasPrefixFold reports whether t begins with p (lower-case ASCII),
+// ASCII case-insensitively: no other character folds onto an ASCII one.
+func asciiHasPrefixFold(t, p string) bool {
+	if len(t) < len(p) {
+		return false
+	}
+	for i := range len(p) {
+		c := t[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != p[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.
