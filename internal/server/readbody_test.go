@@ -61,3 +61,77 @@ func TestReadBodyDoesNotTrustDeclaredLength(t *testing.T) {
 		t.Fatalf("%d bytes sent, %d bytes held", len(body), cap(got))
 	}
 }
+
+// An agent's history (a claim up to trustedBody) is read into one buffer of
+// the declared length: no copy on the way.
+func TestReadBodyAllocatesAnHonestClaimOnce(t *testing.T) {
+	body := strings.Repeat("x", 300<<10)
+	sr := strings.NewReader(body)
+	r := iotest.HalfReader(sr)
+	allocs := testing.AllocsPerRun(10, func() {
+		sr.Reset(body)
+		got, err := readBody(r, int64(len(body)), 32<<20)
+		if err != nil || string(got) != body {
+			t.Fatalf("%d bytes, %v", len(got), err)
+		}
+	})
+	if allocs != 1 {
+		t.Fatalf("a %d-byte body declared as such took %v allocations, want one buffer", len(body), allocs)
+	}
+	if n := trusted.Load(); n != 0 {
+		t.Fatalf("%d bytes still counted as allocated for bodies under way", n)
+	}
+}
+
+// Claims allocated before their bodies arrive are bounded for the whole
+// process: callers that each declare trustedBody and send nothing get the
+// whole buffer only while trustBudget lasts, the rest firstBodyChunk.
+func TestReadBodyTrustIsBounded(t *testing.T) {
+	const callers = 2 * trustBudget / trustedBody
+	type result struct {
+		cap int
+		err error
+	}
+	ws := make([]*io.PipeWriter, callers)
+	out := make(chan result, callers)
+	for i := range ws {
+		pr, pw := io.Pipe()
+		ws[i] = pw
+		go func() {
+			got, err := readBody(pr, trustedBody-1, 32<<20)
+			out <- result{cap(got), err}
+		}()
+	}
+	// Every caller is waiting for its first byte, holding its buffer.
+	for _, w := range ws {
+		if _, err := w.Write([]byte("0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := trusted.Load(); n > trustBudget {
+		t.Fatalf("%d bytes allocated for bodies not sent, over the %d budget", n, trustBudget)
+	}
+	for _, w := range ws {
+		_ = w.Close()
+	}
+	whole := 0
+	for range callers {
+		r := <-out
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		switch r.cap {
+		case trustedBody:
+			whole++
+		case firstBodyChunk:
+		default:
+			t.Fatalf("a buffer of %d bytes for one byte sent", r.cap)
+		}
+	}
+	if whole == 0 || whole > trustBudget/trustedBody {
+		t.Fatalf("%d of %d callers got the whole declared buffer, want 1 to %d", whole, callers, trustBudget/trustedBody)
+	}
+	if n := trusted.Load(); n != 0 {
+		t.Fatalf("%d bytes still counted after every read ended", n)
+	}
+}

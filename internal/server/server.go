@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -348,19 +349,34 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 	}
 }
 
-// readBody reads a request body whole. The buffer grows fourfold towards
-// the declared Content-Length (capped there: a 200 KiB history is copied
-// once on the way, its first 64 KiB, not the dozen times of io.ReadAll's
-// growth from 512 bytes), but never holds more than four times what has
-// arrived: the length is the caller's claim, and a caller that declares
-// 32 MiB and sends nothing gets 64 KiB. The reader decides where the body
-// ends.
+// readBody reads a request body whole. The declared Content-Length is the
+// caller's claim, and the reader decides where the body ends:
+//
+//   - A claim up to trustedBody (agents' histories, 100 KB–2 MB) is
+//     allocated at once, the body read into it with no copy, while the
+//     bytes so allocated by reads still under way stay within trustBudget
+//     for the whole process: callers declaring bodies they never send hold
+//     at most that much.
+//   - Otherwise the buffer starts at 64 KiB and grows fourfold towards the
+//     claim, never to more than four times what has arrived: a caller that
+//     declares 32 MiB and sends nothing holds 64 KiB.
 func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
 	if declared <= 0 || declared > limit {
 		return io.ReadAll(r)
 	}
 	want := int(declared) + 1 // +1: room to see the end
-	buf := make([]byte, 0, min(want, firstBodyChunk))
+	var buf []byte
+	if want <= trustedBody {
+		if trusted.Add(int64(want)) <= trustBudget {
+			defer trusted.Add(-int64(want))
+			buf = make([]byte, 0, want)
+		} else {
+			trusted.Add(-int64(want))
+		}
+	}
+	if buf == nil {
+		buf = make([]byte, 0, min(want, firstBodyChunk))
+	}
 	for {
 		if len(buf) == cap(buf) {
 			if c := min(4*cap(buf), want); c > cap(buf) {
@@ -380,8 +396,19 @@ func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
 	}
 }
 
-// firstBodyChunk is readBody's first buffer.
-const firstBodyChunk = 64 << 10
+const (
+	// firstBodyChunk is readBody's first buffer for a claim it does not
+	// allocate at once.
+	firstBodyChunk = 64 << 10
+	// trustedBody is the largest claim readBody allocates before the body
+	// arrives, and trustBudget what all reads under way may so allocate.
+	trustedBody = 4 << 20
+	trustBudget = 64 << 20
+)
+
+// trusted is the bytes readBody has allocated for claims whose bodies are
+// still arriving.
+var trusted atomic.Int64
 
 func routeLabel(t upstream.Target) string {
 	if t.Provider.Name == "" {
