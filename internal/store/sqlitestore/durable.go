@@ -180,45 +180,49 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 
 // SettleReservations implements backend.Reservations in one write
 // transaction, the writer's next group transaction (see grouped): the
-// settlements are applied together, in their order.
+// settlements are applied together, in their order. A batch of plain
+// ledger rows (no reservation, no counter) is journaled instead and rides
+// along with the next transaction (see journal).
 func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlement) error {
 	if err := backend.CheckSettlements(settle); err != nil {
 		return err
 	}
-	if len(settle) == 0 {
+	if len(settle) == 0 || s.settleJournaled(settle) {
 		return nil
 	}
-	err := s.grouped(ctx, func(t *writeTx) error {
-		for _, st := range settle {
-			// An empty ReservationID has no row (PutReservation
-			// refuses one): the counters move unconditionally.
-			settled := st.ReservationID == ""
-			if !settled {
-				res, err := t.exec(`DELETE FROM reservations WHERE id = ?`, st.ReservationID)
-				if err != nil {
-					return err
-				}
-				n, err := res.RowsAffected()
-				if err != nil {
-					return err
-				}
-				settled = n == 1
-			}
-			if settled {
-				for _, h := range st.Adjust {
-					if _, err := t.exec(adjustBudget, h.Key, h.Amount, h.Amount); err != nil {
-						return err
-					}
-				}
-			}
-			if _, err := t.exec(insertLedger, ledgerArgs(st.Entry)...); err != nil {
+	if err := s.grouped(ctx, func(t *writeTx) error { return settleIn(t, settle) }); err != nil {
+		return fmt.Errorf("settle reservations: %w", err)
+	}
+	return nil
+}
+
+// settleIn writes settlements inside t.
+func settleIn(t *writeTx, settle []backend.Settlement) error {
+	for _, st := range settle {
+		// An empty ReservationID has no row (PutReservation
+		// refuses one): the counters move unconditionally.
+		settled := st.ReservationID == ""
+		if !settled {
+			res, err := t.exec(`DELETE FROM reservations WHERE id = ?`, st.ReservationID)
+			if err != nil {
 				return err
 			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			settled = n == 1
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("settle reservations: %w", err)
+		if settled {
+			for _, h := range st.Adjust {
+				if _, err := t.exec(adjustBudget, h.Key, h.Amount, h.Amount); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := t.exec(insertLedger, ledgerArgs(st.Entry)...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -63,6 +63,9 @@ type Store struct {
 	group writeGroup
 	txns  atomic.Int64 // write transactions committed (tests)
 	ckpt  checkpointer
+
+	jr     *journal // ledger rows not yet in a transaction (see journal)
+	closed atomic.Bool
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -102,8 +105,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		_ = s.w.Close()
 		return nil, err
 	}
+	next, err := s.replayJournal(ctx, path)
+	if err == nil {
+		s.jr, err = openJournal(path, next)
+	}
+	if err != nil {
+		_ = s.w.Close()
+		return nil, fmt.Errorf("open sqlite store: %w", err)
+	}
 	s.r, err = sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)")
 	if err != nil {
+		_ = s.jr.close()
 		_ = s.w.Close()
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
@@ -569,6 +581,7 @@ func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry)
 
 // Usage implements backend.Store.
 func (s *Store) Usage(ctx context.Context, principal string, since time.Time) ([]backend.UsageRow, error) {
+	s.awaitJournal(ctx)
 	q := `SELECT day, kind, model, count(*), sum(input_tokens), sum(output_tokens), sum(cache_read_tokens),
 		sum(cache_write_tokens), sum(cost_micros) FROM ledger WHERE ts >= ?`
 	args := []any{micros(backend.NormalizeTime(since))}
@@ -598,6 +611,7 @@ func (s *Store) Usage(ctx context.Context, principal string, since time.Time) ([
 
 // LedgerEntries implements backend.Store.
 func (s *Store) LedgerEntries(ctx context.Context, principal string, limit int) ([]backend.LedgerEntry, error) {
+	s.awaitJournal(ctx)
 	if limit <= 0 {
 		limit = -1
 	}
@@ -793,8 +807,12 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close implements backend.Store.
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	s.settleGroup()
 	errs := []error{s.ckpt.stop(), s.closeWriteStmts()}
+	if s.jr != nil {
+		errs = append(errs, s.jr.close())
+	}
 	s.stmts.Range(func(_, st any) bool {
 		errs = append(errs, st.(*sql.Stmt).Close())
 		return true

@@ -177,6 +177,8 @@ type groupJob struct {
 	// queued: nobody waits on done to take the lead (enqueue); the part
 	// rides along, and is never handed it.
 	queued bool
+	// then, if set, is told the transaction's outcome instead of done.
+	then func(error)
 }
 
 // errLead hands the next group transaction to a waiting caller.
@@ -222,6 +224,18 @@ func (s *Store) grouped(ctx context.Context, fn func(t *writeTx) error) error {
 // after the ride-along wait. done receives the outcome.
 func (s *Store) enqueue(fn func(t *writeTx) error) (done <-chan error) {
 	j := &groupJob{fn: fn, done: make(chan error, 1), queued: true}
+	s.queue(j)
+	return j.done
+}
+
+// enqueueThen is enqueue with the outcome handed to then, on the
+// goroutine that ran the transaction.
+func (s *Store) enqueueThen(fn func(t *writeTx) error, then func(error)) {
+	s.queue(&groupJob{fn: fn, queued: true, then: then})
+}
+
+// queue adds a part that rides along.
+func (s *Store) queue(j *groupJob) {
 	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, j)
@@ -229,7 +243,6 @@ func (s *Store) enqueue(fn func(t *writeTx) error) (done <-chan error) {
 		s.armLinger()
 	}
 	g.mu.Unlock()
-	return j.done
 }
 
 // armLinger starts the ride-along wait unless it runs. g.mu is held.
@@ -263,6 +276,11 @@ func (s *Store) lead(self *groupJob) error {
 	}
 	g.busy = true
 	n := min(len(g.queue), maxGroup)
+	if self != nil {
+		// A leader's own part is in its batch, however many parts that
+		// ride along were queued before it.
+		n = max(n, slices.Index(g.queue, self)+1)
+	}
 	batch := g.queue[:n:n]
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
@@ -278,7 +296,11 @@ func (s *Store) lead(self *groupJob) error {
 	})
 	cancel()
 	for _, b := range batch {
-		if b != self {
+		switch {
+		case b == self:
+		case b.then != nil:
+			b.then(err)
+		default:
 			b.done <- err
 		}
 	}

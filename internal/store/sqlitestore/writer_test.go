@@ -87,7 +87,10 @@ func TestEnqueuedLineages(t *testing.T) {
 	first := s.EnqueueLineages("alice", []backend.LineagePut{{Key: "k", Value: []byte("1")}})
 	second := s.EnqueueLineages("alice", []backend.LineagePut{{Key: "k", Value: []byte("2")}})
 	before := s.txns.Load()
-	st := backend.Settlement{Entry: backend.LedgerEntry{ID: "call-1", Principal: "alice", Kind: "primary"}}
+	// A settlement that moves a counter is written before it returns (a
+	// plain ledger row would be journaled and ride along too).
+	st := backend.Settlement{Entry: backend.LedgerEntry{ID: "call-1", Principal: "alice", Kind: "primary"},
+		Adjust: []backend.Hold{{Key: "principal:alice", Amount: 1}}}
 	if err := s.SettleReservations(ctx, []backend.Settlement{st}); err != nil {
 		t.Fatal(err)
 	}
