@@ -44,7 +44,8 @@ const journalSegmentBytes = 1 << 20
 
 // journal is the ledger journal of one store.
 type journal struct {
-	base string // the database path; segments are base + "-ledger-<n>"
+	base   string       // the database path; segments are base + "-ledger-<n>"
+	unlock func() error // ends this process's ownership (lockJournal)
 
 	mu   sync.Mutex
 	f    *os.File // the segment being appended to; nil once closed
@@ -111,8 +112,8 @@ func readSegment(path string) ([][]backend.Settlement, error) {
 	return out, nil
 }
 
-// openJournal starts the journal at the segment after next.
-func openJournal(base string, next uint64) (*journal, error) {
+// newJournal starts the journal at segment next.
+func newJournal(base string, next uint64) (*journal, error) {
 	j := &journal{base: base, seg: next, open: map[uint64]int{}}
 	f, err := os.OpenFile(segmentPath(base, next), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -216,6 +217,26 @@ func (j *journal) close() error {
 		}
 	}
 	return err
+}
+
+// openJournal makes the store the owner of the journal beside path, if no
+// other process is, replays what it holds and starts a new segment. A
+// store that is not the owner has no journal.
+func (s *Store) openJournal(ctx context.Context, path string) error {
+	unlock, owner, err := lockJournal(path)
+	if err != nil || !owner {
+		return err
+	}
+	next, err := s.replayJournal(ctx, path)
+	if err == nil {
+		s.jr, err = newJournal(path, next)
+	}
+	if err != nil {
+		_ = unlock()
+		return err
+	}
+	s.jr.unlock = unlock
+	return nil
 }
 
 // replayJournal inserts what the journal beside base holds (a process that

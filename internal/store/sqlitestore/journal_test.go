@@ -155,7 +155,7 @@ func TestJournalReplay(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	j, err := openJournal(path, 7)
+	j, err := newJournal(path, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,5 +182,40 @@ func TestJournalReplay(t *testing.T) {
 	}
 	if ns, _ := segments(path); !slices.Equal(ns, []uint64{8}) {
 		t.Errorf("segments after the replay = %v, want the new one, 8", ns)
+	}
+}
+
+// A second store on the same file (the capsule inspection command beside a
+// running server) does not own the journal: it leaves the owner's
+// segments alone and settles the synchronous way.
+func TestJournalHasOneOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tether.db")
+	owner := openTemp(t, path)
+	defer owner.Close()
+	owner.group.wait = time.Hour
+	if err := owner.SettleReservations(t.Context(), plainSettlement("owner-1")); err != nil {
+		t.Fatal(err)
+	}
+	ns, _ := segments(path)
+
+	other := openTemp(t, path)
+	if other.jr != nil {
+		t.Fatal("a second store on the file owns the journal too")
+	}
+	before := other.txns.Load()
+	if err := other.SettleReservations(t.Context(), plainSettlement("other-1")); err != nil {
+		t.Fatal(err)
+	}
+	if n := other.txns.Load() - before; n != 1 {
+		t.Errorf("the second store's settlement took %d transactions, want 1", n)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := segments(path); !slices.Equal(after, ns) {
+		t.Fatalf("the owner's segments %v became %v when a second store opened and closed", ns, after)
+	}
+	if ids := ledgerIDs(t, owner); !slices.Equal(ids, []string{"other-1", "owner-1"}) {
+		t.Fatalf("ledger = %v, want both", ids)
 	}
 }

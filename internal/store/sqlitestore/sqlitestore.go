@@ -105,17 +105,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		_ = s.w.Close()
 		return nil, err
 	}
-	next, err := s.replayJournal(ctx, path)
-	if err == nil {
-		s.jr, err = openJournal(path, next)
-	}
-	if err != nil {
+	if err := s.openJournal(ctx, path); err != nil {
 		_ = s.w.Close()
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
 	s.r, err = sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)")
 	if err != nil {
-		_ = s.jr.close()
+		if s.jr != nil {
+			_ = s.jr.close()
+			_ = s.jr.unlock()
+		}
 		_ = s.w.Close()
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
@@ -811,7 +810,7 @@ func (s *Store) Close() error {
 	s.settleGroup()
 	errs := []error{s.ckpt.stop(), s.closeWriteStmts()}
 	if s.jr != nil {
-		errs = append(errs, s.jr.close())
+		errs = append(errs, s.jr.close(), s.jr.unlock())
 	}
 	s.stmts.Range(func(_, st any) bool {
 		errs = append(errs, st.(*sql.Stmt).Close())
