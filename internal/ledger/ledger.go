@@ -151,7 +151,10 @@ func New(opt Options) *Ledger {
 	}
 	l.m = newMetrics(reg)
 	l.settleCh = make(chan settleReq, 1024)
-	l.committing = true
+	// A store that groups concurrent settlements itself is called
+	// directly; for the others settles share a transaction here.
+	_, grouped := opt.Store.(backend.SettlementGrouper)
+	l.committing = !grouped
 	l.committed = make(chan struct{})
 	go l.commit()
 	go l.run()

@@ -92,11 +92,22 @@ type Reservations interface {
 	// and the reservation is deleted; every entry is appended (an id
 	// already recorded is ignored). A settlement with an empty
 	// ReservationID (a call admitted while the store was unreachable) moves
-	// the counters unconditionally. Counters never go below zero.
+	// the counters unconditionally. Counters never go below zero. A store
+	// may instead journal a batch that moves no counter (entries only) and
+	// apply it later, if the journal survives the process and the ledger's
+	// reads see the entries once SettleReservations has returned.
 	SettleReservations(ctx context.Context, s []Settlement) error
 	// PendingReservations returns up to limit recorded reservations that
 	// expire at or before expiredBy, soonest first.
 	PendingReservations(ctx context.Context, expiredBy time.Time, limit int) ([]Reservation, error)
+}
+
+// SettlementGrouper is a Store whose SettleReservations already shares its
+// transactions between concurrent callers (SQLite's write group): the
+// ledger calls it on the settling caller's goroutine rather than batching
+// settlements on one of its own, a hand-off each way.
+type SettlementGrouper interface {
+	GroupsSettlements()
 }
 
 // Table names of the durable work.

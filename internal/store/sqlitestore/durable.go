@@ -178,6 +178,11 @@ func (s *Store) PutReservation(ctx context.Context, r backend.Reservation) (bool
 	return true, nil
 }
 
+// GroupsSettlements implements backend.SettlementGrouper.
+func (s *Store) GroupsSettlements() {}
+
+var _ backend.SettlementGrouper = (*Store)(nil)
+
 // SettleReservations implements backend.Reservations in one write
 // transaction, the writer's next group transaction (see grouped): the
 // settlements are applied together, in their order. A batch of plain
