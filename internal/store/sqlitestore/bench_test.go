@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,4 +147,35 @@ func BenchmarkTurnWrites(b *testing.B) {
 			flush(b, s)
 		})
 	}
+}
+
+// BenchmarkCommitLatency is the latency of a turn's synchronous writes (a
+// lineage commit, then a settlement that moves budget counters) from one
+// caller who pauses 200 µs between turns, as at one client: the
+// percentiles show the commits that also copied the log into the database
+// file (the checkpoints).
+//
+//	go test -run '^$' -bench CommitLatency -benchtime 6000x ./internal/store/sqlitestore/
+func BenchmarkCommitLatency(b *testing.B) {
+	s := benchStore(b)
+	var took []time.Duration
+	var n int64
+	for b.Loop() {
+		n++
+		start := time.Now()
+		if err := s.PutLineages(b.Context(), "alice", benchLineage(1, n)); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.SettleReservations(b.Context(), benchSettlement(1, n, true)); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		time.Sleep(200 * time.Microsecond)
+	}
+	slices.Sort(took)
+	at := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Microseconds()) }
+	b.ReportMetric(at(0.5), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
+	b.ReportMetric(at(0.999), "p99.9-µs")
+	b.ReportMetric(float64(took[len(took)-1].Microseconds()), "max-µs")
 }
