@@ -95,6 +95,11 @@ func readSegment(path string) ([][]backend.Settlement, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSegment(data), nil
+}
+
+// parseSegment returns the batches of a segment's bytes (see readSegment).
+func parseSegment(data []byte) [][]backend.Settlement {
 	var out [][]backend.Settlement
 	for len(data) >= 8 {
 		n := binary.LittleEndian.Uint32(data)
@@ -109,7 +114,7 @@ func readSegment(path string) ([][]backend.Settlement, error) {
 		out = append(out, sts)
 		data = data[8+n:]
 	}
-	return out, nil
+	return out
 }
 
 // newJournal starts the journal at segment next.
