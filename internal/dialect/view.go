@@ -142,6 +142,16 @@ func (v *View) Item(i int) []byte {
 	return v.body[sp.start:sp.end:sp.end]
 }
 
+// ItemsSpan returns the byte range of the body from the first
+// conversation item's start to the last one's end; ok is false when there
+// are no items. Between items there is only JSON punctuation.
+func (v *View) ItemsSpan() (start, end int, ok bool) {
+	if v.idx.conv < 0 || len(v.idx.items) == 0 {
+		return 0, 0, false
+	}
+	return v.idx.items[0].start, v.idx.items[len(v.idx.items)-1].end, true
+}
+
 // Model returns the "model" field (Gemini: the model named in the path).
 func (v *View) Model() string {
 	if v.name == Gemini {

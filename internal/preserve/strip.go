@@ -1,9 +1,78 @@
 package preserve
 
 import (
+	"sync"
+
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
 )
+
+// countOpen is capsule.CountOpen(body) read only where body is new: when
+// body is the bytes v indexed, the opening tags of its items are counted
+// from the newest prefix of them counted before (openCounts, by PrefixID:
+// a count of items' bytes alone), so an agent's next request scans its new
+// items and what lies outside the conversation, not the whole history.
+// A tag never spans two items (they are JSON values), so the sum is the
+// count over the whole body.
+func countOpen(v *dialect.View, body []byte) int {
+	if v == nil || !sameBytes(v.Body(), body) {
+		return capsule.CountOpen(body)
+	}
+	start, end, ok := v.ItemsSpan()
+	ids := v.PrefixIDs()
+	if !ok || len(ids) != v.NumItems() {
+		return capsule.CountOpen(body)
+	}
+	n, from := openCounts.newest(ids)
+	for i := from; i < len(ids); i++ {
+		n += capsule.CountOpen(v.Item(i))
+	}
+	openCounts.put(ids[len(ids)-1], n)
+	return n + capsule.CountOpen(body[:start]) + capsule.CountOpen(body[end:])
+}
+
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// prefixCounts remembers the opening tags counted in a conversation's
+// items 0…i by the PrefixID of i. Bounded: it starts over when full.
+type prefixCounts struct {
+	mu sync.Mutex
+	m  map[dialect.PrefixID]int
+}
+
+var openCounts = &prefixCounts{}
+
+// countsMax bounds openCounts; countsBack is how many of the newest
+// prefixes a request looks up before it counts all its items.
+const (
+	countsMax  = 1 << 16
+	countsBack = 8
+)
+
+// newest returns the count of the newest prefix of ids it knows, within
+// the last countsBack, and the index of the first item after it (0 and 0
+// if none).
+func (c *prefixCounts) newest(ids []dialect.PrefixID) (n, from int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(ids) - 1; i >= 0 && i >= len(ids)-countsBack; i-- {
+		if n, ok := c.m[ids[i]]; ok {
+			return n, i + 1
+		}
+	}
+	return 0, 0
+}
+
+func (c *prefixCounts) put(id dialect.PrefixID, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= countsMax {
+		c.m = make(map[dialect.PrefixID]int)
+	}
+	c.m[id] = n
+}
 
 // stripCarried removes the capsule blocks the request carries in its
 // history — all of them, or all but the newest (keepLast) — so the model
@@ -11,7 +80,7 @@ import (
 // body as it is.
 func (t *turn) stripCarried(keepLast bool) {
 	// Counting the opening tags is the whole cost on most turns.
-	drop := capsule.CountOpen(t.x.Body)
+	drop := countOpen(t.x.View, t.x.Body)
 	if drop > 0 {
 		// Blocks inside a provider's signed compaction stay as they are.
 		drop -= capsule.CountOpen(dialect.ProviderBytes(t.x.Body))
