@@ -120,29 +120,13 @@ func indexFold(t, s string, from int) int {
 			return -1
 		}
 		i += k
-		if asciiHasPrefixFold(t[i:], s) {
+		// s is ASCII and t[i:i+len(s)] has as many bytes, so no other
+		// character can fold onto it: this is ASCII case folding.
+		if strings.EqualFold(t[i:i+len(s)], s) {
 			return i
 		}
 	}
 	return -1
-}
-
-// asciiHasPrefixFold reports whether t begins with p (lower-case ASCII),
-// ASCII case-insensitively: no other character folds onto an ASCII one.
-func asciiHasPrefixFold(t, p string) bool {
-	if len(t) < len(p) {
-		return false
-	}
-	for i := range len(p) {
-		c := t[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != p[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.

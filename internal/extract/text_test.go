@@ -19,6 +19,8 @@ func TestCleanTextRemovesHarnessBlocks(t *testing.T) {
 		{"before a block", "İstanbul <system-reminder>x</system-reminder>ships Friday", "İstanbul ships Friday"},
 		{"inside and after", "ÀİK <local-command-stdout>İİİ</local-command-stdout> İ ok", "ÀİK  İ ok"},
 		{"a lone angle bracket", "a < b and c<d", "a < b and c<d"},
+		// ſ (long s) folds to s in Unicode, not in ASCII: not a tag.
+		{"Unicode folding", "<ſystem-reminder>kept</ſystem-reminder>", "<ſystem-reminder>kept</ſystem-reminder>"},
 	} {
 		if got := cleanText(c.in); got != c.want {
 			t.Errorf("%s: cleanText(%q) = %q, want %q", c.name, c.in, got, c.want)
