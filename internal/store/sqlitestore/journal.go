@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,7 +254,7 @@ func (s *Store) replayJournal(ctx context.Context, base string) (uint64, error) 
 	var all []backend.Settlement
 	for _, n := range ns {
 		batches, err := readSegment(segmentPath(base, n))
-		if err != nil && !errors.Is(err, io.EOF) {
+		if err != nil {
 			return 0, fmt.Errorf("read ledger journal: %w", err)
 		}
 		for _, b := range batches {
