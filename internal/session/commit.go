@@ -50,9 +50,18 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 	}
 	defer unlock()
 	w.hold()
+	return r.writeHeld(ctx, r.alegKey(ref.Principal, ref.ALeg), w)
+}
+
+// writeHeld starts the write of w, whose records are held (w.hold), after
+// the writes of the A-leg (key ak) already under way and before any started
+// later; the caller holds the A-leg's lock. It returns the function that
+// waits for the write (or runs it) and ends the hold; call it once. A store
+// that takes writes without their caller waiting (backend.LineageEnqueuer)
+// keeps them in the order they were queued; otherwise the A-leg's write
+// chain does.
+func (r *Resolver) writeHeld(ctx context.Context, ak string, w *writes) (write func() error, err error) {
 	if q, ok := r.st.(backend.LineageEnqueuer); ok && len(w.keys) > 0 {
-		// Queued now, under the A-leg's lock: the store writes the
-		// A-leg's records in the order of its turns.
 		puts, err := w.puts()
 		if err != nil {
 			w.release(err)
@@ -65,7 +74,7 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 			return wrap("commit", err)
 		}, nil
 	}
-	prev, done := r.behind.next(r.alegKey(ref.Principal, ref.ALeg))
+	prev, done := r.behind.next(ak)
 	return func() (err error) {
 		defer done()
 		defer func() { w.release(err) }()
@@ -310,29 +319,43 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 		}
 		lines = slices.DeleteFunc(lines, func(l string) bool { return !keep[l] })
 	}
-	for _, line := range lines {
-		if err := r.put(ctx, ref.Principal, r.key(kindSumm, ref.Principal, line), record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch}); err != nil {
-			return wrap("record summary", err)
-		}
-	}
-	// The epoch token in the summary resolves through the A-leg head
-	// record: make sure one exists even if no turn was committed yet.
-	ak := r.alegKey(ref.Principal, ref.ALeg)
-	l := &lookup{r: r, ctx: ctx, principal: ref.Principal, got: map[string]record{}}
+	p := ref.Principal
+	ak := r.alegKey(p, ref.ALeg)
+	// The head as the store has it: another replica may have moved it.
+	l := &lookup{r: r, ctx: ctx, principal: p, got: map[string]record{}}
 	if err := l.heads(ref.ALeg); err != nil {
 		return wrap("record summary", err)
 	}
+	unlock := r.heads.lock(ak, "")
 	H, ok := l.head(ref.ALeg)
+	// Or as this process holds it: the write of a turn committed behind
+	// may not have landed yet, and the store then returns the head before
+	// it. Marking that older head would move the A-leg back to it, and the
+	// next epoch's first turn, repeating that turn's history (the same
+	// summary, the same first words), would read as its retry.
+	if c, held := r.cached(p, ak); held && c.ALeg == ref.ALeg && (!ok || Ordinal(c.Epoch, c.Turn) > Ordinal(H.Epoch, H.Turn)) {
+		H, ok = c, true
+	}
 	if !ok {
+		// The epoch token in the summary resolves through the A-leg head
+		// record: make sure one exists even if no turn was committed yet.
 		H = record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Turn: ref.Turn, Parent: ref.ParentALeg}
 	}
 	// Mark the head as compacted: the next turn that carries this summary
 	// starts a new epoch even if its opening repeats an earlier epoch's.
 	H.Compacted = true
-	if err := r.behind.wait(ctx, ak); err != nil {
+	w := r.batch(p)
+	for _, line := range lines {
+		w.add(r.key(kindSumm, p, line), record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch})
+	}
+	w.add(ak, H)
+	w.hold()
+	write, err := r.writeHeld(ctx, ak, w)
+	unlock()
+	if err != nil {
 		return wrap("record summary", err)
 	}
-	return wrap("record summary", r.put(ctx, ref.Principal, ak, H))
+	return wrap("record summary", write())
 }
 
 // quoted is how out-of-band summarisation requests quote the history, from

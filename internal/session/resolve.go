@@ -377,6 +377,13 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		return Ref{}, err
 	}
 	defer func() { res.fingers, res.capsule = t.fingers, t.capsule }()
+	if t.repeatsCompactedHead() {
+		// Not the head's turn again: the next epoch opening with the
+		// same summary and the same first words.
+		if res, ok := t.newEpoch(); ok {
+			return res, nil
+		}
+	}
 	if res, ok := r.continuation(t); ok {
 		return res, nil
 	}
@@ -575,6 +582,18 @@ func (t *turnFacts) newerWindow() bool {
 // client hint is mapped to (any session when the hint is not mapped).
 func (t *turnFacts) inHintSession(head record) bool {
 	return !t.hinted || head.Session == t.hint.Session
+}
+
+// repeatsCompactedHead reports whether the request's whole history is the
+// head of a branch a compaction summary was relayed for since: a
+// deterministic model can write the same summary twice, and the agent
+// open both epochs with the same words.
+func (t *turnFacts) repeatsCompactedHead() bool {
+	if t.match < 0 || t.match != len(t.hist)-1 || t.ref.compaction {
+		return false
+	}
+	head, ok := t.look.head(t.matched.ALeg)
+	return ok && head.Compacted && head.Head == t.headKey(t.match)
 }
 
 // continuation: the history extends the head of a known A-leg — unless
