@@ -287,7 +287,9 @@ func (r *Resolver) fingerprints(ctx context.Context, ref Ref, hist []entry) ([]k
 		if slices.Contains(rec.Legs, ref.ALeg) {
 			continue
 		}
-		rec.Legs = append(rec.Legs, ref.ALeg)
+		// A new array: rec shares its Legs with the record the cache
+		// holds, which other turns read (and encode) meanwhile.
+		rec.Legs = append(slices.Clip(rec.Legs), ref.ALeg)
 		if len(rec.Legs) > maxLegsPerFinger {
 			rec.Legs = rec.Legs[len(rec.Legs)-maxLegsPerFinger:]
 			rec.Crowded = true
