@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tether-dev/tether/internal/store/sqlitestore"
 )
 
 // builtinYAML turns continuity on with the default (built-in) extractor.
@@ -45,35 +49,67 @@ var continuityScript = []scriptRound{
 // blocks (must be 0).
 func TestContinuityScriptManyCompactions(t *testing.T) {
 	e := newEnv(t, envOptions{yaml: builtinYAML})
-	a := e.agent("script-1")
-	present, want, staleActive, duplicated := 0, 0, 0, 0
+	s := runScript(t, e, "script-1")
+	t.Logf("%d compactions: active decisions present %d/%d, superseded shown as active %d, duplicated blocks %d",
+		len(continuityScript), s.present, s.want, s.staleActive, s.duplicated)
+}
+
+// TestContinuityScriptConcurrentSessions runs the script in several
+// sessions at once through the default store (SQLite), as a team's agents
+// share one proxy: the lineage and capsule writes of all sessions are
+// grouped into shared transactions and ride along with each other, and
+// every session must still keep every decision through every compaction.
+func TestContinuityScriptConcurrentSessions(t *testing.T) {
+	st, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "tether.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOptions{yaml: builtinYAML, store: st})
+	t.Run("sessions", func(t *testing.T) {
+		for i := range 6 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				runScript(t, e, fmt.Sprintf("script-concurrent-%d", i))
+			})
+		}
+	})
+}
+
+type scriptScore struct{ present, want, staleActive, duplicated int }
+
+// runScript plays continuityScript through a Claude Code client of session
+// id, compacting after every round, and checks the turn after every
+// compaction: every active decision present, no superseded one shown as
+// active, exactly one block.
+func runScript(t *testing.T, e *env, id string) (s scriptScore) {
+	t.Helper()
+	a := e.agent(id)
 	for i, r := range continuityScript {
 		say(t, a, r.say)
 		compact(t, a)
 		say(t, a, "Continue.")
-		req := e.lastPrimary()
+		req := e.lastPrimaryOf(id)
 		if n := strings.Count(strings.ReplaceAll(req, `\n`, "\n"), "<continuity-capsule"); n != 1 {
-			duplicated++
+			s.duplicated++
 			t.Errorf("round %d: the turn after the compaction carries %d blocks, want 1", i+1, n)
 		}
 		active := strings.Join(barrierActive(block(req)), "\n")
 		for _, w := range r.active {
-			want++
+			s.want++
 			if strings.Contains(active, w) {
-				present++
+				s.present++
 			} else {
 				t.Errorf("round %d: %q is not under ACTIVE DECISIONS:\n%s", i+1, w, block(req))
 			}
 		}
 		for _, w := range r.retired {
 			if staleLine(active, w) {
-				staleActive++
+				s.staleActive++
 				t.Errorf("round %d: %q is still shown as active:\n%s", i+1, w, block(req))
 			}
 		}
 	}
-	t.Logf("%d compactions: active decisions present %d/%d, superseded shown as active %d, duplicated blocks %d",
-		len(continuityScript), present, want, staleActive, duplicated)
+	return s
 }
 
 // staleLine reports whether an active line names w as the choice (not as

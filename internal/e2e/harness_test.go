@@ -137,6 +137,19 @@ func (e *env) lastPrimary() string {
 	return string(p[len(p)-1].Body)
 }
 
+// lastPrimaryOf returns the body of the last coding-session request the
+// model received from the client of session id.
+func (e *env) lastPrimaryOf(id string) string {
+	p := e.primary()
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i].Header.Get("X-Claude-Code-Session-Id") == id {
+			return string(p[i].Body)
+		}
+	}
+	e.t.Fatalf("the model received no request of session %s", id)
+	return ""
+}
+
 // block returns the last continuity block in s (JSON escapes undone), or "".
 func block(s string) string {
 	s = strings.ReplaceAll(s, `\n`, "\n")

@@ -569,7 +569,52 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	if t.hinted {
 		need = append(need, t.hint.ALeg)
 	}
-	return t.look.heads(need...)
+	if err := t.look.heads(need...); err != nil {
+		return err
+	}
+	t.preferHintedHead()
+	t.preferHintedEvidence()
+	return nil
+}
+
+// preferHintedEvidence makes the client hint's own A-leg the epoch
+// evidence when the summary the request carries names another session's
+// A-leg while its own A-leg was compacted: summary records are shared by
+// the principal's sessions, and two sessions given the same summary (a
+// deterministic model) name whichever recorded it last.
+func (t *turnFacts) preferHintedEvidence() {
+	ev := &t.evidence
+	if !t.hinted || t.hint.ALeg == "" || ev.aLeg == "" || ev.aLeg == t.hint.ALeg || ev.fromHint {
+		return
+	}
+	if other, ok := t.look.head(ev.aLeg); ok && t.inHintSession(other) {
+		return
+	}
+	own, ok := t.look.head(t.hint.ALeg)
+	if !ok || !own.Compacted || !t.inHintSession(own) {
+		return
+	}
+	ev.aLeg, ev.epoch = t.hint.ALeg, own.Epoch
+}
+
+// preferHintedHead makes the client hint's own A-leg the match when this
+// history extends that A-leg's head at least as far as the prefix records
+// matched: the records are shared by the principal's sessions, and
+// another session with the same history (the same script run twice, a
+// deterministic model) may have committed these prefixes since, naming
+// its own A-leg. Without it, such twins fork from each other on every
+// turn.
+func (t *turnFacts) preferHintedHead() {
+	if !t.hinted || t.hint.ALeg == "" || t.match >= 0 && t.matched.ALeg == t.hint.ALeg {
+		return
+	}
+	head, ok := t.look.head(t.hint.ALeg)
+	j := head.Norm - 1
+	if !ok || head.Head == "" || j < 0 || j >= len(t.hist) || j < t.match || head.Session != t.hint.Session || t.headKey(j) != head.Head {
+		return
+	}
+	t.match = j
+	t.matched = record{ALeg: head.ALeg, Session: head.Session, Epoch: head.Epoch, Norm: head.Norm, Turn: head.Turn}
 }
 
 // newerWindow reports whether the request comes from a later Codex window
@@ -582,6 +627,14 @@ func (t *turnFacts) newerWindow() bool {
 // client hint is mapped to (any session when the hint is not mapped).
 func (t *turnFacts) inHintSession(head record) bool {
 	return !t.hinted || head.Session == t.hint.Session
+}
+
+// loneOpening reports whether the request is a client's first message
+// alone, under a client id not seen before, that another conversation of
+// the principal opened with too: nothing was answered yet to fork from,
+// so it is a new conversation, not a fork of that one.
+func (t *turnFacts) loneOpening() bool {
+	return !t.hinted && t.client.value != "" && len(t.hist) == 1
 }
 
 // repeatsCompactedHead reports whether the request's whole history is the
@@ -611,6 +664,9 @@ func (r *Resolver) continuation(t *turnFacts) (Ref, bool) {
 	ref := t.ref
 	otherClient := ref.Hint != "" && head.ClientHint != "" && head.ClientHint != ref.Hint
 	if ok && otherClient && !ref.compaction && !(t.hinted && t.hint.ALeg == t.matched.ALeg) {
+		if t.loneOpening() {
+			return r.fresh(t), true
+		}
 		return r.forkRef(ref, t.matched, t.last), true
 	}
 	return continueRef(ref, t.matched, head, ok, t.match), true
@@ -685,6 +741,9 @@ func (r *Resolver) divergence(t *turnFacts) (Ref, bool) {
 	if t.ref.compaction {
 		head, _ := t.look.head(t.matched.ALeg)
 		return continueRef(t.ref, t.matched, head, true, t.match), true
+	}
+	if t.loneOpening() {
+		return r.fresh(t), true
 	}
 	return r.forkRef(t.ref, t.matched, t.last), true
 }

@@ -1,0 +1,60 @@
+package session
+
+import (
+	"testing"
+)
+
+// Two sessions of one principal with the same history, turn for turn (the
+// same script run in two terminals against a deterministic model): the
+// prefix records both commit name whichever committed last, but each
+// session keeps its own A-leg through its turns and its compactions, and
+// neither forks from the other.
+func TestTwinSessionsKeepTheirOwnALegs(t *testing.T) {
+	r := exclusiveResolver(t, newMemStore())
+	hdr := []map[string]string{
+		{"X-Claude-Code-Session-Id": "11111111-cf9b-4dc3-a40e-d141fb109f4f"},
+		{"X-Claude-Code-Session-Id": "22222222-cf9b-4dc3-a40e-d141fb109f4f"},
+	}
+	hist := conversation("twin", 4)
+	var aleg [2]string
+	for n := 1; n <= len(hist); n += 2 {
+		for s := range 2 {
+			ref := turn(t, r, "alice", chatView(t, hdr[s], hist[:n]...), Hints{})
+			want := EventContinue
+			if n == 1 {
+				want, aleg[s] = EventNew, ref.ALeg
+			}
+			if ref.Event != want || ref.ALeg != aleg[s] {
+				t.Fatalf("session %d, %d messages: %s on %s, want %s on %s", s, n, ref.Event, ref.ALeg, want, aleg[s])
+			}
+		}
+	}
+	if aleg[0] == aleg[1] {
+		t.Fatalf("both sessions on %s", aleg[0])
+	}
+	// Both compact with the same summary and open the next epoch with the
+	// same words.
+	opening := []msg{u(continued + compactionSummary), u("Continue.")}
+	for s := range 2 {
+		comp := append(append([]msg{}, hist...), u("Your task is to create a detailed summary of the conversation so far."))
+		cref := turn(t, r, "alice", chatView(t, hdr[s], comp...), Hints{Compaction: true})
+		if cref.ALeg != aleg[s] {
+			t.Fatalf("session %d: compaction on %s, want %s", s, cref.ALeg, aleg[s])
+		}
+		if err := r.RecordSummary(t.Context(), cref, compactionSummary); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s := range 2 {
+		ref := turn(t, r, "alice", chatView(t, hdr[s], opening...), Hints{PostCompaction: true})
+		if ref.Event != EventEpoch || ref.ALeg != aleg[s] || ref.Epoch != 1 {
+			t.Errorf("session %d after its compaction: %s on %s epoch %d, want epoch 1 of %s", s, ref.Event, ref.ALeg, ref.Epoch, aleg[s])
+		}
+	}
+	for s := range 2 {
+		ref := turn(t, r, "alice", chatView(t, hdr[s], append(opening, a("Continuing."), u("Next: the migration."))...), Hints{})
+		if ref.Event != EventContinue || ref.ALeg != aleg[s] || ref.Epoch != 1 {
+			t.Errorf("session %d, next turn: %s on %s epoch %d, want epoch 1 of %s", s, ref.Event, ref.ALeg, ref.Epoch, aleg[s])
+		}
+	}
+}
