@@ -145,7 +145,11 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		// A change that names what it replaces ("instead of RabbitMQ")
 		// replaces only that; otherwise the newest decision.
 		if i < 0 && it.change && !isNamed(it.old) && decided == 1 {
-			i = latest(act, retired)
+			// Unless the newest is about another kind of thing: a
+			// database named bare never replaces the job queue.
+			if i = latest(act, retired); i >= 0 && otherKinds(choices(it.text), act[i].reading().choices) {
+				i = -1
+			}
 		}
 		op := map[string]any{"op": "add_decision", "statement": it.text, "turn": turn}
 		if it.why != "" {

@@ -291,6 +291,20 @@ func sameCategory(a, b []string) bool {
 	return false
 }
 
+// otherKinds reports whether options a and b each name a known category
+// and share none: they answer different questions.
+func otherKinds(a, b []string) bool {
+	known := func(cs []string) bool {
+		for _, c := range cs {
+			if categoryOf[c] != "" {
+				return true
+			}
+		}
+		return false
+	}
+	return known(a) && known(b) && !sameCategory(a, b)
+}
+
 // latest returns the newest active decision not retired, or -1.
 func latest(act []active, retired map[int]bool) int {
 	for i := len(act) - 1; i >= 0; i-- {

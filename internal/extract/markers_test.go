@@ -180,3 +180,26 @@ func TestMarkersWithdrawAndTraps(t *testing.T) {
 		t.Errorf("a question, quote or code was recorded:\n%s", r)
 	}
 }
+
+// A correction that names neither what it replaces nor its subject
+// ("scratch that, Postgres it is") replaces the newest decision only when
+// that one could be its subject: a database choice never retires the job
+// queue decided last.
+func TestMarkersBareCorrectionKeepsOtherSubjects(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Decision: use bcrypt for passwords."})
+	c = markers(t, c, 2, dialect.Message{Role: "user", Text: "Switching the queue to NATS instead of RabbitMQ, since we need JetStream."})
+	c = markers(t, c, 4, dialect.Message{Role: "user", Text: "scratch that, Postgres it is; final"})
+	active, _ := sections(t, c)
+	for _, want := range []string{"NATS", "Postgres", "bcrypt"} {
+		if !strings.Contains(active, want) {
+			t.Errorf("%s is not active:\n%s", want, capsule.Render(c))
+		}
+	}
+	// The newest decision with no known kind is still what a bare
+	// correction replaces.
+	c = markers(t, capsule.New("s", "b"), 0, dialect.Message{Role: "user", Text: "Decision: the landing page is blue."})
+	c = markers(t, c, 2, dialect.Message{Role: "user", Text: "scratch that, Postgres it is; final"})
+	if active, notUse := sections(t, c); strings.Contains(active, "blue") || !strings.Contains(active, "Postgres") || !strings.Contains(notUse, "blue") {
+		t.Errorf("the bare correction did not replace the newest decision:\n%s", capsule.Render(c))
+	}
+}
