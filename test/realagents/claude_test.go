@@ -4,6 +4,7 @@ package realagents
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,4 +167,42 @@ func TestClaudeCodeFork(t *testing.T) {
 	checkBranch(t, "original", lastAfter(orig), []string{"PostgreSQL", "never change the public REST API", "Memcached", "Prometheus"}, []string{"GORM"}, []string{"Redis"})
 	checkBranch(t, "fork", lastAfter(fork), []string{"PostgreSQL", "never change the public REST API", "Redis"}, []string{"GORM", "Memcached"}, []string{"Prometheus"})
 	record(t, "claude-code-fork", s.requests()[len(s.requests())-1], s.requests())
+}
+
+// TestClaudeCodeTwins runs two Claude Code sessions of the same user with
+// the same script, turn for turn, against the deterministic scripted model:
+// their histories are the same but for the session id. Each is compacted,
+// and each must come back with every decision, under its own block: the
+// two neither merge nor fork from each other.
+func TestClaudeCodeTwins(t *testing.T) {
+	bin := install(t, "@anthropic-ai/claude-code", ClaudeCodeVersion)
+	s := start(t, agentModel(2000), "extractor: {route: builtin/markers}")
+	run := claude(t, bin, s)
+	ids := []string{sessionID(t, run(script[0])), sessionID(t, run(script[0]))}
+	if ids[0] == ids[1] {
+		t.Fatal("the two sessions have one id")
+	}
+	for _, m := range script[1:5] {
+		for _, id := range ids {
+			run("-r", id, m)
+		}
+	}
+	for _, id := range ids {
+		run("-r", id, "/compact")
+	}
+	for i, id := range ids {
+		run("-r", id, afterCompaction)
+		checkBranch(t, fmt.Sprintf("session %d", i+1), s.lastMain(t, "X-Claude-Code-Session-Id", id),
+			[]string{"PostgreSQL", "never change the public REST API", "Redis", "Prometheus"}, []string{"GORM", "Memcached"}, nil)
+	}
+	blocks := map[string]bool{}
+	for _, id := range ids {
+		v := s.lastMain(t, "X-Claude-Code-Session-Id", id)
+		if i := strings.Index(v, `<continuity-capsule ref="`); i >= 0 {
+			blocks[v[i:i+40]] = true
+		}
+	}
+	if len(blocks) != 2 {
+		t.Errorf("the two sessions share one block (%d distinct refs)", len(blocks))
+	}
 }
