@@ -44,7 +44,11 @@ var (
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
 	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
 
-	decidedTo     = mustPattern(`^(?:we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)\s+(?:to|on)\s+(.+)$`)
+	decidedTo    = mustPattern(`^(we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)\s+(?:(?:to|on)\s+|(?:that\s+)?we(?:'ll| will)?\s+)(.+)$`)
+	settledLabel = mustPattern(`^(?:settled|agreed|we agreed|it'?s settled)\s*:\s*(.+)$`)
+	keepVerb     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+keep\s+(.+)$`)
+	// personal: what someone decides for themselves, not for the project.
+	personal      = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst   = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
 	goWith        = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going)\s+with\s+(.+)$`)
 	stickWith     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
@@ -318,6 +322,11 @@ func (r *reader) sentence(s string) {
 		r.last = prevLast
 		return
 	}
+	if i := hedgedTail(low); i > 0 {
+		// "We decided to keep X and add Y later": the decision is the
+		// clause before the hedged one.
+		s, low = strings.TrimSpace(s[:i]), low[:i]
+	}
 	if questionLead.MatchString(low) || hedge.MatchString(low) || reported.MatchString(low) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
@@ -330,6 +339,22 @@ func (r *reader) sentence(s string) {
 		r.attach(prevLast, strings.TrimRight(s, ". "))
 		r.last = prevLast
 	}
+}
+
+// hedgedTail returns where the hedged clause of an explicit decision
+// begins ("we decided to keep X| and add Y later"), or 0: a sentence that
+// opens with "we decided to" and whose only hedge follows an " and " or a
+// ", " after that decision.
+func hedgedTail(low string) int {
+	loc := hedge.FindStringIndex(low)
+	if loc == nil || !decidedTo.MatchString(low) {
+		return 0
+	}
+	i := max(strings.LastIndex(low[:loc[0]], " and "), strings.LastIndex(low[:loc[0]], ", "))
+	if i <= 0 || !decidedTo.MatchString(low[:i]) || questionLead.MatchString(low) || reported.MatchString(low) || negatedDecision.MatchString(low) {
+		return 0
+	}
+	return i
 }
 
 // attach gives the items idx a reason they lack.
@@ -382,6 +407,9 @@ func (r *reader) statement(s string, change bool) {
 			if strings.Contains(label, "changed") {
 				change = true
 			}
+			if b, ok := strings.CutPrefix(body, "to "); ok { // "The decision is to ship …"
+				body = capitalise(b)
+			}
 			r.decisionBody(body, change)
 			return
 		case "change":
@@ -398,6 +426,10 @@ func (r *reader) statement(s string, change bool) {
 		case "plan":
 			return // a plan wants enumerated steps
 		}
+	}
+	if m := settledLabel.FindStringSubmatchIndex(low); m != nil {
+		r.decisionBody(strings.TrimSpace(s[m[2]:m[3]]), change)
+		return
 	}
 	// Clauses split at ";".
 	if i := strings.Index(s, ";"); i > 0 {
@@ -429,7 +461,13 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(decidedAgst):
 		r.rejectList(sub(decidedAgst, 1))
 	case match(decidedTo):
-		r.decisionBody(capitalise(strings.TrimPrefix(sub(decidedTo, 1), "to ")), change)
+		body := sub(decidedTo, 2)
+		if lb := strings.ToLower(body); personal.MatchString(lb) && strings.EqualFold(sub(decidedTo, 1), "i") || strings.HasPrefix(lb, "not ") {
+			return true // a break, not a project decision; "decided not to …" is read no further
+		}
+		r.decisionBody(capitalise(body), change)
+	case match(keepVerb) && hasChoice(sub(keepVerb, 1)):
+		r.decisionBody("Keep "+sub(keepVerb, 1), change)
 	case match(revertForm):
 		old, back := sub(revertForm, 1), sub(revertForm, 2)
 		if back == "" {
