@@ -95,12 +95,31 @@ var (
 
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
+	text = unwrapArgs(text)
 	if turnHold.MatchString(strings.ToLower(text)) {
 		return nil
 	}
 	r := reader{}
 	r.lines(userLines(text))
 	return r.items
+}
+
+// unwrapArgs returns the text of a message that is one command-line
+// argument in double quotes, unquoted: "opencode run" sends an argument
+// that holds a space as "…" with its inner quotes escaped (\"), so the
+// user's whole message arrives as one quoted span, which would otherwise
+// read as a quotation, not as the user speaking. Any other text (a quote
+// inside a message, or several quoted spans) is returned as it is.
+func unwrapArgs(text string) string {
+	t := strings.TrimSpace(text)
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return text
+	}
+	inner := t[1 : len(t)-1]
+	if strings.Count(inner, `"`) != strings.Count(inner, `\"`) {
+		return text
+	}
+	return strings.ReplaceAll(inner, `\"`, `"`)
 }
 
 // userLine is one line the user wrote, trimmed, and lower-cased.

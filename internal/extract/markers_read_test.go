@@ -101,3 +101,34 @@ func BenchmarkMarkersFirstSeen(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(in.Delta.UserTurns)), "ns/turn")
 }
+
+// "opencode run" sends an argument holding a space in double quotes, inner
+// quotes escaped: the whole message is then one quoted span, and it is the
+// user speaking, not a quotation. A quotation inside a message, or a
+// message made of several quoted spans, stays one.
+func TestReadTurnUnwrapsQuotedArguments(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want string // a decision or constraint read, "" for none
+	}{
+		{`"Decision: use Memcached for the cache. Rejected: GORM — we write SQL by hand."`, "use Memcached for the cache"},
+		{`"Constraint: never change the public REST API."`, "never change the public REST API"},
+		{`"Actually, use Redis instead of Memcached for the cache."`, "Redis"},
+		{`"Decision: name the flag \"--dry-run\"."`, "name the flag"},
+		{`My colleague wrote "Decision: use MongoDB" in the doc.`, ""},
+		{`"Decision: use MongoDB" is what the old doc says, "not ours"`, ""},
+	} {
+		var got []string
+		for _, it := range readTurn(tc.text) {
+			if it.kind == "decision" || it.kind == "constraint" {
+				got = append(got, it.text)
+			}
+		}
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%s: read %q, want nothing", tc.text, got)
+		case tc.want != "" && !strings.Contains(strings.Join(got, "\n"), tc.want):
+			t.Errorf("%s: read %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
