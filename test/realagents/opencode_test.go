@@ -4,6 +4,7 @@ package realagents
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,4 +133,37 @@ func jsonSessionID(t *testing.T, out string) string {
 	}
 	t.Fatalf("no session id in OpenCode's output:\n%s", tail([]byte(out)))
 	return ""
+}
+
+// TestOpenCodeTwins runs two OpenCode sessions with the same script, turn
+// for turn, against the deterministic scripted model, compacting out of
+// band after every turn, with the default (built-in) extractor: each must
+// come back with every decision under a block of its own. "opencode run"
+// sends each message in double quotes, which the built-in extractor once
+// read as a quotation, keeping nothing.
+func TestOpenCodeTwins(t *testing.T) {
+	bin := install(t, "opencode-ai", OpenCodeVersion)
+	s := start(t, agentModel(20000), "extractor: {route: builtin/markers}")
+	run := opencode(t, bin, s)
+	ids := []string{jsonSessionID(t, run(script[0])), jsonSessionID(t, run(script[0]))}
+	if ids[0] == ids[1] {
+		t.Fatal("the two sessions have one id")
+	}
+	for _, m := range append(script[1:5], afterCompaction) {
+		for _, id := range ids {
+			run("--session", id, m)
+		}
+	}
+	refs := map[string]bool{}
+	for i, id := range ids {
+		v := s.lastMain(t, "X-Session-Id", id)
+		checkBranch(t, fmt.Sprintf("session %d", i+1), v,
+			[]string{"PostgreSQL", "never change the public REST API", "Redis", "Prometheus"}, []string{"GORM", "Memcached"}, nil)
+		if j := strings.Index(v, `<continuity-capsule ref="`); j >= 0 {
+			refs[v[j:j+40]] = true
+		}
+	}
+	if len(refs) != 2 {
+		t.Errorf("the two sessions share one block (%d distinct refs)", len(refs))
+	}
 }
