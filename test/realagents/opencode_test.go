@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/tether-dev/tether/internal/demo"
 )
 
 // OpenCodeVersion is the pinned OpenCode release the suite installs.
@@ -25,8 +27,20 @@ const OpenCodeVersion = "1.18.33"
 // after each turn; Tether attributes that request to the session by its
 // header, merges the block into the summary, and the next turn carries it.
 func TestOpenCode(t *testing.T) {
+	testOpenCode(t)
+}
+
+// TestOpenCodeBuiltinExtractor runs the OpenCode flow with the default
+// extractor, the built-in one: no model call extracts anything, and the
+// decisions, sent by "opencode run" in double quotes, still come through
+// every compaction.
+func TestOpenCodeBuiltinExtractor(t *testing.T) {
+	testOpenCode(t, "extractor: {route: builtin/markers}")
+}
+
+func testOpenCode(t *testing.T, continuity ...string) {
 	bin := install(t, "opencode-ai", OpenCodeVersion)
-	s := start(t, agentModel(20000))
+	s := start(t, agentModel(20000), continuity...)
 	run := opencode(t, bin, s)
 	run(script[0])
 	for _, m := range append(script[1:], afterCompaction) {
@@ -38,12 +52,21 @@ func TestOpenCode(t *testing.T) {
 		t.Error("the model never got a todowrite round trip; did OpenCode stop offering the tool?")
 	}
 	rules := agentRules{Compaction: []string{"opencode-anchored-summary-1.18"}, After: []string{"opencode-what-did-we-do", "opencode-anchored-assistant"}, PlanUpdate: true}
-	dump(t, "opencode", reqs)
+	name := "opencode"
+	if len(continuity) > 0 {
+		name += "-builtin"
+		for _, r := range reqs {
+			if r.Model() == demo.ExtractorModel {
+				t.Fatalf("the built-in extractor made a model call")
+			}
+		}
+	}
+	dump(t, name, reqs)
 	n, after := checkRun(t, reqs, rules, true)
 	if n < 8 {
 		t.Fatalf("OpenCode compacted %d times, want at least 8", n)
 	}
-	record(t, "opencode", after[len(after)-1], reqs)
+	record(t, name, after[len(after)-1], reqs)
 }
 
 // opencode configures OpenCode (its own HOME and working directory, a

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tether-dev/tether/internal/demo"
 )
 
 // PiVersion is the pinned Pi release the suite installs.
@@ -29,13 +31,20 @@ func TestPiAnthropic(t *testing.T) {
 	testPi(t, "anthropic-messages")
 }
 
-func testPi(t *testing.T, api string) {
+// TestPiBuiltinExtractor runs the Pi flow with the default extractor, the
+// built-in one: no model call extracts anything, and the decisions still
+// come through every compaction.
+func TestPiBuiltinExtractor(t *testing.T) {
+	testPi(t, "openai-completions", "extractor: {route: builtin/markers}")
+}
+
+func testPi(t *testing.T, api string, continuity ...string) {
 	bin := install(t, "@mariozechner/pi-coding-agent", PiVersion)
 	todo := filepath.Join(filepath.Dir(bin), "@mariozechner", "pi-coding-agent", "examples", "extensions", "todo.ts")
 	if _, err := os.Stat(todo); err != nil {
 		t.Fatalf("Pi's packaged todo extension moved: %v", err)
 	}
-	s := start(t, agentModel(20000))
+	s := start(t, agentModel(20000), continuity...)
 	home, work := t.TempDir(), t.TempDir()
 	dir := filepath.Join(home, ".pi", "agent")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -78,6 +87,14 @@ func testPi(t *testing.T, api string) {
 	name := "pi"
 	if api == "anthropic-messages" {
 		name = "pi-anthropic"
+	}
+	if len(continuity) > 0 {
+		name += "-builtin"
+		for _, r := range reqs {
+			if r.Model() == demo.ExtractorModel {
+				t.Fatalf("the built-in extractor made a model call")
+			}
+		}
 	}
 	dump(t, name, reqs)
 	if !planCalled(reqs, "todo") {
