@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
@@ -32,6 +33,16 @@ const geminiTokens = 600000
 // compresses (a <state_snapshot> request and its verification) before it
 // sends the listing back.
 func TestGeminiCLI(t *testing.T) {
+	testGemini(t)
+}
+
+// TestGeminiCLIBuiltinExtractor runs the Gemini CLI flow with the default
+// extractor, the built-in one.
+func TestGeminiCLIBuiltinExtractor(t *testing.T) {
+	testGemini(t, "extractor: {route: builtin/markers}")
+}
+
+func testGemini(t *testing.T, continuity ...string) {
 	bin := install(t, "@google/gemini-cli", GeminiCLIVersion)
 	inner := agentModel(100)
 	s := start(t, func(req *fakemodel.Request) fakemodel.Reply {
@@ -45,7 +56,7 @@ func TestGeminiCLI(t *testing.T) {
 			return r
 		}
 		return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "list_directory", Arguments: `{"dir_path":"."}`}}, InputTokens: geminiTokens, OutputTokens: 10}
-	})
+	}, continuity...)
 	home, work := t.TempDir(), t.TempDir()
 	dir := filepath.Join(home, ".gemini")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -83,7 +94,16 @@ func TestGeminiCLI(t *testing.T) {
 	}
 	reqs := s.requests()
 	t.Logf("the model saw:\n%s", s.summary())
-	dump(t, "gemini-cli", reqs)
+	name := "gemini-cli"
+	if len(continuity) > 0 {
+		name += "-builtin"
+		for _, r := range reqs {
+			if r.Model() == demo.ExtractorModel {
+				t.Fatalf("the built-in extractor made a model call")
+			}
+		}
+	}
+	dump(t, name, reqs)
 	if !planCalled(reqs, "write_todos") {
 		t.Error("the model never got a write_todos round trip; did Gemini CLI stop offering the tool?")
 	}
@@ -92,5 +112,5 @@ func TestGeminiCLI(t *testing.T) {
 	if n < 16 {
 		t.Fatalf("Gemini CLI sent %d compression requests (two per compression), want at least 16", n)
 	}
-	record(t, "gemini-cli", after[len(after)-1], reqs)
+	record(t, name, after[len(after)-1], reqs)
 }
