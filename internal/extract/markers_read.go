@@ -34,7 +34,7 @@ var (
 	// Labels opening a statement, followed by ":" or a dash, or ending a line
 	// that introduces a list.
 	labelRe = mustPattern(`^((?:our |the |final |design |new |revised |architecture )?decision(?: is| changed)?|decided|i'?ve decided|we'?ve decided|final answer|final call|verdict|` +
-		`change of (?:decision|plan|mind)|correction|scratch that|on second thought|i'?ve changed my mind|changed my mind|` +
+		`change of (?:decision|plan|mind)|correction|scratch that|on second thought|(?:i'?ve |i )?changed my mind(?: about [^:]{1,40})?|` +
 		`(?:(?:house|hard|team|ground|project|coding|our|the) )?(?:rules?|constraints?|requirements?|guidelines?|conventions?|polic(?:y|ies)|invariants?)|non-negotiables?|` +
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
@@ -58,13 +58,13 @@ var (
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
 	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now)$`)
 	useImper      = mustPattern(`^use\s+(.+)$`)
-	switchTo      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)?(?:from\s+(.+?)\s+)?to\s+(.+)$`)
+	switchTo      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
 	replaceWith   = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
 	weAreOn       = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare   = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
-	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping)\s+(.+)$`)
-	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing)\s+(.+)$`)
+	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind)\s+(.+)$`)
+	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running)\s+(.+)$`)
 	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm    = mustPattern(`^not\s+(.+)$`)
 	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out)$`)
@@ -537,7 +537,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		lb := strings.ToLower(body)
 		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||
 			strings.Contains(lb, ", not ") || strings.Contains(lb, "from now on") || strings.Contains(lb, "for this repo") ||
-			strings.Contains(lb, " for all ") || strings.Contains(lb, "everywhere")) {
+			strings.Contains(lb, " for all ") || strings.Contains(lb, "everywhere") || strings.Contains(lb, "going forward")) {
 			return false
 		}
 		r.decisionBody(s, change)
@@ -636,6 +636,9 @@ func (r *reader) rejectForms(s, low string) bool {
 	switch {
 	case match(dontUse):
 		body := grab(dontUse)
+		if strings.Contains(low, "no longer") || strings.HasSuffix(low, " anymore") || strings.HasSuffix(low, " any more") {
+			r.changed = true
+		}
 		if strings.HasPrefix(low, "never ") && !strings.Contains(strings.ToLower(body), " ") {
 			return false // "never use X" as a lasting rule is read below
 		}
@@ -662,15 +665,20 @@ func (r *reader) rejectForms(s, low string) bool {
 			r.add(item{kind: "constraint", text: s}) // "No secrets in logs"
 			return true
 		}
+		named := true
 		for i, p := range parts {
 			it, why := splitReason(p)
 			it = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(it), " please"), " for now")
+			named = named && isNamed(it)
 			if i == len(parts)-1 {
 				r.add(item{kind: "reject", text: it, why: why})
 			} else {
 				r.add(item{kind: "reject", text: it})
 			}
 		}
+		// "No Redis. Use Memcached.": a named option dropped, so a bare
+		// choice after it is its replacement.
+		r.changed = r.changed || named
 	case match(notForm):
 		body := grab(notForm)
 		if !isChoiceWord(firstWord(body), false) {

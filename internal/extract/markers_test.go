@@ -203,3 +203,28 @@ func TestMarkersBareCorrectionKeepsOtherSubjects(t *testing.T) {
 		t.Errorf("the bare correction did not replace the newest decision:\n%s", capsule.Render(c))
 	}
 }
+
+// Everyday ways of replacing or dropping a decision: the old one must not
+// stay active next to its replacement.
+func TestMarkersEverydaySupersede(t *testing.T) {
+	for _, tc := range []struct{ say, want string }{
+		{"We're no longer using Redis.", ""},
+		{"We don't use Redis anymore.", ""},
+		{"Never mind Redis, go with Memcached.", "Memcached"},
+		{"No Redis. Use Memcached.", "Memcached"},
+		{"I changed my mind about Redis: use Memcached.", "Memcached"},
+		{"We're moving off Redis to Memcached.", "Memcached"},
+		{"Use Memcached for caching going forward.", "Memcached"},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Decision: use Redis for the cache. Decision: use PostgreSQL for the database."})
+		c = markers(t, c, 2, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: tc.say})
+		active, notUse := sections(t, c)
+		if strings.Contains(active, "Redis for the cache") || !strings.Contains(notUse, "Redis") || !strings.Contains(active, "PostgreSQL") ||
+			tc.want != "" && !strings.Contains(active, tc.want) {
+			t.Errorf("%q:\n%s", tc.say, capsule.Render(c))
+		}
+		if strings.Contains(active, "off Redis") {
+			t.Errorf("%q: the replacement reads %q", tc.say, active)
+		}
+	}
+}
