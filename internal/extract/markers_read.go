@@ -39,7 +39,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*)`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
 	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
@@ -63,21 +63,23 @@ var (
 	weAreOn       = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare   = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
-	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind)\s+(.+)$`)
-	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running)\s+(.+)$`)
+	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
+	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running)\s+(.+)$`)
 	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm    = mustPattern(`^not\s+(.+)$`)
-	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out)$`)
+	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)$`)
+	dontWant   = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut    = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
 	noChitChat = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
 
-	alwaysNever = mustPattern(`^(?:never|always|must never|must always)\s+(\S.+)$`)
-	notRules    = mustPattern(`^(?:always|never)\s+(?:mind|happy|glad|nice|good|fun|mind that)\b`)
-	avoidForm   = mustPattern(`^(?:avoid|prefer|only use|we prefer|we avoid)\s+\S.+$`)
-	dontRule    = mustPattern(`^(?:do not|don'?t|please don'?t|please do not)\s+(\w+)\b.+$`)
-	dontSkip    = mustPattern(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
-	mustForm    = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
-	oneOff      = mustPattern(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
+	alwaysNever  = mustPattern(`^(?:please\s+|make sure\s+(?:that\s+)?(?:we\s+|you\s+)?|ensure\s+(?:that\s+)?(?:we\s+|you\s+)?)?(?:never|always|must never|must always)\s+(\S.+)$`)
+	notRules     = mustPattern(`^(?:always|never)\s+(?:mind|happy|glad|nice|good|fun|mind that)\b`)
+	avoidForm    = mustPattern(`^(?:avoid|prefer|only use|we prefer|we avoid)\s+\S.+$`)
+	dontRule     = mustPattern(`^(?:do not|don'?t|please don'?t|please do not)\s+(\w+)\b.+$`)
+	dontSkip     = mustPattern(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
+	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
+	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
+	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
 
 	// Reason separators inside a statement.
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need)\s+)`)
@@ -527,7 +529,12 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(fromNowOn):
 		body := sub(fromNowOn, 1)
 		if !strings.HasPrefix(strings.ToLower(body), "use ") {
-			return false
+			// "From now on, all endpoints need auth": a standing rule.
+			if !standingRule.MatchString(strings.ToLower(body)) {
+				return false
+			}
+			r.add(item{kind: "constraint", text: capitalise(body)})
+			return true
 		}
 		r.decisionBody(capitalise(body), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
@@ -649,6 +656,12 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(dropForm):
 		r.rejectList(grab(dropForm))
 		r.changed = true
+	case match(dontWant):
+		body := grab(dontWant)
+		if lb := strings.ToLower(body); strings.HasPrefix(lb, "to ") || pronounLead.MatchString(lb) {
+			return false // "I don't want to rush this"
+		}
+		r.rejectList(body)
 	case match(isOut):
 		r.rejectList(grab(isOut))
 		r.changed = true

@@ -228,3 +228,31 @@ func TestMarkersEverydaySupersede(t *testing.T) {
 		}
 	}
 }
+
+// Everyday ways of setting a lasting rule or ruling an option out, and
+// the one-off requests that look like them.
+func TestMarkersEverydayRules(t *testing.T) {
+	for _, tc := range []struct{ say, active, notUse string }{
+		{"Please always write tests first.", "always write tests first", ""},
+		{"Make sure we never log PII.", "never log PII", ""},
+		{"From now on, all endpoints need auth.", "all endpoints need auth", ""},
+		{"Going forward, every PR needs a changelog entry.", "every PR needs a changelog entry", ""},
+		{"Absolutely no force pushes to main.", "no force pushes to main", ""},
+		{"We can't use AGPL code.", "", "AGPL code"},
+		{"I don't want GraphQL in this project.", "", "GraphQL"},
+		{"GraphQL is a hard no.", "", "GraphQL"},
+		{"Stop using Moment.js for dates.", "", "Moment.js"},
+		{"Please make sure the build is green before you push.", "", ""},
+		{"From now on I'm going to be offline until Monday.", "", ""},
+		{"I don't want to rush this, take your time.", "", ""},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		active, notUse := sections(t, c)
+		switch {
+		case tc.active == "" && tc.notUse == "" && (len(c.Decisions)+len(c.Constraints)+len(c.Rejected)) > 0:
+			t.Errorf("%q recorded something:\n%s", tc.say, capsule.Render(c))
+		case tc.active != "" && !strings.Contains(strings.ToLower(active), strings.ToLower(tc.active)), tc.notUse != "" && !strings.Contains(notUse, tc.notUse):
+			t.Errorf("%q:\n%s", tc.say, capsule.Render(c))
+		}
+	}
+}
