@@ -28,6 +28,10 @@ var (
 	inlineCode = mustPattern("`[^`\n]*`")
 	quoted     = mustPattern(`"[^"\n]*"|“[^”\n]*”|„[^“\n]*“`)
 
+	// planLabel: a plan the user states in its own words ("Plan: first …,
+	// then …", "Let's do it in three steps:" and a list).
+	planLabel = mustPattern(`^(?:plan|let'?s do (?:it|this) in (?:\w+ )?steps)\s*:\s*(.*)$`)
+	thenSep   = mustPattern(`(?:,\s*|;\s*|\s+)(?:and\s+)?(?:then|after that|finally|and finally)\s+`)
 	listItem  = mustPattern(`^\s*(?:\d{1,2}[.)]|\(?[a-z\d]\)|[-*•+])\s+(.+?)\s*$`)
 	enumInner = mustPattern(`(?:^|\s)(?:\d{1,2}[.)]|\([a-z\d]\)|[a-h]\))\s+`)
 
@@ -204,6 +208,18 @@ func (r *reader) lines(ls []userLine) {
 		if l == "" {
 			continue
 		}
+		if pm := planLabel.FindStringSubmatchIndex(low); pm != nil {
+			body := strings.TrimSpace(l[pm[2]:pm[3]])
+			if body == "" {
+				list = "plan" // the steps follow as a list
+				continue
+			}
+			if steps := thenSteps(body); len(steps) >= 2 {
+				r.last = nil
+				r.add(item{kind: "plan", steps: steps})
+				continue
+			}
+		}
 		m := labelRe.FindStringSubmatchIndex(low)
 		if m != nil && strings.TrimSpace(low[m[4]:m[5]]) == "" && strings.HasSuffix(strings.TrimSpace(l), ":") {
 			if k := labelKind(low[m[2]:m[3]]); k == "constraint" || k == "reject" || k == "plan" {
@@ -214,6 +230,27 @@ func (r *reader) lines(ls []userLine) {
 		r.labelledLine(l, low, m)
 	}
 	closeList()
+}
+
+// thenSteps splits "first X, then Y, then Z" (or "X, then Y and finally
+// Z") into its steps; nil when body is not such a sequence.
+func thenSteps(body string) []string {
+	body = strings.TrimRight(strings.TrimSpace(body), ".")
+	parts := thenSep.Split(body, -1)
+	if len(parts) < 2 {
+		return nil
+	}
+	steps := make([]string, 0, len(parts))
+	for i, p := range parts {
+		if i == 0 {
+			p = strings.TrimPrefix(p, "first ")
+			p = strings.TrimPrefix(p, "First ")
+		}
+		if p = strings.TrimSpace(p); p != "" {
+			steps = append(steps, p)
+		}
+	}
+	return steps
 }
 
 // listItem records one item of a labelled list.

@@ -132,3 +132,28 @@ func TestReadTurnUnwrapsQuotedArguments(t *testing.T) {
 		}
 	}
 }
+
+// A plan the user states in its own words: "Plan: first …, then …" or a
+// list under "Let's do it in three steps:". Steps to reproduce a bug are
+// not a plan.
+func TestReadTurnPlansInOwnWords(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		steps int
+	}{
+		{"Plan: first add the schema, then the repository layer, then the HTTP handlers.", 3},
+		{"Let's do it in three steps:\n1. extract the interface\n2. move the callers\n3. delete the old type", 3},
+		{"Steps to reproduce:\n1. start the server\n2. send an empty body", 0},
+		{"Plan the migration carefully, then tell me what you found.", 0},
+	} {
+		got := 0
+		for _, it := range readTurn(tc.text) {
+			if it.kind == "plan" {
+				got = len(it.steps)
+			}
+		}
+		if got != tc.steps {
+			t.Errorf("%q: a plan of %d steps, want %d", tc.text, got, tc.steps)
+		}
+	}
+}
