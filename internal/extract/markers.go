@@ -103,6 +103,11 @@ func markerOps(in Input) []map[string]any {
 	var ops []map[string]any
 	for _, t := range userTurns(in) {
 		items := readTurn(t.text)
+		if len(items) == 0 && accepts(t.text) {
+			// "Sounds good, go ahead": what the assistant proposed just
+			// before is what the user settled.
+			items = proposed(t.prev)
+		}
 		ops, act = resolve(ops, act, items, t.n)
 	}
 	return ops
@@ -210,9 +215,13 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 type userTurn struct {
 	n    int
 	text string
+	prev string // the assistant's message just before it, if any
 }
 
-var markerTurn = mustPattern(`^\[m(\d+) user\] ?(.*)$`)
+var (
+	markerTurn      = mustPattern(`^\[m(\d+) user\] ?(.*)$`)
+	markerAssistant = mustPattern(`^\[m\d+ assistant\] ?(.*)$`)
+)
 
 // userTurns reads the user's messages out of the prepared transcript:
 // "[mN user] …" lines and their indented continuation lines.
@@ -220,18 +229,30 @@ func userTurns(in Input) []userTurn {
 	_, transcript, _ := strings.Cut(in.Text, "<transcript>")
 	var turns []userTurn
 	cur := -1
+	var asst *strings.Builder // the assistant message being read
+	prev := ""
 	for _, l := range strings.Split(transcript, "\n") {
 		if m := markerTurn.FindStringSubmatch(l); m != nil && in.Users["m"+m[1]] {
 			n, _ := strconv.Atoi(m[1])
-			turns = append(turns, userTurn{n, m[2]})
-			cur = len(turns) - 1
+			if asst != nil {
+				prev, asst = asst.String(), nil
+			}
+			turns = append(turns, userTurn{n, m[2], prev})
+			cur, prev = len(turns)-1, ""
 			continue
 		}
 		switch {
 		case strings.HasPrefix(l, "[m"):
 			cur = -1 // another speaker's message
+			asst = nil
+			if m := markerAssistant.FindStringSubmatch(l); m != nil {
+				asst = &strings.Builder{}
+				asst.WriteString(m[1])
+			}
 		case cur >= 0 && strings.HasPrefix(l, "  "):
 			turns[cur].text += "\n" + l[2:]
+		case asst != nil && strings.HasPrefix(l, "  "):
+			asst.WriteString("\n" + l[2:])
 		}
 	}
 	return turns

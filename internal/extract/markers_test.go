@@ -256,3 +256,32 @@ func TestMarkersEverydayRules(t *testing.T) {
 		}
 	}
 }
+
+// A short reply that accepts what the assistant just proposed settles it:
+// a numbered plan, or the one option it recommends. A question, a "but",
+// thanks alone, a report of work done or a recommendation of two options
+// settle nothing.
+func TestMarkersAcceptedProposal(t *testing.T) {
+	for _, tc := range []struct{ proposal, reply, want string }{
+		{"I'd recommend PostgreSQL for the database, since you need transactions. Want me to set it up?", "Sounds good, let's do that.", "D1: Use PostgreSQL for the database"},
+		{"Here's the plan:\n1. Add the schema\n2. Write the repository layer\n3. Add the HTTP handlers\nShall I start?", "Looks good, go ahead.", "3. [pending] Add the HTTP handlers"},
+		{"I suggest we use NATS for the job queue.", "yes", "Use NATS for the job queue"},
+		{"I'd recommend Redis, but Memcached is simpler; I suggest Memcached if memory is tight.", "ok", ""},
+		{"Here's what I changed:\n1. Fixed the nil check\n2. Renamed the handler\nAnything else?", "ok", ""},
+		{"I'd recommend PostgreSQL for the database.", "Sounds good, but let me check with the team first.", ""},
+		{"I'd recommend PostgreSQL for the database.", "What about MySQL?", ""},
+		{"I'd recommend PostgreSQL for the database.", "thanks!", ""},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0,
+			dialect.Message{Role: "user", Text: "We need a database for the inventory service."},
+			dialect.Message{Role: "assistant", Text: tc.proposal},
+			dialect.Message{Role: "user", Text: tc.reply})
+		r := capsule.Render(c)
+		switch {
+		case tc.want == "" && (len(c.Decisions) > 0 || c.LatestPlan != nil):
+			t.Errorf("%q after %q settled something:\n%s", tc.reply, tc.proposal, r)
+		case tc.want != "" && !strings.Contains(r, tc.want):
+			t.Errorf("%q after %q: want %q in\n%s", tc.reply, tc.proposal, tc.want, r)
+		}
+	}
+}

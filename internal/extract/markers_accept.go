@@ -1,0 +1,70 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+)
+
+// acceptance is a short reply that settles what the assistant just
+// proposed ("Sounds good, go ahead", "Yes, let's do that", "LGTM").
+var acceptance = mustPattern(`^(?:(?:yes|yep|yeah|ok|okay|sure|great|perfect|sounds good|sounds great|looks good|lgtm|agreed|approved|fine by me|that works|works for me|go ahead|do it|proceed|ship it|let'?s do (?:it|that|this)|go (?:with|for) (?:it|that|this|your (?:suggestion|recommendation|plan|proposal))|(?:go|proceed) with (?:the|that|this|your) plan|please|thanks|thank you)(?:[\s,.!—–-]+|$))+$`)
+
+// recommends finds an assistant's recommendation of one option: "I'd
+// recommend PostgreSQL for the database", "I suggest we use NATS".
+var recommends = regexp.MustCompile(`(?i)\b(?:i(?:'d| would)? (?:recommend|suggest|propose)|my recommendation is|the best (?:option|choice|fit) (?:here )?is)\s+(?:that\s+)?(?:we\s+)?(?:to\s+)?(?:use|using|go with|going with|adopt|adopting|pick)?\s*([^.;:!?\n]+)`)
+
+// accepts reports whether a user's turn only accepts what came before it.
+func accepts(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(unwrapArgs(text)))
+	if t == "" || len(strings.Fields(t)) > 12 || strings.ContainsAny(t, "?") {
+		return false
+	}
+	if !acceptance.MatchString(t) {
+		return false
+	}
+	// Thanks alone accepts nothing.
+	return strings.TrimSpace(politeness.ReplaceAllString(t, "")) != ""
+}
+
+var politeness = regexp.MustCompile(`\b(?:please|thanks|thank you)\b|[\s,.!—–-]+`)
+
+// planCue: the assistant's list is a proposal ("Here's the plan: 1. …"),
+// not a report of what it did.
+var planCue = regexp.MustCompile(`(?i)\b(?:plan|steps|approach|propos\w*)\b`)
+
+// proposed reads what an assistant message proposes for the user to
+// accept: a numbered plan of at least two steps, or the one option it
+// recommends (never when it recommends several: the reply would not say
+// which).
+func proposed(text string) []item {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	var steps []string
+	for _, l := range strings.Split(text, "\n") {
+		if m := listItem.FindStringSubmatch(l); m != nil && enumInner.MatchString(" "+strings.TrimSpace(l)) {
+			steps = append(steps, strings.TrimRight(m[1], ".;"))
+		}
+	}
+	if len(steps) >= 2 {
+		if !planCue.MatchString(text) {
+			return nil
+		}
+		return []item{{kind: "plan", steps: steps}}
+	}
+	ms := recommends.FindAllStringSubmatch(text, 3)
+	if len(ms) != 1 {
+		return nil
+	}
+	obj := strings.TrimSpace(ms[0][1])
+	if loc := reasonCut.FindStringIndex(obj); loc != nil {
+		obj = strings.TrimSpace(obj[:loc[0]])
+	}
+	if !isNamed(obj) || len(strings.Fields(obj)) > 8 {
+		return nil
+	}
+	return []item{{kind: "decision", text: "Use " + obj}}
+}
+
+// reasonCut ends a recommended option where its reason starts.
+var reasonCut = mustPattern(`(?i)(?:,|\s+(?:because|since|as|so that|which|given|due to)\b)`)
