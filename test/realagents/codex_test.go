@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,7 @@ func TestCodexTwins(t *testing.T) {
 	if ids[0] == ids[1] {
 		t.Fatal("the two threads have one id")
 	}
-	for _, m := range append(script[1:5], afterCompaction) {
+	for _, m := range slices.Concat(script[1:5], []string{afterCompaction}) {
 		for _, id := range ids {
 			run("resume", id, m)
 		}

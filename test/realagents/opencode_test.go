@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +173,7 @@ func TestOpenCodeTwins(t *testing.T) {
 	if ids[0] == ids[1] {
 		t.Fatal("the two sessions have one id")
 	}
-	for _, m := range append(script[1:5], afterCompaction) {
+	for _, m := range slices.Concat(script[1:5], []string{afterCompaction}) {
 		for _, id := range ids {
 			run("--session", id, m)
 		}
