@@ -8,7 +8,8 @@ import (
 // same script run in two terminals against a deterministic model): the
 // prefix records both commit name whichever committed last, but each
 // session keeps its own A-leg through its turns and its compactions, and
-// neither forks from the other.
+// neither forks from the other. A third session opening with the same
+// message later is a conversation of its own.
 func TestTwinSessionsKeepTheirOwnALegs(t *testing.T) {
 	r := exclusiveResolver(t, newMemStore())
 	hdr := []map[string]string{
@@ -31,6 +32,12 @@ func TestTwinSessionsKeepTheirOwnALegs(t *testing.T) {
 	}
 	if aleg[0] == aleg[1] {
 		t.Fatalf("both sessions on %s", aleg[0])
+	}
+	// A third session opening with the same message after the others
+	// moved on: a new conversation, not a fork of either.
+	late := turn(t, r, "alice", chatView(t, map[string]string{"X-Claude-Code-Session-Id": "33333333-cf9b-4dc3-a40e-d141fb109f4f"}, hist[:1]...), Hints{})
+	if late.Event != EventNew || late.ALeg == aleg[0] || late.ALeg == aleg[1] {
+		t.Errorf("a late third session's first message: %s on %s (the twins are on %s, %s)", late.Event, late.ALeg, aleg[0], aleg[1])
 	}
 	// Both compact with the same summary and open the next epoch with the
 	// same words.
