@@ -1,7 +1,10 @@
 package session
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/tether-dev/tether/internal/dialect"
 )
 
 // Two sessions of one principal with the same history, turn for turn (the
@@ -63,5 +66,47 @@ func TestTwinSessionsKeepTheirOwnALegs(t *testing.T) {
 		if ref.Event != EventContinue || ref.ALeg != aleg[s] || ref.Epoch != 1 {
 			t.Errorf("session %d, next turn: %s on %s epoch %d, want epoch 1 of %s", s, ref.Event, ref.ALeg, ref.Epoch, aleg[s])
 		}
+	}
+}
+
+// A fingerprint record is read once per turn and updated by the turn's
+// commit: two conversations saying the same line, resolved before either
+// commits, each extend the record as they read it, and neither changes
+// the record the other committed (the cache hands both the same list, and
+// the commit that encodes one must not see the other's A-leg written into
+// it).
+func TestFingerprintCommitsDoNotShareTheirLists(t *testing.T) {
+	r := exclusiveResolver(t, newMemStore()) // records read from the cache
+	ctx := t.Context()
+	line := "please keep the public REST API exactly as it is today"
+	key := r.key(kindFinger, "alice", normUser(line))
+	conv := func(i int) []msg {
+		return []msg{u(fmt.Sprintf("conversation %d: build the inventory service", i)), a("On it."), u(line)}
+	}
+	for i := range 3 {
+		turn(t, r, "alice", chatView(t, nil, conv(i)...), Hints{})
+	}
+	var refs []Ref
+	var views []*dialect.View
+	for i := 3; i < 5; i++ {
+		v := chatView(t, nil, conv(i)...)
+		ref, err := r.Resolve(ctx, "alice", v, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs, views = append(refs, ref), append(views, v)
+	}
+	if err := r.Commit(ctx, refs[0], views[0]); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := r.cached("alice", key)
+	if n := len(first.Legs); n == 0 || first.Legs[n-1] != refs[0].ALeg {
+		t.Fatalf("after the first commit the line's A-legs are %v, want %s last", first.Legs, refs[0].ALeg)
+	}
+	if err := r.Commit(ctx, refs[1], views[1]); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(first.Legs); first.Legs[n-1] != refs[0].ALeg {
+		t.Errorf("the second commit rewrote the first one's list: %v, want %s last", first.Legs, refs[0].ALeg)
 	}
 }
