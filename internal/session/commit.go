@@ -50,28 +50,29 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 	}
 	defer unlock()
 	w.hold()
-	return r.writeHeld(ctx, r.alegKey(ref.Principal, ref.ALeg), w)
+	return r.writeHeld(ctx, "commit", r.alegKey(ref.Principal, ref.ALeg), w)
 }
 
-// writeHeld starts the write of w, whose records are held (w.hold), after
-// the writes of the A-leg (key ak) already under way and before any started
-// later; the caller holds the A-leg's lock. It returns the function that
+// writeHeld starts the write of w (for op, which names its errors), whose
+// records are held (w.hold), after the writes of the A-leg (key ak) already
+// under way and before any started later; the caller holds the A-leg's
+// lock. It returns the function that
 // waits for the write (or runs it) and ends the hold; call it once. A store
 // that takes writes without their caller waiting (backend.LineageEnqueuer)
 // keeps them in the order they were queued; otherwise the A-leg's write
 // chain does.
-func (r *Resolver) writeHeld(ctx context.Context, ak string, w *writes) (write func() error, err error) {
+func (r *Resolver) writeHeld(ctx context.Context, op, ak string, w *writes) (write func() error, err error) {
 	if q, ok := r.st.(backend.LineageEnqueuer); ok && len(w.keys) > 0 {
 		puts, err := w.puts()
 		if err != nil {
 			w.release(err)
-			return nil, wrap("commit", err)
+			return nil, wrap(op, err)
 		}
 		stored := q.EnqueueLineages(w.principal, puts)
 		return func() error {
 			err := <-stored
 			w.release(err)
-			return wrap("commit", err)
+			return wrap(op, err)
 		}, nil
 	}
 	prev, done := r.behind.next(ak)
@@ -82,16 +83,17 @@ func (r *Resolver) writeHeld(ctx context.Context, ak string, w *writes) (write f
 			select { // the A-leg's write before this one lands first
 			case <-prev:
 			case <-ctx.Done():
-				return wrap("commit", ctx.Err())
+				return wrap(op, ctx.Err())
 			}
 		}
-		return wrap("commit", w.flush(ctx))
+		return wrap(op, w.flush(ctx))
 	}, nil
 }
 
 // writeChains orders the writes CommitBehind leaves running, per A-leg: a
 // write starts once the A-leg's write before it ended, so the store ends
-// with the newest head; Commit and RecordSummary wait for them too.
+// with the newest head; Commit waits for them, and RecordSummary's write
+// joins the chain (writeHeld).
 type writeChains struct {
 	mu sync.Mutex
 	m  map[string]chan struct{} // A-leg key → its newest write's end
@@ -352,12 +354,12 @@ func (r *Resolver) RecordSummary(ctx context.Context, ref Ref, summaryText strin
 	}
 	w.add(ak, H)
 	w.hold()
-	write, err := r.writeHeld(ctx, ak, w)
+	write, err := r.writeHeld(ctx, "record summary", ak, w)
 	unlock()
 	if err != nil {
-		return wrap("record summary", err)
+		return err
 	}
-	return wrap("record summary", write())
+	return write()
 }
 
 // quoted is how out-of-band summarisation requests quote the history, from
