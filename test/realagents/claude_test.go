@@ -4,7 +4,6 @@ package realagents
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/tether-dev/tether/internal/demo"
 )
 
 // ClaudeCodeVersion is the pinned Claude Code release the suite installs.
@@ -92,14 +89,7 @@ func testClaudeCode(t *testing.T, auto bool, continuity ...string) {
 	if auto {
 		name = "claude-code-auto"
 	}
-	if len(continuity) > 0 {
-		name += "-builtin"
-		for _, r := range reqs {
-			if r.Model() == demo.ExtractorModel {
-				t.Fatalf("the built-in extractor made a model call")
-			}
-		}
-	}
+	name = withExtractor(t, name, reqs, continuity)
 	record(t, name, after[len(after)-1], reqs)
 }
 
@@ -190,19 +180,8 @@ func TestClaudeCodeTwins(t *testing.T) {
 	for _, id := range ids {
 		run("-r", id, "/compact")
 	}
-	for i, id := range ids {
-		run("-r", id, afterCompaction)
-		checkBranch(t, fmt.Sprintf("session %d", i+1), s.lastMain(t, "X-Claude-Code-Session-Id", id),
-			[]string{"PostgreSQL", "never change the public REST API", "Redis", "Prometheus"}, []string{"GORM", "Memcached"}, nil)
-	}
-	blocks := map[string]bool{}
 	for _, id := range ids {
-		v := s.lastMain(t, "X-Claude-Code-Session-Id", id)
-		if i := strings.Index(v, `<continuity-capsule ref="`); i >= 0 {
-			blocks[v[i:i+40]] = true
-		}
+		run("-r", id, afterCompaction)
 	}
-	if len(blocks) != 2 {
-		t.Errorf("the two sessions share one block (%d distinct refs)", len(blocks))
-	}
+	checkTwins(t, s, "X-Claude-Code-Session-Id", ids)
 }

@@ -4,7 +4,6 @@ package realagents
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,18 +134,7 @@ func TestCodexTwins(t *testing.T) {
 			run("resume", id, m)
 		}
 	}
-	refs := map[string]bool{}
-	for i, id := range ids {
-		v := s.lastMain(t, "session-id", id)
-		checkBranch(t, fmt.Sprintf("thread %d", i+1), v,
-			[]string{"PostgreSQL", "never change the public REST API", "Redis", "Prometheus"}, []string{"GORM", "Memcached"}, nil)
-		if j := strings.Index(v, `<continuity-capsule ref="`); j >= 0 {
-			refs[v[j:j+40]] = true
-		}
-	}
-	if len(refs) != 2 {
-		t.Errorf("the two threads share one block (%d distinct refs)", len(refs))
-	}
+	checkTwins(t, s, "session-id", ids)
 }
 
 // threadID is the thread id Codex reports in its thread.started event.

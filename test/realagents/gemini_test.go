@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-dev/tether/internal/demo"
 	"github.com/tether-dev/tether/internal/fakemodel"
 )
 
@@ -95,14 +94,7 @@ func testGemini(t *testing.T, continuity ...string) {
 	reqs := s.requests()
 	t.Logf("the model saw:\n%s", s.summary())
 	name := "gemini-cli"
-	if len(continuity) > 0 {
-		name += "-builtin"
-		for _, r := range reqs {
-			if r.Model() == demo.ExtractorModel {
-				t.Fatalf("the built-in extractor made a model call")
-			}
-		}
-	}
+	name = withExtractor(t, name, reqs, continuity)
 	dump(t, name, reqs)
 	if !planCalled(reqs, "write_todos") {
 		t.Error("the model never got a write_todos round trip; did Gemini CLI stop offering the tool?")

@@ -4,7 +4,6 @@ package realagents
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +13,6 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/tether-dev/tether/internal/demo"
 )
 
 // OpenCodeVersion is the pinned OpenCode release the suite installs.
@@ -54,14 +51,7 @@ func testOpenCode(t *testing.T, continuity ...string) {
 	}
 	rules := agentRules{Compaction: []string{"opencode-anchored-summary-1.18"}, After: []string{"opencode-what-did-we-do", "opencode-anchored-assistant"}, PlanUpdate: true}
 	name := "opencode"
-	if len(continuity) > 0 {
-		name += "-builtin"
-		for _, r := range reqs {
-			if r.Model() == demo.ExtractorModel {
-				t.Fatalf("the built-in extractor made a model call")
-			}
-		}
-	}
+	name = withExtractor(t, name, reqs, continuity)
 	dump(t, name, reqs)
 	n, after := checkRun(t, reqs, rules, true)
 	if n < 8 {
@@ -178,16 +168,5 @@ func TestOpenCodeTwins(t *testing.T) {
 			run("--session", id, m)
 		}
 	}
-	refs := map[string]bool{}
-	for i, id := range ids {
-		v := s.lastMain(t, "X-Session-Id", id)
-		checkBranch(t, fmt.Sprintf("session %d", i+1), v,
-			[]string{"PostgreSQL", "never change the public REST API", "Redis", "Prometheus"}, []string{"GORM", "Memcached"}, nil)
-		if j := strings.Index(v, `<continuity-capsule ref="`); j >= 0 {
-			refs[v[j:j+40]] = true
-		}
-	}
-	if len(refs) != 2 {
-		t.Errorf("the two sessions share one block (%d distinct refs)", len(refs))
-	}
+	checkTwins(t, s, "X-Session-Id", ids)
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/tether-dev/tether/internal/demo"
 )
 
 // PiVersion is the pinned Pi release the suite installs.
@@ -88,14 +86,7 @@ func testPi(t *testing.T, api string, continuity ...string) {
 	if api == "anthropic-messages" {
 		name = "pi-anthropic"
 	}
-	if len(continuity) > 0 {
-		name += "-builtin"
-		for _, r := range reqs {
-			if r.Model() == demo.ExtractorModel {
-				t.Fatalf("the built-in extractor made a model call")
-			}
-		}
-	}
+	name = withExtractor(t, name, reqs, continuity)
 	dump(t, name, reqs)
 	if !planCalled(reqs, "todo") {
 		t.Error("the model never got a todo round trip; did the extension stop registering the tool?")

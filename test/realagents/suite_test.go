@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/internal/app"
+	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/demo"
@@ -146,6 +148,22 @@ var facts = [][]string{
 	{"Prometheus"},
 	{"Redis", "Memcached"},
 	{}, {}, {}, {}, {}, {}, {}, {},
+}
+
+// withExtractor returns a flow's record name for its continuity lines:
+// with the built-in extractor ("-builtin"), after checking that no
+// extraction model call was made.
+func withExtractor(t *testing.T, name string, reqs []fakemodel.Request, continuity []string) string {
+	t.Helper()
+	if len(continuity) == 0 {
+		return name
+	}
+	for _, r := range reqs {
+		if r.Model() == demo.ExtractorModel {
+			t.Fatalf("the built-in extractor made a model call")
+		}
+	}
+	return name + "-builtin"
 }
 
 // agentRules are the rule ids of internal/compaction/rules.yaml that must
@@ -397,6 +415,24 @@ func checkBranch(t *testing.T, name, v string, active, notUse, none []string) {
 		if strings.Contains(block, f) {
 			t.Errorf("%s: the other branch's %q leaked into this branch's block", name, f)
 		}
+	}
+}
+
+// checkTwins checks the last turn of each of two sessions that ran the
+// same script up to the correction (ids, the client ids the header carries):
+// each block holds every decision settled by then, and the two blocks are
+// two branches' (their epoch tokens differ).
+func checkTwins(t *testing.T, s *stack, header string, ids []string) {
+	t.Helper()
+	refs := map[string]bool{}
+	for i, id := range ids {
+		v := s.lastMain(t, header, id)
+		checkBranch(t, fmt.Sprintf("session %d", i+1), v,
+			[]string{"PostgreSQL", "never change the public REST API", "Redis", "Prometheus"}, []string{"GORM", "Memcached"}, nil)
+		refs[capsule.Ref(v)] = true
+	}
+	if len(refs) != len(ids) || refs[""] {
+		t.Errorf("the sessions do not each have a block of their own (epoch tokens %v)", slices.Collect(maps.Keys(refs)))
 	}
 }
 
