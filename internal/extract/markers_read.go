@@ -520,10 +520,15 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.rejectList(sub(decidedAgst, 1))
 	case match(decidedTo):
 		body := sub(decidedTo, 2)
-		if lb := strings.ToLower(body); personal.MatchString(lb) && strings.EqualFold(sub(decidedTo, 1), "i") || strings.HasPrefix(lb, "not ") {
-			return true // a break, not a project decision; "decided not to …" is read no further
+		lb := strings.ToLower(body)
+		switch {
+		case personal.MatchString(lb) && strings.EqualFold(sub(decidedTo, 1), "i"):
+			// A break, not a project decision.
+		case strings.HasPrefix(lb, "not "):
+			r.statement("Don't "+body[len("not "):], change) // "we decided to not use Kafka"
+		default:
+			r.decisionBody(capitalise(body), change)
 		}
-		r.decisionBody(capitalise(body), change)
 	case match(keepVerb) && hasChoice(sub(keepVerb, 1)):
 		r.decisionBody("Keep "+sub(keepVerb, 1), change)
 	case match(revertForm):

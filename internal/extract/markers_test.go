@@ -285,3 +285,31 @@ func TestMarkersAcceptedProposal(t *testing.T) {
 		}
 	}
 }
+
+// Everyday ways of stating a decision, and what only looks like one.
+func TestMarkersEverydayDecisions(t *testing.T) {
+	for _, tc := range []struct{ say, active, notUse string }{
+		{"We decided to keep the monolith and split out billing later.", "Keep the monolith", ""},
+		{"I decided we keep the Makefile.", "Keep the Makefile", ""},
+		{"We've decided to vendor the protobuf definitions.", "- D1: Vendor the protobuf definitions", ""},
+		{"The decision is to ship the Linux build first.", "- D1: Ship the Linux build first", ""},
+		{"We're going to keep SQLite for the desktop app.", "SQLite", ""},
+		{"Let's keep Terraform for the infrastructure.", "Terraform", ""},
+		{"Settled: the CLI is written in Go.", "the CLI is written in Go", ""},
+		{"Agreed: the public API stays on v1.", "the public API stays on v1", ""},
+		{"We decided to not use Kafka.", "", "Kafka"},
+		{"I decided to take a break, back in ten.", "", ""},
+		{"We decided not to decide on the queue today.", "", ""},
+		{"We'll keep an eye on the flaky test.", "", ""},
+		{"Let's keep going with the refactor.", "", ""},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		active, notUse := sections(t, c)
+		switch {
+		case tc.active == "" && tc.notUse == "" && len(c.Decisions)+len(c.Constraints)+len(c.Rejected) > 0:
+			t.Errorf("%q recorded something:\n%s", tc.say, capsule.Render(c))
+		case tc.active != "" && !strings.Contains(active, tc.active), tc.notUse != "" && !strings.Contains(notUse, tc.notUse):
+			t.Errorf("%q:\n%s", tc.say, capsule.Render(c))
+		}
+	}
+}
