@@ -42,7 +42,7 @@ func proposed(text string) []item {
 	}
 	var steps []string
 	for _, l := range strings.Split(text, "\n") {
-		if m := listItem.FindStringSubmatch(l); m != nil && enumInner.MatchString(" "+strings.TrimSpace(l)) {
+		if m := stepLine.FindStringSubmatch(l); m != nil {
 			steps = append(steps, strings.TrimRight(m[1], ".;"))
 		}
 	}
@@ -65,6 +65,10 @@ func proposed(text string) []item {
 	}
 	return []item{{kind: "decision", text: "Use " + obj}}
 }
+
+// stepLine is an enumerated line of a proposed plan ("1. …", "2) …",
+// "(3) …", "a) …").
+var stepLine = mustPattern(`^\s*(?:\d{1,2}[.)]|\([a-z\d]\)|[a-h]\))\s+(.+?)\s*$`)
 
 // reasonCut ends a recommended option where its reason starts.
 var reasonCut = mustPattern(`(?i)(?:,|\s+(?:because|since|as|so that|which|given|due to)\b)`)
