@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func (MarkersCaller) Extract(ctx context.Context, in Input, prompt string) ([]by
 // item is one statement read from a user turn, before it is resolved
 // against the active decisions.
 type item struct {
-	kind   string // decision | reject | constraint | plan
+	kind   string // decision | reject | constraint | plan | skip (a plan step: its number or words in text)
 	text   string
 	why    string
 	old    string // decision: the option it replaces ("instead of Y")
@@ -100,6 +101,13 @@ func markerOps(in Input) []map[string]any {
 			}
 		}
 	}
+	var pl planSteps
+	if in.Prev != nil && in.Prev.LatestPlan != nil {
+		pl.offset = in.Prev.LatestPlan.Condensed
+		for _, st := range in.Prev.LatestPlan.Steps {
+			pl.steps = append(pl.steps, st.Text)
+		}
+	}
 	var ops []map[string]any
 	for _, t := range userTurns(in) {
 		items := readTurn(t.text)
@@ -108,9 +116,68 @@ func markerOps(in Input) []map[string]any {
 			// before is what the user settled.
 			items = proposed(t.prev)
 		}
+		var skips []item
+		items = slices.DeleteFunc(items, func(it item) bool {
+			if it.kind == "skip" {
+				skips = append(skips, it)
+			}
+			return it.kind == "skip"
+		})
+		n := len(ops)
 		ops, act = resolve(ops, act, items, t.n)
+		for _, o := range ops[n:] {
+			if o["op"] == "set_plan" {
+				pl = planSteps{}
+				for _, st := range o["steps"].([]map[string]any) {
+					pl.steps = append(pl.steps, st["text"].(string))
+				}
+			}
+		}
+		for _, it := range skips {
+			if k := pl.find(it.text); k > 0 {
+				ops = append(ops, map[string]any{"op": "set_step_status", "step": k, "status": capsule.StepCancelled, "turn": t.n})
+			}
+		}
 	}
 	return ops
+}
+
+// planSteps is the plan a turn's "skip the Dockerfile step" refers to: the
+// capsule's, or one the same batch set.
+type planSteps struct {
+	steps  []string
+	offset int // steps condensed away before steps[0]
+}
+
+// find returns the step ref names, numbered as rendered (1-based, after the
+// condensed ones), or 0: "4" names the fourth; words name the one step
+// holding all of them.
+func (p planSteps) find(ref string) int {
+	if n, err := strconv.Atoi(ref); err == nil {
+		if n > p.offset && n <= p.offset+len(p.steps) {
+			return n
+		}
+		return 0
+	}
+	want := words(ref)
+	found := 0
+	for i, st := range p.steps {
+		have := map[string]bool{}
+		for _, w := range words(st) {
+			have[w] = true
+		}
+		all := len(want) > 0
+		for _, w := range want {
+			all = all && (have[w] || stopWords[w])
+		}
+		if all {
+			if found > 0 {
+				return 0 // two steps match: not clear which
+			}
+			found = p.offset + i + 1
+		}
+	}
+	return found
 }
 
 // resolve turns one turn's items into ops against the active decisions:

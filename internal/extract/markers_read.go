@@ -15,7 +15,7 @@ var (
 	// hedge: a sentence that only considers, asks or reports.
 	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
-	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket|the error|the linter|the customer|the old|used to|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print|respond with|paste|pasted|output|example)\b`)
+	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket|the error|the linter|the customer|the old|used to|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print|respond with|paste|pasted|output|example)\b`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
 	questionLead    = mustPattern(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
 
@@ -23,7 +23,7 @@ var (
 	// to a blank line, are not the user speaking.
 	pasteIntro = mustPattern(`(?:printed|output|log|logs|says|said|wrote|reads|config|paste|error|here'?s|here is|shows)\b[^:]*:\s*$`)
 	// outputLine: a line that looks like terminal or log output.
-	outputLine = mustPattern(`^\s*(?:\$ |> |level=|\d{4}-\d\d-\d\d|\[?(?:info|warn|warning|error|debug|trace)\b|--- fail|fail:|panic:|at \S+\(|file ")`)
+	outputLine = mustPattern(`^\s*(?:\$ |> |level=|\d{4}-\d\d-\d\d|\[(?:info|warn|warning|error|debug|trace)\]|(?:info|warn|warning|error|debug|trace)\s*[:|]|--- fail|fail:|panic:|at \S+\(|file ")`)
 	fenced     = mustPattern("(?s)```.*?(?:```|$)|~~~.*?(?:~~~|$)")
 	inlineCode = mustPattern("`[^`\n]*`")
 	quoted     = mustPattern(`"[^"\n]*"|“[^”\n]*”|„[^“\n]*“`)
@@ -54,14 +54,68 @@ var (
 	// personal: what someone decides for themselves, not for the project.
 	personal      = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst   = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
-	goWith        = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going)\s+with\s+(.+)$`)
+	goWith        = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
 	stickWith     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
 	revertForm    = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs          = mustPattern(`^(.{1,40}?)\s+it is$`)
-	willVerb      = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|ship|deploy|host|support|adopt|run)\s+(.+)$`)
+	willVerb      = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
+	// plainVerbs: willVerb's verbs that state a decision with any object;
+	// the others ("we're running the migration", "let's write a test") only
+	// with a named option ("let's write the worker in Python").
+	plainVerbs = map[string]bool{"use": true, "store": true, "ship": true, "deploy": true, "host": true, "support": true, "adopt": true, "run": true}
+	// verbBase reads willVerb's -ing forms, and "do", as the decision's verb.
+	verbBase = map[string]string{"using": "use", "storing": "store", "deploying": "deploy", "hosting": "host", "running": "run",
+		"doing": "use", "do": "use", "writing": "write", "building": "build"}
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
 	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now)$`)
 	useImper      = mustPattern(`^use\s+(.+)$`)
+	// keepRule: "Keep the database code in internal/store", "keep each file
+	// under 400 lines", "Keep secrets out of the repo": where things go and
+	// how big they get, a lasting rule (not "keep going", "keep me posted").
+	keepRule = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|in|inside|within|out of|away from|next to|separate from|at most|to at most)\s+\S.*$`)
+	keepNot  = mustPattern(`^(?:me|us|him|her|them|it|this|that|going|trying|working|an eye|track|posted|in mind|up|at it|calm|quiet|looking|reading|digging|searching)\b`)
+	skipAny  = mustPattern(`^(?:please\s+)?(?:skip|no need for)\s+(?:any|all)\s+\S.+$`)
+	// triedDrop: "We tried Redis for caching but drop it, no cache for now":
+	// an option tried and dropped, the rest of the sentence its reason.
+	triedDrop = mustPattern(`^(?:we|i)(?:'ve| have)?\s+(?:tried|experimented with|added|used|played with|set up|started with)\s+(.+?)\s+but\s+(?:let'?s\s+|we'?ll\s+|please\s+)?(?:drop|ditch|scrap|remove|rip out|get rid of|kill|revert|undo)\s+(?:it|that|them|this)\b[\s,;:—–-]*(.*)$`)
+	// conditional: a drop that waits on something ("remove it before
+	// merging") is a task, not a rejection.
+	conditional = mustPattern(`^(?:before|after|when|once|until|unless|if|for the|in the)\b`)
+	triedCut  = mustPattern(`\s+(?:for|in|on|last|earlier|yesterday|this morning|a while)\b`)
+	// makeSpec: "Make the short codes 7 characters", "Make the IDs ULIDs": a
+	// property of the product named (not "make the test pass").
+	makeSpec = mustPattern(`^make\s+(?:the|all|every|each|our)\s+(.+)$`)
+	makeTask = mustPattern(`\b(?:pass|passes|work|works|green|compile|compiles|build|faster|slower|better|happy|shorter|longer|cleaner|readable|nicer|go away|disappear)\b`)
+	// backTo: "go back to SQLite", "back to Postgres": a change of decision.
+	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
+	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
+	// worth": a reason for the statement beside it, never a choice.
+	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse)`)
+	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
+	// reflection", "I'd rather you ask before deleting files".
+	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
+	// willBe: "The queue is going to be NATS, not RabbitMQ": a part of the
+	// product and the named option it will be.
+	willBe = mustPattern(`^(?:the|our)\s+([\w\-/ ]{1,30}?)\s+(?:will be|'ll be|is going to be|are going to be)\s+(.+)$`)
+	// Conventions stated as how things are: "All money amounts are stored
+	// as integer cents", "Migrations live in db/migrations".
+	allAre    = mustPattern(`^(?:all|every|each)\s+(?:[\w\-/]+\s+){0,3}?(?:are|is|must|should|get|gets|go|goes|live|lives|returns?|uses?|has|have|needs?)\s+\S.*$`)
+	allNot    = mustPattern(`^(?:all|every|each)\s+(?:the|of|these|those|my|one|single)\b|\b(?:passing|passed|pass|failing|failed|fails|broken|done|fixed|green|red|crash\w*|time|now|today|yesterday|works|working|looks?|seems?)\b`)
+	liveIn    = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)\s+\S.*$`)
+	liveNot   = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
+	stickTo   = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
+	stickNot  = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
+	stayRule  = mustPattern(`^(?:the\s+|all\s+|our\s+|every\s+)?(?:[\w\-/]+\s+){0,3}?(?:needs? to|has to|have to|must)\s+(?:stay|remain|be|keep)\s+\S.*$`)
+	stayTask  = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
+	skipStep = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
+	imperLead = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
+	imperAnd  = mustPattern(`\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer)\s+.+)$`)
+	// andVerb: a second decision joined to the first ("… and store links in
+	// SQLite").
+	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
+	// useNamed: "use zerolog for logging", a named option used for a purpose
+	// (not "use the same style", "use a sync.Pool there").
+	useNamed = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+for\s+.+)?$`)
 	switchTo      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
 	replaceWith   = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
 	weAreOn       = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
@@ -92,7 +146,7 @@ var (
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
 	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
-	reasonish    = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins)\b`)
+	reasonish    = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough)\b`)
 	folded       = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not)\s+|,\s+no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
 	foldedOut    = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
 	cutOld       = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b`)
@@ -385,6 +439,15 @@ func (r *reader) sentence(s string) {
 		// clause before the hedged one.
 		s, low = strings.TrimSpace(s[:i]), low[:i]
 	}
+	if m := prefRule.FindStringSubmatchIndex(low); m != nil && !oneOff.MatchString(low) {
+		// "I'd rather we avoid ORMs": a rule, though it reads as a wish.
+		if body := s[m[2]:m[3]]; strings.HasPrefix(strings.ToLower(body), "use ") {
+			r.decisionBody(capitalise(body), r.changed)
+		} else {
+			r.add(item{kind: "constraint", text: capitalise(body)})
+		}
+		return
+	}
 	if questionLead.MatchString(low) || hedge.MatchString(low) || reported.MatchString(low) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
@@ -457,6 +520,16 @@ func (r *reader) statement(s string, change bool) {
 	if anymore.MatchString(low) {
 		change = true
 	}
+	// "Skip the Dockerfile step", "drop step 4": a step of the plan cancelled.
+	if m := skipStep.FindStringSubmatchIndex(low); m != nil {
+		for g := 1; 2*g < len(m); g++ {
+			if m[2*g] >= 0 {
+				r.add(item{kind: "skip", text: low[m[2*g]:m[2*g+1]]})
+				break
+			}
+		}
+		return
+	}
 	// Labels.
 	if m := labelRe.FindStringSubmatchIndex(low); m != nil && m[5] > m[4] {
 		label, body := low[m[2]:m[3]], strings.TrimSpace(s[m[4]:m[5]])
@@ -500,12 +573,19 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	// "Use gofmt and keep functions under 50 lines": two instructions,
+	// each read on its own.
+	if loc := imperAnd.FindStringSubmatchIndex(low); loc != nil && imperLead.MatchString(low) {
+		r.statement(s[:loc[0]], change)
+		r.statement(capitalise(s[loc[2]:]), change)
+		return
+	}
 	if r.decisionForms(s, low, change, decided) || r.rejectForms(s, low) || r.constraintForms(s, low) {
 		return
 	}
 	// A bare choice after a change marker or with "that's final":
 	// "Correction: CI runs on Buildkite", "Apache-2.0 license. That's final".
-	if (change || decided) && hasChoice(s) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) {
+	if (change || decided) && hasChoice(s) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) {
 		r.decisionBody(s, change)
 	}
 }
@@ -538,6 +618,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			break
 		}
 		r.decision(item{kind: "decision", text: "Use " + back + " (instead of " + old + ")", old: old, change: true})
+	case match(backTo) && hasChoice(sub(backTo, 1)):
+		r.decisionBody("Use "+sub(backTo, 1), true)
 	case match(replaceWith):
 		old, body := sub(replaceWith, 1), sub(replaceWith, 2)
 		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, change: true})
@@ -562,12 +644,19 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 	case match(itIs):
 		r.decisionBody("Use "+sub(itIs, 1), change)
-	case match(willVerb):
-		verb := sub(willVerb, 1)
-		if verb == "using" {
-			verb = "use"
+	case match(willVerb) && (plainVerbs[strings.ToLower(sub(willVerb, 1))] || namesChoice(strings.ToLower(sub(willVerb, 1)), sub(willVerb, 2))):
+		verb, obj := strings.ToLower(sub(willVerb, 1)), sub(willVerb, 2)
+		if b, ok := verbBase[verb]; ok {
+			verb = b
 		}
-		r.decisionBody(capitalise(verb)+" "+sub(willVerb, 2), change)
+		// "Let's use chi for routing and store links in SQLite": two
+		// decisions, each replaceable on its own.
+		if loc := andVerb.FindStringSubmatchIndex(strings.ToLower(obj)); loc != nil && hasContent(obj[:loc[0]]) {
+			r.decisionBody(capitalise(verb)+" "+obj[:loc[0]], change)
+			r.statement("let's "+obj[loc[2]:], change)
+			break
+		}
+		r.decisionBody(capitalise(verb)+" "+obj, change)
 	case match(fromNowOn):
 		body := sub(fromNowOn, 1)
 		if !strings.HasPrefix(strings.ToLower(body), "use ") {
@@ -584,21 +673,66 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(useImper):
 		body := sub(useImper, 1)
 		lb := strings.ToLower(body)
+		if m := useNamed.FindStringSubmatchIndex(low); m != nil && (categoryOf[low[m[2]:m[3]]] != "" || isNamed(s[m[2]:m[3]])) {
+			r.decisionBody(s, change) // "use zerolog for logging"
+			break
+		}
 		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||
 			strings.Contains(lb, ", not ") || strings.Contains(lb, "from now on") || strings.Contains(lb, "for this repo") ||
 			strings.Contains(lb, " for all ") || strings.Contains(lb, "everywhere") || strings.Contains(lb, "going forward")) {
 			return false
 		}
 		r.decisionBody(s, change)
+	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
+		r.decisionBody(s, change)
+	case match(willBe) && isNamed(firstWord(sub(willBe, 2))):
+		r.decisionBody(s, change)
 	case match(insteadBare) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
 		r.decisionBody("Use "+s, change)
-	case decided && hasChoice(s) && !pronounLead.MatchString(low):
+	case decided && hasChoice(s) && !pronounLead.MatchString(low) && !judgement.MatchString(low):
 		r.decisionBody(s, change)
 	default:
 		return false
 	}
 	return true
 }
+
+// namesChoice reports whether obj, the object of a verb that is not a
+// decision by itself ("do", "put", "build", "call", -ing forms), names the
+// option chosen: first ("do JWTs"), after a preposition ("the worker in
+// Python", "the flags in a YAML file", "hosting it on Render") or done
+// in-house ("call the Stripe API ourselves"); not "build the Docker image",
+// "put it in the README".
+func namesChoice(verb, obj string) bool {
+	f := strings.Fields(obj)
+	if b, ok := verbBase[verb]; ok {
+		verb = b
+	}
+	if len(f) == 0 || !plainVerbs[verb] && pronounLead.MatchString(strings.ToLower(obj)) {
+		return false
+	}
+	if strings.EqualFold(f[0], "to") && len(f) > 1 && isChoiceWord(f[1], false) {
+		return true // "deploying to Fly.io"
+	}
+	if isChoiceWord(f[0], false) || inHouse.MatchString(strings.ToLower(obj)) && hasChoice(obj) {
+		return true
+	}
+	for i := 1; i < len(f)-1; i++ {
+		switch strings.ToLower(f[i]) {
+		case "in", "with", "on", "using", "via", "as", "through", "to":
+			next := f[i+1]
+			if a := strings.ToLower(next); (a == "a" || a == "an" || a == "the") && i+2 < len(f) {
+				next = f[i+2]
+			}
+			if isChoiceWord(next, false) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var inHouse = mustPattern(`\b(?:ourselves|myself|in-house|by hand|from scratch)\b`)
 
 // matcher returns match, which reports whether re matches low, and sub,
 // which returns group g of that match read from s (trimmed; "" when the
@@ -695,6 +829,13 @@ func (r *reader) rejectForms(s, low string) bool {
 			return false
 		}
 		r.rejectList(body)
+	case match(triedDrop) && !conditional.MatchString(strings.ToLower(sub(triedDrop, 2))):
+		opt := sub(triedDrop, 1)
+		if loc := triedCut.FindStringIndex(strings.ToLower(opt)); loc != nil && loc[0] > 0 {
+			opt = opt[:loc[0]]
+		}
+		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(sub(triedDrop, 2), ". ")})
+		r.changed = true
 	case match(dropForm):
 		r.rejectList(grab(dropForm))
 		r.changed = true
@@ -802,6 +943,12 @@ func (r *reader) constraintForms(s, low string) bool {
 			return false
 		}
 	case mustForm.MatchString(low) && !oneOff.MatchString(low):
+	case keepRule.MatchString(low) && !keepNot.MatchString(keepRule.FindStringSubmatch(low)[1]) && !oneOff.MatchString(low),
+		skipAny.MatchString(low) && !oneOff.MatchString(low),
+		allAre.MatchString(low) && !allNot.MatchString(low),
+		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low),
+		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
+		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low):
 	default:
 		return false
 	}

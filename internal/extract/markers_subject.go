@@ -61,7 +61,9 @@ var stopWords = func() map[string]bool {
 		we our us i you it its this that these those they them my your use using used uses go going goes went let lets let's will
 		would should shall can could just also only now then please instead rather than not no never always keep keeping stick
 		switch switching move moving migrate migrating bump store ship deploy host support adopt run runs decision decided final
-		new all one two some any more most so too very plain same other another plan it's we're we'll`) {
+		new all one two some any more most so too very plain same other another plan it's we're we'll
+		monday tuesday wednesday thursday friday saturday sunday january february march april june july august september
+		october november december`) {
 		m[w] = true
 	}
 	return m

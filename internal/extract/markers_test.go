@@ -313,3 +313,68 @@ func TestMarkersEverydayDecisions(t *testing.T) {
 		}
 	}
 }
+
+// A coding session as people type it: compound requests, imperatives that
+// set a convention, a reason after a semicolon, a plan step dropped. Each
+// statement here was missed (or misread) before the forms that read it.
+func TestMarkersSessionPhrasing(t *testing.T) {
+	turns := []string{
+		"I want to build a URL shortener in Go. Let's use chi for routing and store links in SQLite.",
+		"Don't add any external auth library; we'll do API keys ourselves.",
+		"Keep all handlers under internal/http.",
+		"We tried Redis for caching but drop it, no cache for now.",
+		"Make the short codes 7 characters, base62.",
+		"Actually, let's switch to Postgres.",
+		"On second thought, go back to SQLite; Postgres is overkill.",
+		"Here's the plan: 1. schema 2. handlers 3. tests 4. Dockerfile",
+		"Skip the Dockerfile step.",
+		"Use gofmt and keep functions under 50 lines.",
+		"I'd rather we avoid ORMs entirely.",
+		"The queue is going to be NATS, not RabbitMQ.",
+		"use zerolog for logging",
+		"All timestamps are stored in UTC.",
+		"Migrations live in db/migrations.",
+		"The public API has to stay backwards compatible.",
+		"Error messages have to be lowercase.",
+		"We're deploying to Fly.io, not Heroku.",
+	}
+	c := capsule.New("s", "a")
+	for i, turn := range turns {
+		c = markers(t, c, 2*i, dialect.Message{Role: "assistant", Text: "Done."}, dialect.Message{Role: "user", Text: turn})
+	}
+	wantSections(t, c,
+		[]string{"Use chi for routing", "Use API keys ourselves", "Make the short codes 7 characters", "Use SQLite",
+			"Postgres is overkill", "NATS", "zerolog", "Fly.io",
+			"external auth library", "Keep all handlers under internal/http", "Keep functions under 50 lines", "Avoid ORMs entirely",
+			"stored in UTC", "db/migrations", "backwards compatible", "lowercase"},
+		[]string{"Redis", "no cache for now", "RabbitMQ", "Heroku", "Use Postgres"})
+	active, _ := sections(t, c)
+	if strings.Contains(active, "Postgres (") || strings.Contains(active, "Use Postgres\n") {
+		t.Errorf("going back to SQLite left Postgres active:\n%s", active)
+	}
+	if got := c.LatestPlan; got == nil || len(got.Steps) != 4 || got.Steps[3].Status != capsule.StepCancelled || got.Steps[2].Status != capsule.StepPending {
+		t.Errorf("the skipped step is not cancelled (and only it):\n%s", capsule.Render(c))
+	}
+}
+
+// What looks like the forms above but settles nothing.
+func TestMarkersSessionTraps(t *testing.T) {
+	traps := []string{
+		"Keep going.", "Keep me posted on the migration.", "Keep trying until the build is green.",
+		"Make it pass.", "Make the test pass without changing the assertion.", "Make the build green on CI.",
+		"We're running the migration now.", "We're using a lot of memory in that loop.",
+		"Let's put it in the README.", "Let's build the Docker image and push it.", "Let's write a test for the parser.",
+		"Let's do it.", "Let's do this after lunch.", "Use the logger that's already there.", "use your judgement on the naming",
+		"All tests are passing now.", "All the tests use the old fixture.", "Every time I run it, it crashes.",
+		"The build will be slow on CI.", "The deploy is going to be tomorrow.", "The bug lives in the parser.",
+		"The handler needs to return early there.", "The handler has to be rewritten.",
+		"We tried Redis and it worked fine.", "We added logging but remove it before merging.",
+		"Stick to the task, please.", "We're hosting a meetup on Friday.",
+		"Error: connection refused\nplease look", "Skip the flaky test.",
+	}
+	for _, s := range traps {
+		if items := readTurn(s); len(items) > 0 {
+			t.Errorf("%q was read as %+v", s, items)
+		}
+	}
+}
