@@ -52,13 +52,13 @@ var (
 	settledLabel = mustPattern(`^(?:settled|agreed|we agreed|it'?s settled)\s*:\s*(.+)$`)
 	keepVerb     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+keep\s+(.+)$`)
 	// personal: what someone decides for themselves, not for the project.
-	personal      = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
-	decidedAgst   = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
-	goWith        = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
-	stickWith     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
-	revertForm    = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
-	itIs          = mustPattern(`^(.{1,40}?)\s+it is$`)
-	willVerb      = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
+	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
+	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
+	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
+	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
+	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
+	itIs        = mustPattern(`^(.{1,40}?)\s+it is$`)
+	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
 	// plainVerbs: willVerb's verbs that state a decision with any object;
 	// the others ("we're running the migration", "let's write a test") only
 	// with a named option ("let's write the worker in Python").
@@ -81,7 +81,7 @@ var (
 	// conditional: a drop that waits on something ("remove it before
 	// merging") is a task, not a rejection.
 	conditional = mustPattern(`^(?:before|after|when|once|until|unless|if|for the|in the)\b`)
-	triedCut  = mustPattern(`\s+(?:for|in|on|last|earlier|yesterday|this morning|a while)\b`)
+	triedCut    = mustPattern(`\s+(?:for|in|on|last|earlier|yesterday|this morning|a while)\b`)
 	// makeSpec: "Make the short codes 7 characters", "Make the IDs ULIDs": a
 	// property of the product named (not "make the test pass").
 	makeSpec = mustPattern(`^make\s+(?:the|all|every|each|our)\s+(.+)$`)
@@ -107,7 +107,7 @@ var (
 	stickNot  = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
 	stayRule  = mustPattern(`^(?:the\s+|all\s+|our\s+|every\s+)?(?:[\w\-/]+\s+){0,3}?(?:needs? to|has to|have to|must)\s+(?:stay|remain|be|keep)\s+\S.*$`)
 	stayTask  = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
-	skipStep = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
+	skipStep  = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
 	imperLead = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
 	imperAnd  = mustPattern(`\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer)\s+.+)$`)
 	// andVerb: a second decision joined to the first ("… and store links in
@@ -115,11 +115,11 @@ var (
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
-	useNamed = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+for\s+.+)?$`)
-	switchTo      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
-	replaceWith   = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
-	weAreOn       = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
-	insteadBare   = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
+	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+for\s+.+)?$`)
+	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
+	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
+	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
+	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
 	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
 	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running)\s+(.+)$`)
