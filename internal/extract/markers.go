@@ -213,6 +213,11 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		}
 		if i < 0 {
 			i = sameSubject(act, retired, it.text)
+			if i >= 0 && act[i].op >= 0 && act[i].turn == turn && !it.change {
+				// Stated together ("Playwright for the end-to-end tests
+				// and Vitest for unit tests"): both hold.
+				i = -1
+			}
 		}
 		// A change that names what it replaces ("instead of RabbitMQ")
 		// replaces only that; otherwise the newest decision.

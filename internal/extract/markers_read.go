@@ -15,7 +15,7 @@ var (
 	// hedge: a sentence that only considers, asks or reports.
 	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
-	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket|the error|the linter|the customer|the old|used to|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print|respond with|paste|pasted|output|example)\b`)
+	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print|respond with|paste|pasted|output|example)\b`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
 	questionLead    = mustPattern(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
 
@@ -55,7 +55,7 @@ var (
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
 	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
-	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we)\s+(?:stick with|stay with|settle on|keep using)\s+(.+)$`)
+	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+(?:stick with|stay with|settle on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs        = mustPattern(`^(.{1,40}?)\s+it is$`)
 	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
@@ -72,9 +72,10 @@ var (
 	// keepRule: "Keep the database code in internal/store", "keep each file
 	// under 400 lines", "Keep secrets out of the repo": where things go and
 	// how big they get, a lasting rule (not "keep going", "keep me posted").
-	keepRule = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|in|inside|within|out of|away from|next to|separate from|at most|to at most)\s+\S.*$`)
-	keepNot  = mustPattern(`^(?:me|us|him|her|them|it|this|that|going|trying|working|an eye|track|posted|in mind|up|at it|calm|quiet|looking|reading|digging|searching)\b`)
-	skipAny  = mustPattern(`^(?:please\s+)?(?:skip|no need for)\s+(?:any|all)\s+\S.+$`)
+	keepRule  = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|in|inside|within|out of|away from|next to|separate from|at most|to at most)\s+\S.*$`)
+	keepNot   = mustPattern(`^(?:me|us|him|her|them|it|this|that|going|trying|working|an eye|track|posted|in mind|up|at it|calm|quiet|looking|reading|digging|searching)\b`)
+	keepPlace = mustPattern(`^\S.*\s(?:in|under|inside|behind|out of)\s+(?:its|their|a|an|the)\s+(?:own|separate|single|dedicated)\b`)
+	skipAny   = mustPattern(`^(?:please\s+)?(?:skip|no need for)\s+(?:any|all)\s+\S.+$`)
 	// triedDrop: "We tried Redis for caching but drop it, no cache for now":
 	// an option tried and dropped, the rest of the sentence its reason.
 	triedDrop = mustPattern(`^(?:we|i)(?:'ve| have)?\s+(?:tried|experimented with|added|used|played with|set up|started with)\s+(.+?)\s+but\s+(?:let'?s\s+|we'?ll\s+|please\s+)?(?:drop|ditch|scrap|remove|rip out|get rid of|kill|revert|undo)\s+(?:it|that|them|this)\b[\s,;:—–-]*(.*)$`)
@@ -101,7 +102,7 @@ var (
 	// as integer cents", "Migrations live in db/migrations".
 	allAre    = mustPattern(`^(?:all|every|each)\s+(?:[\w\-/]+\s+){0,3}?(?:are|is|must|should|get|gets|go|goes|live|lives|returns?|uses?|has|have|needs?)\s+\S.*$`)
 	allNot    = mustPattern(`^(?:all|every|each)\s+(?:the|of|these|those|my|one|single)\b|\b(?:passing|passed|pass|failing|failed|fails|broken|done|fixed|green|red|crash\w*|time|now|today|yesterday|works|working|looks?|seems?)\b`)
-	liveIn    = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)\s+\S.*$`)
+	liveIn    = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
 	liveNot   = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
 	stickTo   = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
 	stickNot  = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
@@ -110,6 +111,23 @@ var (
 	skipStep  = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
 	imperLead = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
 	imperAnd  = mustPattern(`\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer)\s+.+)$`)
+	// topicLead: "For search, let's go with …", "On the backend we'll use …":
+	// the topic before the decision.
+	topicLead = mustPattern(`^(?:for|on|in)\s+(?:the\s+)?[\w\-/. ]{1,30}?,?\s+((?:let'?s|we'?ll|we will|we'?re|we are|we|use|go with)\s.*)$`)
+	// ellipsis: "use Airflow for scheduling and dbt for the transforms": a
+	// second choice that shares the verb.
+	ellipsis = mustPattern(`\s+and\s+(\S+(?:\s+\S+)?\s+for\s+.+)$`)
+	// judgeComma: "Webpack is too much config, move the build to Vite": a
+	// judgement, then the decision it explains.
+	judgeComma = mustPattern(`^(.{3,80}?),\s+((?:so\s+)?(?:switch|move|use|go with|let'?s|we'?ll|we will|replace|migrate)\b.+)$`)
+	// genericUse: "let's use a simpler approach": no option named.
+	genericUse  = mustPattern(`^(?:(?:a|an)\s+(?:different|simpler|better|new|cleaner|similar|other|smarter|quick|quicker|more|less)\b|another|the same|the existing|the current|the other|whatever|something|anything)\b`)
+	toolFor     = mustPattern(`^(?:the|a|an)\s+\S+\s+to\s+\w+`)
+	shouldRule  = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|go|live|stay|always|never)\b`)
+	droppedPast = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
+	forAll      = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
+	maxRule     = mustPattern(`^(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
+	ensureAll   = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
@@ -122,7 +140,7 @@ var (
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
 	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
-	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running)\s+(.+)$`)
+	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
 	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm    = mustPattern(`^not\s+(.+)$`)
 	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)$`)
@@ -478,6 +496,15 @@ func hedgedTail(low string) int {
 	return i
 }
 
+// seq returns the item indexes from, …, to-1.
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 // attach gives the items idx a reason they lack.
 func (r *reader) attach(idx []int, why string) {
 	why = tidy(why)
@@ -519,6 +546,16 @@ func (r *reader) statement(s string, change bool) {
 	}
 	if anymore.MatchString(low) {
 		change = true
+	}
+	if m := topicLead.FindStringSubmatchIndex(low); m != nil {
+		r.statement(s[m[2]:], change)
+		return
+	}
+	if m := judgeComma.FindStringSubmatchIndex(low); m != nil && judgement.MatchString(low[:m[3]]) {
+		n := len(r.items)
+		r.statement(s[m[4]:], true)
+		r.attach(seq(n, len(r.items)), s[:m[3]])
+		return
 	}
 	// "Skip the Dockerfile step", "drop step 4": a step of the plan cancelled.
 	if m := skipStep.FindStringSubmatchIndex(low); m != nil {
@@ -564,12 +601,17 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// Clauses split at ";".
 	if i := strings.Index(s, ";"); i > 0 {
+		first := len(r.items)
 		r.statement(s[:i], change)
 		rest := strings.TrimSpace(s[i+1:])
 		n := len(r.items)
 		r.statement(rest, change)
 		if len(r.items) == n && reasonish.MatchString(strings.ToLower(rest)) {
 			r.attach(r.last, rest)
+		}
+		if n == first && len(r.items) > n && judgement.MatchString(strings.ToLower(s[:i])) {
+			// "Pandas is too slow; we'll use Polars."
+			r.attach(seq(n, len(r.items)), s[:i])
 		}
 		return
 	}
@@ -609,7 +651,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		default:
 			r.decisionBody(capitalise(body), change)
 		}
-	case match(keepVerb) && hasChoice(sub(keepVerb, 1)):
+	case match(keepVerb) && (hasChoice(sub(keepVerb, 1)) || keepPlace.MatchString(strings.ToLower(sub(keepVerb, 1)))):
 		r.decisionBody("Keep "+sub(keepVerb, 1), change)
 	case match(revertForm):
 		old, back := sub(revertForm, 1), sub(revertForm, 2)
@@ -651,9 +693,20 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		// "Let's use chi for routing and store links in SQLite": two
 		// decisions, each replaceable on its own.
+		if lo := strings.ToLower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo)) && !hasChoice(obj) {
+			// "let's use a simpler approach here", "let's store this in a
+			// variable first", "let's use the debugger to step through it"
+			return false
+		}
 		if loc := andVerb.FindStringSubmatchIndex(strings.ToLower(obj)); loc != nil && hasContent(obj[:loc[0]]) {
 			r.decisionBody(capitalise(verb)+" "+obj[:loc[0]], change)
 			r.statement("let's "+obj[loc[2]:], change)
+			break
+		}
+		if loc := ellipsis.FindStringSubmatchIndex(obj); loc != nil && (isChoiceWord(firstWord(obj), false) || hasChoice(obj[:loc[0]])) && isChoiceWord(firstWord(obj[loc[2]:]), false) {
+			// "use Airflow for scheduling and dbt for the transforms"
+			r.decisionBody(capitalise(verb)+" "+obj[:loc[0]], change)
+			r.decisionBody(capitalise(verb)+" "+obj[loc[2]:], change)
 			break
 		}
 		r.decisionBody(capitalise(verb)+" "+obj, change)
@@ -683,6 +736,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return false
 		}
 		r.decisionBody(s, change)
+	case match(forAll) && isNamed(sub(forAll, 1)):
+		r.decisionBody("Use "+s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
 		r.decisionBody(s, change)
 	case match(willBe) && isNamed(firstWord(sub(willBe, 2))):
@@ -829,6 +884,9 @@ func (r *reader) rejectForms(s, low string) bool {
 			return false
 		}
 		r.rejectList(body)
+	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(strings.ToLower(sub(droppedPast, 1)), "the "):
+		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
+		r.changed = true
 	case match(triedDrop) && !conditional.MatchString(strings.ToLower(sub(triedDrop, 2))):
 		opt := sub(triedDrop, 1)
 		if loc := triedCut.FindStringIndex(strings.ToLower(opt)); loc != nil && loc[0] > 0 {
@@ -843,6 +901,9 @@ func (r *reader) rejectForms(s, low string) bool {
 		body := grab(dontWant)
 		if lb := strings.ToLower(body); strings.HasPrefix(lb, "to ") || pronounLead.MatchString(lb) {
 			return false // "I don't want to rush this"
+		} else if strings.HasPrefix(lb, "any ") {
+			r.add(item{kind: "constraint", text: s}) // "I don't want any print statements left"
+			return true
 		}
 		r.rejectList(body)
 	case match(isOut):
@@ -948,7 +1009,9 @@ func (r *reader) constraintForms(s, low string) bool {
 		allAre.MatchString(low) && !allNot.MatchString(low),
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
-		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low):
+		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
+		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low),
+		maxRule.MatchString(low), ensureAll.MatchString(low):
 	default:
 		return false
 	}

@@ -337,6 +337,14 @@ func TestMarkersSessionPhrasing(t *testing.T) {
 		"The public API has to stay backwards compatible.",
 		"Error messages have to be lowercase.",
 		"We're deploying to Fly.io, not Heroku.",
+		"For the pipeline let's use Airflow for scheduling and Dagster for the assets.",
+		"Pandas is too slow for this; we'll use Polars.",
+		"We're standardizing on Python 3.12 everywhere.",
+		"We ditched Firebase last sprint, so don't bring it back.",
+		"Secrets come from Vault, never from env files.",
+		"Max line length is 100.",
+		"Make sure every migration is reversible.",
+		"Let's use Playwright for the end-to-end tests and Vitest for unit tests.",
 	}
 	c := capsule.New("s", "a")
 	for i, turn := range turns {
@@ -346,8 +354,10 @@ func TestMarkersSessionPhrasing(t *testing.T) {
 		[]string{"Use chi for routing", "Use API keys ourselves", "Make the short codes 7 characters", "Use SQLite",
 			"Postgres is overkill", "NATS", "zerolog", "Fly.io",
 			"external auth library", "Keep all handlers under internal/http", "Keep functions under 50 lines", "Avoid ORMs entirely",
-			"stored in UTC", "db/migrations", "backwards compatible", "lowercase"},
-		[]string{"Redis", "no cache for now", "RabbitMQ", "Heroku", "Use Postgres"})
+			"stored in UTC", "db/migrations", "backwards compatible", "lowercase",
+			"Use Airflow for scheduling", "Use Dagster for the assets", "Polars (why: Pandas is too slow", "Python 3.12",
+			"Secrets come from Vault", "Max line length is 100", "every migration is reversible", "Playwright", "Vitest"},
+		[]string{"Redis", "no cache for now", "RabbitMQ", "Heroku", "Use Postgres", "Firebase"})
 	active, _ := sections(t, c)
 	if strings.Contains(active, "Postgres (") || strings.Contains(active, "Use Postgres\n") {
 		t.Errorf("going back to SQLite left Postgres active:\n%s", active)
@@ -371,6 +381,11 @@ func TestMarkersSessionTraps(t *testing.T) {
 		"We tried Redis and it worked fine.", "We added logging but remove it before merging.",
 		"Stick to the task, please.", "We're hosting a meetup on Friday.",
 		"Error: connection refused\nplease look", "Skip the flaky test.",
+		"Let's use a simpler approach here, this is too clever.", "We were using Kafka at my previous company and hated it.",
+		"We dropped the users table by accident, can you restore it?", "Max was asking about the deploy.",
+		"Make sure it compiles.", "The tests should pass after this change.", "Keep an eye on the queue length while the job runs.",
+		"Every time the DAG runs it leaks a connection.", "The PR will be ready tomorrow.", "Use the existing helper.",
+		"Let's use the debugger to step through it.", "Let's store this in a variable first.", "It should go in the main package.",
 	}
 	for _, s := range traps {
 		if items := readTurn(s); len(items) > 0 {
