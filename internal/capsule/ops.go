@@ -28,7 +28,7 @@ const (
 // each kind uses are those of schema/ops.v2.json:
 //
 //	add_decision          statement, rationale?, reinstates?, turn
-//	supersede_decision    id, statement, rationale?, turn
+//	supersede_decision    id, statement, rationale?, reinstates? (a rejected alternative), turn
 //	reject_decision       id, turn
 //	reject_alternative    text, reason?, turn
 //	add_constraint        text, reinstates?, turn
@@ -303,8 +303,12 @@ func (m *merger) apply(op Op) error {
 // a match with a retired item of the same kind or with a rejected
 // alternative needs explicit intent (a supersede op, or reinstates naming
 // that item) and a user turn later than the one that retired it. It returns
-// the rejected alternatives the new item overrides.
+// the rejected alternatives the new item overrides: those of the same text,
+// and the one it reinstates ("use GORM after all" reinstating R1 "GORM"),
+// which would otherwise stay listed as not to be used beside the decision
+// that uses it.
 func (m *merger) checkRetired(kind byte, n, reinstates string, explicit bool, turn int) ([]string, error) {
+	var overridden []string
 	if reinstates != "" {
 		closed, ok := m.retiredTurn(kind, reinstates)
 		if !ok {
@@ -312,6 +316,9 @@ func (m *merger) checkRetired(kind byte, n, reinstates string, explicit bool, tu
 		}
 		if turn <= closed {
 			return nil, fmt.Errorf("reinstates %s retired at turn %d: needs a later user turn", reinstates, closed)
+		}
+		if strings.HasPrefix(reinstates, "R") {
+			overridden = append(overridden, reinstates)
 		}
 	}
 	allowed := func(id string, closed int) error {
@@ -340,9 +347,8 @@ func (m *merger) checkRetired(kind byte, n, reinstates string, explicit bool, tu
 			}
 		}
 	}
-	var overridden []string
 	for _, r := range m.c.Rejected {
-		if Normalize(r.Text) == n {
+		if Normalize(r.Text) == n && !slices.Contains(overridden, r.ID) {
 			if err := allowed(r.ID, r.SourceTurn); err != nil {
 				return nil, err
 			}
@@ -391,9 +397,6 @@ func (m *merger) addDecision(statement, rationale, reinstates string, explicit b
 	n := Normalize(statement)
 	if n == "" {
 		return "", errors.New("empty statement")
-	}
-	if reinstates != "" && explicit {
-		return "", errors.New("reinstates is not allowed here")
 	}
 	for i := range m.c.Decisions {
 		d := &m.c.Decisions[i]
@@ -449,7 +452,7 @@ func (m *merger) supersedeDecision(op Op) error {
 		}
 		return nil // same decision restated
 	}
-	newID, err := m.addDecision(op.Statement, op.Rationale, "", true, op.Turn)
+	newID, err := m.addDecision(op.Statement, op.Rationale, op.Reinstates, true, op.Turn)
 	if err != nil {
 		return err
 	}

@@ -682,3 +682,32 @@ func TestApplyOnHandBuiltCapsuleKeepsIDsUnique(t *testing.T) {
 		t.Fatalf("new id = %s, want D4", id)
 	}
 }
+
+// A decision that reinstates a rejected alternative in other words ("Use
+// MongoDB for the event log" reinstating R1 "MongoDB") takes it off the
+// rejected list: the capsule never tells the model to use a thing and, in
+// the same block, never to propose it.
+func TestReinstatingARejectedAlternativeUnlistsIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		op   Op
+	}{
+		{"add_decision", Op{Op: OpAddDecision, Statement: "Use MongoDB for the event log", Reinstates: "R1", Turn: 8}},
+		{"supersede_decision", Op{Op: OpSupersedeDecision, ID: "D1", Statement: "Use MongoDB for storage", Reinstates: "R1", Turn: 8}},
+		{"add_constraint", Op{Op: OpAddConstraint, Text: "MongoDB only for the event log", Reinstates: "R1", Turn: 8}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mustApply(t, baseCapsule(t), d2, tc.op)
+			if len(got.Rejected) != 0 {
+				t.Errorf("R1 is still rejected beside the item that reinstates it: %+v", got.Rejected)
+			}
+			if strings.Contains(Render(got), "REJECTED") && strings.Contains(strings.SplitN(Render(got), "REJECTED", 2)[1], "- R1") {
+				t.Errorf("the block still lists R1:\n%s", Render(got))
+			}
+		})
+	}
+	// Reinstating needs a later user turn than the rejection, as before.
+	if _, err := Apply(baseCapsule(t), []Op{{Op: OpSupersedeDecision, ID: "D1", Statement: "Use MongoDB", Reinstates: "R1", Turn: 4}}, delta(0, 5, 0, 2, 4), "tx"); err == nil {
+		t.Error("a supersede citing the rejection's own turn reinstated it")
+	}
+}

@@ -365,6 +365,7 @@ var opsShape = func() shape {
 		constraintID = id("C")
 		questionID   = id("Q")
 		retiredID    = id("DCR")
+		rejectedID   = id("R")
 		stepStatus   = enum(StepPending, StepInProgress, StepCompleted, StepCancelled)
 		step         = object(req("text", text), req("status", stepStatus))
 	)
@@ -375,7 +376,7 @@ var opsShape = func() shape {
 		OpAddDecision: op(OpAddDecision,
 			req("statement", text), opt("rationale", note), opt("reinstates", retiredID), req("turn", turn)),
 		OpSupersedeDecision: op(OpSupersedeDecision,
-			req("id", decisionID), req("statement", text), opt("rationale", note), req("turn", turn)),
+			req("id", decisionID), req("statement", text), opt("rationale", note), opt("reinstates", rejectedID), req("turn", turn)),
 		OpRejectDecision: op(OpRejectDecision,
 			req("id", decisionID), req("turn", turn)),
 		OpRejectAlternative: op(OpRejectAlternative,
