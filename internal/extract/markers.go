@@ -108,6 +108,10 @@ func markerOps(in Input) []map[string]any {
 			pl.steps = append(pl.steps, st.Text)
 		}
 	}
+	var rejected []capsule.Rejected
+	if in.Prev != nil {
+		rejected = in.Prev.Rejected
+	}
 	var ops []map[string]any
 	for _, t := range userTurns(in) {
 		items := readTurn(t.text)
@@ -125,6 +129,7 @@ func markerOps(in Input) []map[string]any {
 		})
 		n := len(ops)
 		ops, act = resolve(ops, act, items, t.n)
+		reinstate(ops, n, rejected, in.Turns["m"+strconv.Itoa(t.n)])
 		for _, o := range ops[n:] {
 			if o["op"] == "set_plan" {
 				pl = planSteps{}
@@ -139,7 +144,71 @@ func markerOps(in Input) []map[string]any {
 			}
 		}
 	}
-	return ops
+	return slices.DeleteFunc(ops, func(o map[string]any) bool { return o["op"] == dropOp })
+}
+
+// dropOp marks an op a later turn of the batch took back; it stays in
+// place until the end, since decisions refer to ops by index.
+const dropOp = "_drop"
+
+// reinstate marks each decision ops[from:] adds that chooses an option
+// rejected before ("Actually, let's use GORM after all" after "Rejected:
+// GORM") as reinstating it, so the merge takes it off the rejected list, and
+// drops an earlier rejection of it from the same batch: the block must never
+// list the option the user now chose as one not to use.
+//
+// turn is the turn's transcript ordinal, which rejections are dated by.
+func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn int) {
+	for i := from; i < len(ops); i++ {
+		o := ops[i]
+		if o["op"] != "add_decision" && o["op"] != "supersede_decision" {
+			continue
+		}
+		st, _ := o["statement"].(string)
+		chosen := chosenWords(st)
+		for _, r := range rejected {
+			if r.SourceTurn < turn && namesAll(chosen, r.Text) {
+				o["reinstates"] = r.ID
+				break
+			}
+		}
+		for j := from - 1; j >= 0; j-- {
+			if ops[j]["op"] == "reject_alternative" {
+				if txt, _ := ops[j]["text"].(string); namesAll(chosen, txt) {
+					ops[j] = map[string]any{"op": dropOp}
+				}
+			}
+		}
+	}
+}
+
+// chosenWords are the words of a decision's choice, without the
+// alternatives it sets aside ("X (instead of Y)", "X, not Y").
+func chosenWords(statement string) map[string]bool {
+	s, _ := foldOld(statement)
+	if k := strings.Index(strings.ToLower(s), "(instead of"); k > 0 {
+		s = s[:k]
+	}
+	m := map[string]bool{}
+	for _, w := range words(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// namesAll reports whether every content word of text is among chosen.
+func namesAll(chosen map[string]bool, text string) bool {
+	n := 0
+	for _, w := range words(text) {
+		if stopWords[w] {
+			continue
+		}
+		if !chosen[w] {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // planSteps is the plan a turn's "skip the Dockerfile step" refers to: the

@@ -67,7 +67,7 @@ var (
 	verbBase = map[string]string{"using": "use", "storing": "store", "deploying": "deploy", "hosting": "host", "running": "run",
 		"doing": "use", "do": "use", "writing": "write", "building": "build"}
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
-	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now)$`)
+	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now|after all)$`)
 	useImper      = mustPattern(`^use\s+(.+)$`)
 	// keepRule: "Keep the database code in internal/store", "keep each file
 	// under 400 lines", "Keep secrets out of the repo": where things go and
@@ -121,13 +121,14 @@ var (
 	// judgement, then the decision it explains.
 	judgeComma = mustPattern(`^(.{3,80}?),\s+((?:so\s+)?(?:switch|move|use|go with|let'?s|we'?ll|we will|replace|migrate)\b.+)$`)
 	// genericUse: "let's use a simpler approach": no option named.
-	genericUse  = mustPattern(`^(?:(?:a|an)\s+(?:different|simpler|better|new|cleaner|similar|other|smarter|quick|quicker|more|less)\b|another|the same|the existing|the current|the other|whatever|something|anything)\b`)
-	toolFor     = mustPattern(`^(?:the|a|an)\s+\S+\s+to\s+\w+`)
-	shouldRule  = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|go|live|stay|always|never)\b`)
-	droppedPast = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
-	forAll      = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
-	maxRule     = mustPattern(`^(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
-	ensureAll   = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
+	genericUse    = mustPattern(`^(?:(?:a|an)\s+(?:different|simpler|better|new|cleaner|similar|other|smarter|quick|quicker|more|less)\b|another|the same|the existing|the current|the other|whatever|something|anything)\b`)
+	toolFor       = mustPattern(`^(?:the|a|an)\s+\S+\s+to\s+\w+`)
+	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|go|live|stay|always|never)\b`)
+	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
+	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
+	maxRule       = mustPattern(`^(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
+	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
+	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
@@ -629,6 +630,14 @@ func (r *reader) statement(s string, change bool) {
 	// "Correction: CI runs on Buildkite", "Apache-2.0 license. That's final".
 	if (change || decided) && hasChoice(s) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) {
 		r.decisionBody(s, change)
+		return
+	}
+	// "Never mind, forget GORM, back to sqlc": clauses read one by one,
+	// unless the first sets a condition ("if the build fails, use Bazel").
+	if parts := strings.Split(s, ", "); len(parts) >= 2 && len(parts) <= 5 && !conditionLead.MatchString(low) && !oneOff.MatchString(low) {
+		for _, p := range parts {
+			r.statement(p, change || r.changed)
+		}
 	}
 }
 
@@ -815,6 +824,11 @@ func matcher(s, low string) (match func(re *pattern) bool, sub func(re *pattern,
 // alternatives it carries ("X, not Y", "X instead of Y", "X; Y is out").
 func (r *reader) decisionBody(body string, change bool) {
 	body = strings.TrimSpace(body)
+	judged := ""
+	if k := strings.LastIndex(body, ", "); k > 0 && judgement.MatchString(strings.ToLower(body[k+2:])) {
+		// "Use GORM after all, sqlc is too much boilerplate"
+		body, judged = body[:k], strings.TrimSpace(body[k+2:])
+	}
 	low := strings.ToLower(body)
 	if m := trailingNowOn.FindStringIndex(low); m != nil {
 		body = body[:m[0]]
@@ -828,6 +842,7 @@ func (r *reader) decisionBody(body string, change bool) {
 		body = capitalise(body[3:])
 	}
 	body, why := splitReason(body)
+	why = firstNonEmpty(why, judged)
 	if m := foldedOut.FindStringSubmatch(body); m != nil {
 		r.decision(item{kind: "decision", text: m[1], why: why, change: change})
 		r.add(item{kind: "reject", text: m[2]})
@@ -997,7 +1012,7 @@ func (r *reader) constraintForms(s, low string) bool {
 	switch {
 	case notRules.MatchString(low):
 		return false
-	case alwaysNever.MatchString(low), avoidForm.MatchString(low):
+	case alwaysNever.MatchString(low) && !strings.Contains(low, "this time"), avoidForm.MatchString(low):
 	case dontRule.MatchString(low):
 		m := dontRule.FindStringSubmatch(low)
 		if dontSkip.MatchString(m[1]) || oneOff.MatchString(low) {

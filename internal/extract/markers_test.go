@@ -393,3 +393,45 @@ func TestMarkersSessionTraps(t *testing.T) {
 		}
 	}
 }
+
+// Reversals: an option rejected, then chosen after all, then dropped
+// again. The block never lists the option in force as one not to use, and
+// never keeps the one dropped as active, whether the turns come one
+// extraction at a time or in one batch (a first extraction after many
+// turns, a fork re-read).
+func TestMarkersReversals(t *testing.T) {
+	turns := []string{
+		"Decision: use PostgreSQL with sqlc. Rejected: GORM — we write SQL by hand.",
+		"Don't use Kafka; NATS is enough.",
+		"Actually, let's use GORM after all, sqlc is too much boilerplate.",
+		"OK we need Kafka after all, switch events from NATS to Kafka.",
+		"Never mind, forget GORM, back to sqlc.",
+	}
+	check := func(t *testing.T, c *capsule.Capsule, upTo int) {
+		t.Helper()
+		active, rejected := sections(t, c)
+		if upTo >= 3 && upTo < 5 && (!strings.Contains(active, "Use GORM") || strings.Contains(rejected, ": GORM")) {
+			t.Errorf("after turn %d GORM should be in force and not listed as rejected:\n%s", upTo, capsule.Render(c))
+		}
+		if upTo >= 4 && (!strings.Contains(active, "Kafka") || strings.Contains(rejected, ": Kafka")) {
+			t.Errorf("after turn %d Kafka should be in force and not listed as rejected:\n%s", upTo, capsule.Render(c))
+		}
+		if upTo >= 5 && (!strings.Contains(active, "sqlc") || strings.Contains(active, "GORM")) {
+			t.Errorf("after turn %d sqlc should be back and GORM gone:\n%s", upTo, capsule.Render(c))
+		}
+	}
+	t.Run("one turn at a time", func(t *testing.T) {
+		c := capsule.New("s", "a")
+		for i, turn := range turns {
+			c = markers(t, c, 2*i, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: turn})
+			check(t, c, i+1)
+		}
+	})
+	t.Run("one batch", func(t *testing.T) {
+		var msgs []dialect.Message
+		for _, turn := range turns {
+			msgs = append(msgs, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: turn})
+		}
+		check(t, markers(t, capsule.New("s", "b"), 0, msgs...), len(turns))
+	})
+}
