@@ -22,6 +22,9 @@ compaction_continuity:
 type scriptRound struct {
 	say             string
 	active, retired []string
+	// rules must be under CONSTRAINTS; rejected must be listed as rejected
+	// alternatives (R lines), and nothing of active may be.
+	rules, rejected []string
 }
 
 // continuityScript is a session of twelve compactions in which the user
@@ -40,6 +43,33 @@ var continuityScript = []scriptRound{
 	{say: "Let's use Memcached for the cache.", active: []string{"Postgres", "NATS", "Argon2id", "Memcached"}},
 	{say: "Actually, use Redis instead of Memcached for the cache.", active: []string{"Postgres", "NATS", "Argon2id", "Redis"}, retired: []string{"Memcached"}},
 	{say: "Thanks, keep going.", active: []string{"Postgres", "NATS", "Argon2id", "Redis"}, retired: []string{"SQLite", "RabbitMQ", "bcrypt", "Memcached", "MongoDB"}},
+}
+
+// everydayScript is a session in the words people type to coding agents:
+// compound requests, conventions, a rejected option chosen after all and
+// dropped again, a plan with a step skipped; a compaction after each turn.
+var everydayScript = []scriptRound{
+	{say: "We're building a URL shortener. Let's use chi for routing and store links in SQLite.", active: []string{"chi", "SQLite"}},
+	{say: "Don't add any external auth library; we'll do API keys ourselves.", active: []string{"chi", "SQLite", "API keys"}, rules: []string{"external auth library"}},
+	{say: "We tried Redis for caching but drop it, no cache for now.", active: []string{"chi", "SQLite", "API keys"}, rejected: []string{"Redis"}},
+	{say: "Keep all handlers under internal/http, and all timestamps are stored in UTC.", active: []string{"chi", "SQLite"}, rules: []string{"internal/http", "- C3: All timestamps are stored in UTC"}},
+	{say: "Actually, let's switch from SQLite to Postgres since we'll deploy on Fly.", active: []string{"chi", "Postgres", "API keys"}, retired: []string{"SQLite"}},
+	{say: "Here's the plan: 1. schema 2. handlers 3. tests 4. Dockerfile", active: []string{"chi", "Postgres"}},
+	{say: "Run the tests and fix whatever fails.", active: []string{"chi", "Postgres", "API keys"}, rules: []string{"external auth library", "internal/http"}},
+	{say: "Hmm, we need a cache after all. Let's use Redis for the cache.", active: []string{"chi", "Postgres", "Redis"}},
+	{say: "On second thought, go back to SQLite; Postgres is overkill.", active: []string{"chi", "SQLite", "Redis"}, retired: []string{"Postgres"}},
+	{say: "Never mind, forget Redis, no cache.", active: []string{"chi", "SQLite", "API keys"}, retired: []string{"Redis"}},
+	{say: "Thanks, keep going.", active: []string{"chi", "SQLite", "API keys"}, retired: []string{"Postgres", "Redis"}, rules: []string{"external auth library", "internal/http"}},
+}
+
+// TestContinuityScriptEverydaySession runs everydayScript through a Claude
+// Code client and the built-in extractor, as TestContinuityScriptManyCompactions
+// does its script.
+func TestContinuityScriptEverydaySession(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: builtinYAML})
+	s := runScriptOf(t, e, "everyday-1", everydayScript)
+	t.Logf("%d compactions: active decisions present %d/%d, superseded shown as active %d, duplicated blocks %d",
+		len(everydayScript), s.present, s.want, s.staleActive, s.duplicated)
 }
 
 // TestContinuityScriptManyCompactions runs the script through a Claude Code
@@ -83,8 +113,14 @@ type scriptScore struct{ present, want, staleActive, duplicated int }
 // active, exactly one block.
 func runScript(t *testing.T, e *env, id string) (s scriptScore) {
 	t.Helper()
+	return runScriptOf(t, e, id, continuityScript)
+}
+
+// runScriptOf is runScript with script in place of continuityScript.
+func runScriptOf(t *testing.T, e *env, id string, script []scriptRound) (s scriptScore) {
+	t.Helper()
 	a := e.agent(id)
-	for i, r := range continuityScript {
+	for i, r := range script {
 		say(t, a, r.say)
 		compact(t, a)
 		say(t, a, "Continue.")
@@ -108,14 +144,60 @@ func runScript(t *testing.T, e *env, id string) (s scriptScore) {
 				t.Errorf("round %d: %q is still shown as active:\n%s", i+1, w, block(req))
 			}
 		}
+		rules, rejected := section(block(req), "CONSTRAINTS"), rejectedAlternatives(block(req))
+		for _, w := range r.rules {
+			if !strings.Contains(rules, w) {
+				t.Errorf("round %d: %q is not under CONSTRAINTS:\n%s", i+1, w, block(req))
+			}
+		}
+		for _, w := range r.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("round %d: %q is not listed as rejected:\n%s", i+1, w, block(req))
+			}
+		}
+		for _, w := range r.active {
+			if strings.Contains(rejected, w) {
+				t.Errorf("round %d: %q is in force and listed as rejected:\n%s", i+1, w, block(req))
+			}
+		}
 	}
 	return s
 }
 
 // staleLine reports whether an active line names w as the choice (not as
 // the option it replaced: "… instead of w").
+// section returns the "- " lines under heading in a block.
+func section(blk, heading string) string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(blk, "\n") {
+		switch {
+		case strings.HasPrefix(l, heading):
+			in = true
+		case in && strings.HasPrefix(l, "- "):
+			out = append(out, l)
+		case in:
+			return strings.Join(out, "\n")
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// rejectedAlternatives returns the rejected alternatives' lines of a block
+// ("- R2: Redis …"), not its retired decisions.
+func rejectedAlternatives(blk string) string {
+	var out []string
+	for _, l := range strings.Split(section(blk, "REJECTED"), "\n") {
+		if strings.HasPrefix(l, "- R") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 func staleLine(active, w string) bool {
 	for _, l := range strings.Split(active, "\n") {
+		l, _, _ = strings.Cut(l, "(why: ") // the reason may name what it replaced
 		if strings.Contains(l, w) && !strings.Contains(l, "instead of "+w) {
 			return true
 		}

@@ -110,7 +110,7 @@ var (
 	stayTask  = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
 	skipStep  = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
 	imperLead = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
-	imperAnd  = mustPattern(`\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer)\s+.+)$`)
+	imperAnd  = mustPattern(`,?\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer|all|every|each)\s+.+)$`)
 	// topicLead: "For search, let's go with …", "On the backend we'll use …":
 	// the topic before the decision.
 	topicLead = mustPattern(`^(?:for|on|in)\s+(?:the\s+)?[\w\-/. ]{1,30}?,?\s+((?:let'?s|we'?ll|we will|we'?re|we are|we|use|go with)\s.*)$`)
