@@ -43,7 +43,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then)\s+)`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
 	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
@@ -129,6 +129,11 @@ var (
 	maxRule       = mustPattern(`^(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
 	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
+	// standingImper: "Keep the tests table-driven from now on": an
+	// instruction made a standing rule.
+	standingImper = mustPattern(`^(?:please\s+)?(?:keep|use|make|write|put|always|never|don'?t|do not|prefer|avoid|run|add)\s+\S.*\s(?:from now on|going forward|from here on|in future|in the future)$`)
+	// keepNamed: "keep Vite", "keep using Vite for the build".
+	keepNamed = mustPattern(`^keep\s+(?:using\s+)?(\S+)(?:\s+for\s+.+)?$`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
@@ -745,6 +750,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return false
 		}
 		r.decisionBody(s, change)
+	case match(keepNamed) && isChoiceWord(sub(keepNamed, 1), false):
+		r.decisionBody(capitalise(s), change)
 	case match(forAll) && isNamed(sub(forAll, 1)):
 		r.decisionBody("Use "+s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
@@ -1026,7 +1033,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
 		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low),
-		maxRule.MatchString(low), ensureAll.MatchString(low):
+		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low):
 	default:
 		return false
 	}

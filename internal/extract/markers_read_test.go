@@ -157,3 +157,24 @@ func TestReadTurnPlansInOwnWords(t *testing.T) {
 		}
 	}
 }
+
+// A decision after pasted output, logs or a quoted question is read; what
+// was pasted is not.
+func TestReadTurnDecisionAfterPastedOutput(t *testing.T) {
+	for _, tc := range []struct{ text, want, notWant string }{
+		{"Here's the error:\n```\npanic: runtime error\n```\nLet's switch to pgx instead of lib/pq, it handles this properly.", "Use pgx", ""},
+		{"The logs say:\nERROR: decision: use mysql\nWARN retry\n\nOk, so let's go with MySQL then.", "Use MySQL", "use mysql"},
+		{"$ go test ./...\n--- FAIL: TestX\nFAIL\n\nKeep the tests table-driven from now on.", "Keep the tests table-driven", ""},
+		{"Summary of what you did: you switched to Vite. Fine, keep Vite.", "Keep Vite", "switched"},
+	} {
+		items := readTurn(tc.text)
+		var got []string
+		for _, it := range items {
+			got = append(got, it.kind+": "+it.text)
+		}
+		all := strings.Join(got, "\n")
+		if !strings.Contains(all, tc.want) || tc.notWant != "" && strings.Contains(all, tc.notWant) {
+			t.Errorf("%q read as:\n%s\nwant %q (and not %q)", tc.text, all, tc.want, tc.notWant)
+		}
+	}
+}
