@@ -43,7 +43,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then)\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then|please)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
 	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
@@ -53,12 +53,12 @@ var (
 	keepVerb     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+keep\s+(.+)$`)
 	// personal: what someone decides for themselves, not for the project.
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
-	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject)\s+(.+)$`)
+	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting)\s+(.+)$`)
 	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
 	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+(?:stick with|stay with|settle on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs        = mustPattern(`^(.{1,40}?)\s+it is$`)
-	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
+	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
 	// plainVerbs: willVerb's verbs that state a decision with any object;
 	// the others ("we're running the migration", "let's write a test") only
 	// with a named option ("let's write the worker in Python").
@@ -122,6 +122,7 @@ var (
 	judgeComma = mustPattern(`^(.{3,80}?),\s+((?:so\s+)?(?:switch|move|use|go with|let'?s|we'?ll|we will|replace|migrate)\b.+)$`)
 	// genericUse: "let's use a simpler approach": no option named.
 	genericUse    = mustPattern(`^(?:(?:a|an)\s+(?:different|simpler|better|new|cleaner|similar|other|smarter|quick|quicker|more|less)\b|another|the same|the existing|the current|the other|whatever|something|anything)\b`)
+	shouldLead    = mustPattern(`^we (?:should|must|need to|have to)\b`)
 	toolFor       = mustPattern(`^(?:the|a|an)\s+\S+\s+to\s+\w+`)
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
@@ -134,18 +135,28 @@ var (
 	standingImper = mustPattern(`^(?:please\s+)?(?:keep|use|make|write|put|always|never|don'?t|do not|prefer|avoid|run|add)\s+\S.*\s(?:from now on|going forward|from here on|in future|in the future)$`)
 	// keepNamed: "keep Vite", "keep using Vite for the build".
 	keepNamed = mustPattern(`^keep\s+(?:using\s+)?(\S+)(?:\s+for\s+.+)?$`)
+	// preferOver: "I prefer Go over Rust for this service".
+	preferOver = mustPattern(`^(?:i|we)\s+(?:prefer|'d prefer|would prefer)\s+(.+?)\s+(?:over|to|rather than)\s+(.+)$`)
+	// forPair: "TypeScript for the frontend, Go for the backend".
+	forPair = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
+	// subjectIs: "The database is Postgres": a part of the product and the
+	// option of its kind.
+	subjectIs = mustPattern(`^(?:the|our)\s+([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?)$`)
+	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
+	wantToBe = mustPattern(`^(?:i|we)\s+want\s+(?:the\s+|our\s+|all\s+|every\s+)?(\S.*?)\s+to\s+(?:be|use|stay|run on|support)\s+\S.*$`)
+	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
-	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+for\s+.+)?$`)
+	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+for\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
-	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
+	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
 	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
 	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm    = mustPattern(`^not\s+(.+)$`)
@@ -156,7 +167,7 @@ var (
 
 	alwaysNever  = mustPattern(`^(?:please\s+|make sure\s+(?:that\s+)?(?:we\s+|you\s+)?|ensure\s+(?:that\s+)?(?:we\s+|you\s+)?)?(?:never|always|must never|must always)\s+(\S.+)$`)
 	notRules     = mustPattern(`^(?:always|never)\s+(?:mind|happy|glad|nice|good|fun|mind that)\b`)
-	avoidForm    = mustPattern(`^(?:avoid|prefer|only use|we prefer|we avoid)\s+\S.+$`)
+	avoidForm    = mustPattern(`^(?:(?:let'?s|we should|we must|we'?ll|we will)\s+)?(?:avoid|prefer|only use|we prefer|we avoid)\s+\S.+$`)
 	dontRule     = mustPattern(`^(?:do not|don'?t|please don'?t|please do not)\s+(\w+)\b.+$`)
 	dontSkip     = mustPattern(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
@@ -502,6 +513,59 @@ func hedgedTail(low string) int {
 	return i
 }
 
+// forPairs returns the "X for Y" parts of s when every part of it, split at
+// commas, names an option for a part of the product; nil otherwise.
+func forPairs(s string) []string {
+	parts := strings.Split(s, ", ")
+	for i, p := range parts {
+		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "and "))
+		m := forPair.FindStringSubmatch(strings.ToLower(p))
+		if m == nil {
+			return nil
+		}
+		x := p[:len(m[1])]
+		if !productPart(m[2]) || !(isNamed(x) || categoryOf[strings.ToLower(x)] != "") {
+			return nil
+		}
+		parts[i] = p
+	}
+	return parts
+}
+
+// productParts are the parts of a product an option is chosen for.
+var productParts = func() map[string]bool {
+	m := map[string]bool{}
+	for c := range categories {
+		m[c] = true
+	}
+	for _, w := range strings.Fields(`frontend backend server client db ui web mobile app api apis routing router http cache caching queue
+		queues jobs worker workers tests testing unit e2e logging logs auth authentication ci cd deploy deploys deployment deployments hosting
+		infra infrastructure styling styles css search metrics monitoring tracing storage migrations build builds bundling bundler packages
+		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
+		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// productPart reports whether the words name a part of a product ("the
+// backend", "unit tests", "the message broker").
+func productPart(words string) bool {
+	f := strings.Fields(words)
+	return len(f) > 0 && len(f) <= 3 && productParts[f[len(f)-1]]
+}
+
+// optionOf reports whether option is a named option for subject ("the
+// database is Postgres", "our queue will be NATS"), not a state ("the
+// frontend is broken") or a culprit ("the problem is Redis").
+func optionOf(subject, option string) bool {
+	o := strings.ToLower(strings.Fields(option)[0])
+	if c := categoryOf[o]; c != "" {
+		return productPart(subject)
+	}
+	return productPart(subject) && isNamed(option)
+}
+
 // seq returns the item indexes from, …, to-1.
 func seq(from, to int) []int {
 	var out []int
@@ -621,6 +685,14 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	// "TypeScript for the frontend, Go for the backend": options named for
+	// parts of the product, with no verb.
+	if pairs := forPairs(s); pairs != nil {
+		for _, p := range pairs {
+			r.decision(item{kind: "decision", text: "Use " + p, change: change})
+		}
+		return
+	}
 	// "Use gofmt and keep functions under 50 lines": two instructions,
 	// each read on its own.
 	if loc := imperAnd.FindStringSubmatchIndex(low); loc != nil && imperLead.MatchString(low) {
@@ -707,7 +779,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		// "Let's use chi for routing and store links in SQLite": two
 		// decisions, each replaceable on its own.
-		if lo := strings.ToLower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo)) && !hasChoice(obj) {
+		if lo := strings.ToLower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo) || shouldLead.MatchString(low)) && !hasChoice(obj) {
 			// "let's use a simpler approach here", "let's store this in a
 			// variable first", "let's use the debugger to step through it"
 			return false
@@ -750,6 +822,14 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return false
 		}
 		r.decisionBody(s, change)
+	case match(preferOver) && hasChoice(sub(preferOver, 1)+" "+sub(preferOver, 2)):
+		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
+	case match(subjectIs) && optionOf(sub(subjectIs, 1), sub(subjectIs, 2)):
+		opt := sub(subjectIs, 2)
+		if m := trailingNowOn.FindStringIndex(strings.ToLower(opt)); m != nil {
+			opt = opt[:m[0]]
+		}
+		r.decisionBody("Use "+opt+" for the "+sub(subjectIs, 1), change)
 	case match(keepNamed) && isChoiceWord(sub(keepNamed, 1), false):
 		r.decisionBody(capitalise(s), change)
 	case match(forAll) && isNamed(sub(forAll, 1)):
@@ -785,10 +865,10 @@ func namesChoice(verb, obj string) bool {
 	if strings.EqualFold(f[0], "to") && len(f) > 1 && isChoiceWord(f[1], false) {
 		return true // "deploying to Fly.io"
 	}
-	if isChoiceWord(f[0], false) || inHouse.MatchString(strings.ToLower(obj)) && hasChoice(obj) {
+	if isChoiceWord(f[0], false) || inHouse.MatchString(strings.ToLower(obj)) && (hasChoice(obj) || builds[verb]) {
 		return true
 	}
-	for i := 1; i < len(f)-1; i++ {
+	for i := 0; i < len(f)-1; i++ {
 		switch strings.ToLower(f[i]) {
 		case "in", "with", "on", "using", "via", "as", "through", "to":
 			next := f[i+1]
@@ -803,7 +883,11 @@ func namesChoice(verb, obj string) bool {
 	return false
 }
 
-var inHouse = mustPattern(`\b(?:ourselves|myself|in-house|by hand|from scratch)\b`)
+// builds are the verbs whose object made in-house is a decision by itself
+// ("we'll write our own router").
+var builds = map[string]bool{"write": true, "build": true, "implement": true, "handle": true}
+
+var inHouse = mustPattern(`\b(?:ourselves|myself|in-house|by hand|from scratch|our own)\b`)
 
 // matcher returns match, which reports whether re matches low, and sub,
 // which returns group g of that match read from s (trimmed; "" when the
@@ -909,6 +993,8 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(strings.ToLower(sub(droppedPast, 1)), "the "):
 		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
 		r.changed = true
+	case match(dislike) && isNamed(sub(dislike, 1)):
+		r.add(item{kind: "reject", text: sub(dislike, 1)})
 	case match(triedDrop) && !conditional.MatchString(strings.ToLower(sub(triedDrop, 2))):
 		opt := sub(triedDrop, 1)
 		if loc := triedCut.FindStringIndex(strings.ToLower(opt)); loc != nil && loc[0] > 0 {
@@ -1033,7 +1119,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
 		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low),
-		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low):
+		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
+		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
 	default:
 		return false
 	}

@@ -386,6 +386,8 @@ func TestMarkersSessionTraps(t *testing.T) {
 		"Make sure it compiles.", "The tests should pass after this change.", "Keep an eye on the queue length while the job runs.",
 		"Every time the DAG runs it leaks a connection.", "The PR will be ready tomorrow.", "Use the existing helper.",
 		"Let's use the debugger to step through it.", "Let's store this in a variable first.", "It should go in the main package.",
+		"The problem is Redis.", "The frontend is broken.", "I want you to be careful.", "We should use caution with the migration.",
+		"I don't like this approach.", "The bottleneck is Postgres.", "Thanks for the help, Go for it.", "Note: the build is slow.",
 	}
 	for _, s := range traps {
 		if items := readTurn(s); len(items) > 0 {
@@ -434,4 +436,27 @@ func TestMarkersReversals(t *testing.T) {
 		}
 		check(t, markers(t, capsule.New("s", "b"), 0, msgs...), len(turns))
 	})
+}
+
+// Preferences, verbless pairs, "the X is Y", and statements behind a
+// "Note:" or "Remember:".
+func TestMarkersPreferencesAndNotes(t *testing.T) {
+	var msgs []dialect.Message
+	for _, turn := range []string{
+		"I prefer Go over Rust for this service.",
+		"TypeScript for the frontend, Python for the scripts.",
+		"The database is Postgres. Final.",
+		"Please use pnpm, not npm.",
+		"Remember: never use eval.",
+		"Note that we're deploying on Render.",
+		"Rejecting Kubernetes, too complex for us.",
+		"I want the API to be RESTful with JSON.",
+	} {
+		msgs = append(msgs, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: turn})
+	}
+	c := markers(t, capsule.New("s", "a"), 0, msgs...)
+	wantSections(t, c,
+		[]string{"Prefer Go over Rust", "TypeScript for the frontend", "Python for the scripts", "Postgres for the database",
+			"use pnpm", "never use eval", "Render", "RESTful with JSON"},
+		[]string{"Rust", "npm", "Kubernetes", "too complex"})
 }
