@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,8 +145,58 @@ func markerOps(in Input) []map[string]any {
 			}
 		}
 	}
-	return slices.DeleteFunc(ops, func(o map[string]any) bool { return o["op"] == dropOp })
+	ops = slices.DeleteFunc(ops, func(o map[string]any) bool { return o["op"] == dropOp })
+	return fitResult(ops, in.Prev != nil && in.Prev.LatestPlan != nil)
 }
+
+// fitResult makes ops a result the merge accepts however long the history
+// read: an op repeating an earlier one of the batch (a rule restated on
+// every turn) goes, and past capsule.MaxOps the least telling go first —
+// choices the batch itself replaced, then other rejected alternatives, then
+// the oldest of the rest (a result over the bound is rejected whole: nothing
+// would be kept, the watermark would not move, and every later request
+// would read the whole history again). A step status whose plan went goes
+// too.
+func fitResult(ops []map[string]any, prevPlan bool) []map[string]any {
+	seen := map[string]bool{}
+	ops = slices.DeleteFunc(ops, func(o map[string]any) bool {
+		if o["op"] == "set_plan" {
+			return false
+		}
+		k := fmt.Sprint(o["op"], "\x00", o["id"], "\x00", capsule.Normalize(fmt.Sprint(o["statement"], o["text"])), "\x00", o["step"], o["status"])
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
+	for _, least := range []func(o map[string]any) bool{
+		func(o map[string]any) bool { r, _ := o["reason"].(string); return strings.HasPrefix(r, replacedBy) },
+		func(o map[string]any) bool { return o["op"] == "reject_alternative" },
+		func(map[string]any) bool { return true },
+	} {
+		for i := 0; i < len(ops) && len(ops) > capsule.MaxOps; {
+			if least(ops[i]) && ops[i]["op"] != "set_plan" {
+				ops = slices.Delete(ops, i, i+1)
+				continue
+			}
+			i++
+		}
+	}
+	for len(ops) > capsule.MaxOps { // only plans left: the newest wins
+		ops = ops[1:]
+	}
+	// A step status needs its plan: the newest kept set_plan before it, or
+	// the capsule's when the batch sets none before it.
+	planned := prevPlan
+	return slices.DeleteFunc(ops, func(o map[string]any) bool {
+		if o["op"] == "set_plan" {
+			planned = true
+		}
+		return o["op"] == "set_step_status" && !planned
+	})
+}
+
+// replacedBy opens the reason of a choice the same batch replaced.
+const replacedBy = "replaced by: "
 
 // dropOp marks an op a later turn of the batch took back; it stays in
 // place until the end, since decisions refer to ops by index.
@@ -261,7 +312,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			st, _ := ops[a.op]["statement"].(string)
 			o := map[string]any{"op": "reject_alternative", "text": st, "turn": ops[a.op]["turn"]}
 			if replacement != "" {
-				o["reason"] = "replaced by: " + replacement
+				o["reason"] = replacedBy + replacement
 			}
 			ops[a.op] = o
 		}

@@ -308,6 +308,11 @@ func (r *reader) lines(ls []userLine) {
 				r.add(item{kind: "plan", steps: steps})
 				continue
 			}
+			if len(enumInner.FindAllStringIndex(body, -1)) >= 2 {
+				r.last = nil
+				r.add(item{kind: "plan", steps: splitEnum(body)}) // "Plan: 1) schema 2) handlers"
+				continue
+			}
 		}
 		m := labelRe.FindStringSubmatchIndex(low)
 		if m != nil && strings.TrimSpace(low[m[4]:m[5]]) == "" && strings.HasSuffix(strings.TrimSpace(l), ":") {

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -459,4 +460,32 @@ func TestMarkersPreferencesAndNotes(t *testing.T) {
 		[]string{"Prefer Go over Rust", "TypeScript for the frontend", "Python for the scripts", "Postgres for the database",
 			"use pnpm", "never use eval", "Render", "RESTful with JSON"},
 		[]string{"Rust", "npm", "Kubernetes", "too complex"})
+}
+
+// A long history read at once (a conversation pointed at Tether for the
+// first time, a restart, a fork re-read) yields a result the merge accepts:
+// a statement repeated on every turn is one op, and when more distinct ops
+// remain than a result may carry the newest are kept. A result over the
+// bound was rejected whole, so nothing was kept, the watermark never moved,
+// and every later request read the whole history again.
+func TestMarkersLongHistoryFitsOneResult(t *testing.T) {
+	var msgs []dialect.Message
+	for i := range 200 {
+		msgs = append(msgs, dialect.Message{Role: "assistant", Text: "Done."},
+			dialect.Message{Role: "user", Text: fmt.Sprintf("Step %d done. Keep PostgreSQL as the store, not MongoDB. Never push to main.", i)})
+	}
+	for i := range 100 {
+		msgs = append(msgs, dialect.Message{Role: "assistant", Text: "OK."},
+			dialect.Message{Role: "user", Text: fmt.Sprintf("Decision: service %d is written in Go%d.", i, i)})
+	}
+	msgs = append(msgs, dialect.Message{Role: "assistant", Text: "Plan?"}, dialect.Message{Role: "user", Text: "Plan: 1) schema 2) handlers 3) tests"},
+		dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: "Skip the tests step."})
+	c := markers(t, capsule.New("s", "a"), 0, msgs...)
+	r := capsule.Render(c)
+	if !strings.Contains(r, "Go99") || !strings.Contains(r, "[cancelled] tests") {
+		t.Errorf("the newest statements were not kept:\n%s", r)
+	}
+	if n := strings.Count(r, "Never push to main"); n != 1 {
+		t.Errorf("the repeated rule is listed %d times, want once:\n%s", n, r)
+	}
 }
