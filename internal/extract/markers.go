@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -158,6 +159,37 @@ func markerOps(in Input) []map[string]any {
 // would read the whole history again). A step status whose plan went goes
 // too.
 func fitResult(ops []map[string]any, prevPlan bool) []map[string]any {
+	for _, o := range ops {
+		for _, k := range []string{"statement", "text"} {
+			if v, ok := o[k].(string); ok {
+				o[k] = cut(v, maxText)
+			}
+		}
+		for _, k := range []string{"reason", "rationale"} {
+			if v, ok := o[k].(string); ok {
+				o[k] = cut(v, maxNote)
+			}
+		}
+		if steps, ok := o["steps"].([]map[string]any); ok {
+			for _, st := range steps {
+				st["text"] = cut(st["text"].(string), maxText)
+			}
+			steps = slices.DeleteFunc(steps, func(st map[string]any) bool { return capsule.Normalize(st["text"].(string)) == "" })
+			o["steps"] = steps[:min(len(steps), maxSteps)]
+		}
+	}
+	ops = slices.DeleteFunc(ops, func(o map[string]any) bool {
+		if steps, ok := o["steps"].([]map[string]any); ok {
+			return len(steps) == 0
+		}
+		// A text of punctuation alone is empty to the merge ("#").
+		for _, k := range []string{"statement", "text"} {
+			if v, ok := o[k].(string); ok && capsule.Normalize(v) == "" {
+				return true
+			}
+		}
+		return false
+	})
 	seen := map[string]bool{}
 	ops = slices.DeleteFunc(ops, func(o map[string]any) bool {
 		if o["op"] == "set_plan" {
@@ -193,6 +225,29 @@ func fitResult(ops []map[string]any, prevPlan bool) []map[string]any {
 		}
 		return o["op"] == "set_step_status" && !planned
 	})
+}
+
+// Bounds of what the built-in extractor records, within the result
+// schema's (schema/ops.v2.json: texts of 2000 characters, plans of 50
+// steps): a reason is a clause, not a page.
+const (
+	maxText  = 500
+	maxNote  = 300
+	maxSteps = 50
+)
+
+// cut returns s cut to at most n characters, at a word end when there is
+// one, marked with "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n-1]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimSpace(cut) + "…"
 }
 
 // replacedBy opens the reason of a choice the same batch replaced.
@@ -237,7 +292,7 @@ func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn
 // alternatives it sets aside ("X (instead of Y)", "X, not Y").
 func chosenWords(statement string) map[string]bool {
 	s, _ := foldOld(statement)
-	if k := strings.Index(strings.ToLower(s), "(instead of"); k > 0 {
+	if k := strings.Index(lower(s), "(instead of"); k > 0 {
 		s = s[:k]
 	}
 	m := map[string]bool{}

@@ -15,7 +15,7 @@ var recommends = regexp.MustCompile(`(?i)\b(?:i(?:'d| would)? (?:recommend|sugge
 
 // accepts reports whether a user's turn only accepts what came before it.
 func accepts(text string) bool {
-	t := strings.ToLower(strings.TrimSpace(unwrapArgs(text)))
+	t := lower(strings.TrimSpace(unwrapArgs(text)))
 	if t == "" || len(strings.Fields(t)) > 12 || strings.ContainsAny(t, "?") {
 		return false
 	}

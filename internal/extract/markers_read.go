@@ -3,6 +3,7 @@ package extract
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // This file reads one user turn into items (decisions, rejections,
@@ -191,7 +192,7 @@ var (
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
 	text = unwrapArgs(text)
-	if turnHold.MatchString(strings.ToLower(text)) {
+	if turnHold.MatchString(lower(text)) {
 		return nil
 	}
 	r := reader{}
@@ -235,7 +236,7 @@ func userLines(text string) []userLine {
 	pasted := false
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
-		low := strings.ToLower(l)
+		low := lower(l)
 		switch {
 		case low == "":
 			pasted = false
@@ -360,7 +361,7 @@ func (r *reader) listItem(kind, body string) {
 // line reads one line: an enumerated label ("Rules: 1) … 2) …") or
 // sentences.
 func (r *reader) line(l string) {
-	low := strings.ToLower(l)
+	low := lower(l)
 	r.labelledLine(l, low, labelRe.FindStringSubmatchIndex(low))
 }
 
@@ -400,6 +401,9 @@ func (r *reader) labelledLine(l, low string, m []int) {
 	}
 }
 
+// maxSentence bounds the bytes of a sentence the reader looks into.
+const maxSentence = 800
+
 var sentenceEnd = mustPattern(`[.!?]+(?:\s+|$)`)
 
 // sentences splits a line at sentence ends, keeping a question mark with
@@ -409,7 +413,7 @@ func sentences(l string) []string {
 	start := 0
 	for _, loc := range sentenceEnd.FindAllStringIndex(l, -1) {
 		end := loc[1]
-		prev := strings.ToLower(l[max(0, loc[0]-4):loc[0]])
+		prev := lower(l[max(0, loc[0]-4):loc[0]])
 		if strings.HasSuffix(prev, "e.g") || strings.HasSuffix(prev, "i.e") || strings.HasSuffix(prev, " vs") || strings.HasSuffix(prev, "etc") {
 			continue
 		}
@@ -461,13 +465,16 @@ func (r *reader) sentence(s string) {
 	r.last = nil
 	s = strings.TrimSpace(strings.Trim(s, "\"'“”*_ "))
 	s = strings.TrimLeft(s, "-•> ")
-	if s == "" {
+	if s == "" || len(s) > maxSentence {
+		// Nobody settles a choice in a sentence of a page: such a run of
+		// text is pasted, and reading its clauses one within another
+		// would cost the square of its length.
 		return
 	}
 	if strings.HasSuffix(s, "?") {
 		return
 	}
-	low := strings.ToLower(s)
+	low := lower(s)
 	// A reason of its own, for the statement before it.
 	if m := followReason.FindStringSubmatch(low); m != nil && len(prevLast) > 0 {
 		r.attach(prevLast, strings.TrimRight(s[len(s)-len(m[1]):], ". "))
@@ -481,7 +488,7 @@ func (r *reader) sentence(s string) {
 	}
 	if m := prefRule.FindStringSubmatchIndex(low); m != nil && !oneOff.MatchString(low) {
 		// "I'd rather we avoid ORMs": a rule, though it reads as a wish.
-		if body := s[m[2]:m[3]]; strings.HasPrefix(strings.ToLower(body), "use ") {
+		if body := s[m[2]:m[3]]; strings.HasPrefix(lower(body), "use ") {
 			r.decisionBody(capitalise(body), r.changed)
 		} else {
 			r.add(item{kind: "constraint", text: capitalise(body)})
@@ -524,12 +531,12 @@ func forPairs(s string) []string {
 	parts := strings.Split(s, ", ")
 	for i, p := range parts {
 		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "and "))
-		m := forPair.FindStringSubmatch(strings.ToLower(p))
+		m := forPair.FindStringSubmatch(lower(p))
 		if m == nil {
 			return nil
 		}
 		x := p[:len(m[1])]
-		if !productPart(m[2]) || !(isNamed(x) || categoryOf[strings.ToLower(x)] != "") {
+		if !productPart(m[2]) || !(isNamed(x) || categoryOf[lower(x)] != "") {
 			return nil
 		}
 		parts[i] = p
@@ -564,7 +571,7 @@ func productPart(words string) bool {
 // database is Postgres", "our queue will be NATS"), not a state ("the
 // frontend is broken") or a culprit ("the problem is Redis").
 func optionOf(subject, option string) bool {
-	o := strings.ToLower(strings.Fields(option)[0])
+	o := lower(strings.Fields(option)[0])
 	if c := categoryOf[o]; c != "" {
 		return productPart(subject)
 	}
@@ -597,7 +604,7 @@ func (r *reader) statement(s string, change bool) {
 	if s == "" {
 		return
 	}
-	low := strings.ToLower(s)
+	low := lower(s)
 	// "…; that's final" / "…, final": emphasis, and a sign of a decision.
 	decided := false
 	if loc := decisive.FindStringIndex(low); loc != nil {
@@ -681,10 +688,10 @@ func (r *reader) statement(s string, change bool) {
 		rest := strings.TrimSpace(s[i+1:])
 		n := len(r.items)
 		r.statement(rest, change)
-		if len(r.items) == n && reasonish.MatchString(strings.ToLower(rest)) {
+		if len(r.items) == n && reasonish.MatchString(lower(rest)) {
 			r.attach(r.last, rest)
 		}
-		if n == first && len(r.items) > n && judgement.MatchString(strings.ToLower(s[:i])) {
+		if n == first && len(r.items) > n && judgement.MatchString(lower(s[:i])) {
 			// "Pandas is too slow; we'll use Polars."
 			r.attach(seq(n, len(r.items)), s[:i])
 		}
@@ -733,7 +740,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.rejectList(sub(decidedAgst, 1))
 	case match(decidedTo):
 		body := sub(decidedTo, 2)
-		lb := strings.ToLower(body)
+		lb := lower(body)
 		switch {
 		case personal.MatchString(lb) && strings.EqualFold(sub(decidedTo, 1), "i"):
 			// A break, not a project decision.
@@ -742,7 +749,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		default:
 			r.decisionBody(capitalise(body), change)
 		}
-	case match(keepVerb) && (hasChoice(sub(keepVerb, 1)) || keepPlace.MatchString(strings.ToLower(sub(keepVerb, 1)))):
+	case match(keepVerb) && (hasChoice(sub(keepVerb, 1)) || keepPlace.MatchString(lower(sub(keepVerb, 1)))):
 		r.decisionBody("Keep "+sub(keepVerb, 1), change)
 	case match(revertForm):
 		old, back := sub(revertForm, 1), sub(revertForm, 2)
@@ -772,24 +779,24 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(stickWith):
-		if obj := sub(stickWith, 1); !pronounLead.MatchString(strings.ToLower(obj)) && !strings.HasPrefix(strings.ToLower(obj), "me") {
+		if obj := sub(stickWith, 1); !pronounLead.MatchString(lower(obj)) && !strings.HasPrefix(lower(obj), "me") {
 			r.decisionBody("Use "+obj, change)
 		}
 	case match(itIs):
 		r.decisionBody("Use "+sub(itIs, 1), change)
-	case match(willVerb) && (plainVerbs[strings.ToLower(sub(willVerb, 1))] || namesChoice(strings.ToLower(sub(willVerb, 1)), sub(willVerb, 2))):
-		verb, obj := strings.ToLower(sub(willVerb, 1)), sub(willVerb, 2)
+	case match(willVerb) && (plainVerbs[lower(sub(willVerb, 1))] || namesChoice(lower(sub(willVerb, 1)), sub(willVerb, 2))):
+		verb, obj := lower(sub(willVerb, 1)), sub(willVerb, 2)
 		if b, ok := verbBase[verb]; ok {
 			verb = b
 		}
 		// "Let's use chi for routing and store links in SQLite": two
 		// decisions, each replaceable on its own.
-		if lo := strings.ToLower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo) || shouldLead.MatchString(low)) && !hasChoice(obj) {
+		if lo := lower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo) || shouldLead.MatchString(low)) && !hasChoice(obj) {
 			// "let's use a simpler approach here", "let's store this in a
 			// variable first", "let's use the debugger to step through it"
 			return false
 		}
-		if loc := andVerb.FindStringSubmatchIndex(strings.ToLower(obj)); loc != nil && hasContent(obj[:loc[0]]) {
+		if loc := andVerb.FindStringSubmatchIndex(lower(obj)); loc != nil && hasContent(obj[:loc[0]]) {
 			r.decisionBody(capitalise(verb)+" "+obj[:loc[0]], change)
 			r.statement("let's "+obj[loc[2]:], change)
 			break
@@ -803,9 +810,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(verb)+" "+obj, change)
 	case match(fromNowOn):
 		body := sub(fromNowOn, 1)
-		if !strings.HasPrefix(strings.ToLower(body), "use ") {
+		if !strings.HasPrefix(lower(body), "use ") {
 			// "From now on, all endpoints need auth": a standing rule.
-			if !standingRule.MatchString(strings.ToLower(body)) {
+			if !standingRule.MatchString(lower(body)) {
 				return false
 			}
 			r.add(item{kind: "constraint", text: capitalise(body)})
@@ -816,7 +823,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
 	case match(useImper):
 		body := sub(useImper, 1)
-		lb := strings.ToLower(body)
+		lb := lower(body)
 		if m := useNamed.FindStringSubmatchIndex(low); m != nil && (categoryOf[low[m[2]:m[3]]] != "" || isNamed(s[m[2]:m[3]])) {
 			r.decisionBody(s, change) // "use zerolog for logging"
 			break
@@ -831,7 +838,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
 	case match(subjectIs) && optionOf(sub(subjectIs, 1), sub(subjectIs, 2)):
 		opt := sub(subjectIs, 2)
-		if m := trailingNowOn.FindStringIndex(strings.ToLower(opt)); m != nil {
+		if m := trailingNowOn.FindStringIndex(lower(opt)); m != nil {
 			opt = opt[:m[0]]
 		}
 		r.decisionBody("Use "+opt+" for the "+sub(subjectIs, 1), change)
@@ -864,20 +871,20 @@ func namesChoice(verb, obj string) bool {
 	if b, ok := verbBase[verb]; ok {
 		verb = b
 	}
-	if len(f) == 0 || !plainVerbs[verb] && pronounLead.MatchString(strings.ToLower(obj)) {
+	if len(f) == 0 || !plainVerbs[verb] && pronounLead.MatchString(lower(obj)) {
 		return false
 	}
 	if strings.EqualFold(f[0], "to") && len(f) > 1 && isChoiceWord(f[1], false) {
 		return true // "deploying to Fly.io"
 	}
-	if isChoiceWord(f[0], false) || inHouse.MatchString(strings.ToLower(obj)) && (hasChoice(obj) || builds[verb]) {
+	if isChoiceWord(f[0], false) || inHouse.MatchString(lower(obj)) && (hasChoice(obj) || builds[verb]) {
 		return true
 	}
 	for i := 0; i < len(f)-1; i++ {
-		switch strings.ToLower(f[i]) {
+		switch lower(f[i]) {
 		case "in", "with", "on", "using", "via", "as", "through", "to":
 			next := f[i+1]
-			if a := strings.ToLower(next); (a == "a" || a == "an" || a == "the") && i+2 < len(f) {
+			if a := lower(next); (a == "a" || a == "an" || a == "the") && i+2 < len(f) {
 				next = f[i+2]
 			}
 			if isChoiceWord(next, false) {
@@ -921,18 +928,18 @@ func matcher(s, low string) (match func(re *pattern) bool, sub func(re *pattern,
 func (r *reader) decisionBody(body string, change bool) {
 	body = strings.TrimSpace(body)
 	judged := ""
-	if k := strings.LastIndex(body, ", "); k > 0 && judgement.MatchString(strings.ToLower(body[k+2:])) {
+	if k := strings.LastIndex(body, ", "); k > 0 && judgement.MatchString(lower(body[k+2:])) {
 		// "Use GORM after all, sqlc is too much boilerplate"
 		body, judged = body[:k], strings.TrimSpace(body[k+2:])
 	}
-	low := strings.ToLower(body)
+	low := lower(body)
 	if m := trailingNowOn.FindStringIndex(low); m != nil {
 		body = body[:m[0]]
-		low = strings.ToLower(body)
+		low = lower(body)
 	}
 	if i := strings.Index(low, " instead"); i > 0 && strings.HasSuffix(low, " instead") {
 		body, change = body[:i], true
-		low = strings.ToLower(body)
+		low = lower(body)
 	}
 	if strings.HasPrefix(low, "we ") {
 		body = capitalise(body[3:])
@@ -945,7 +952,7 @@ func (r *reader) decisionBody(body string, change bool) {
 		return
 	}
 	_, old := foldOld(body)
-	if old != "" && strings.Contains(strings.ToLower(body), ", no ") {
+	if old != "" && strings.Contains(lower(body), ", no ") {
 		r.decision(item{kind: "decision", text: body, why: why, change: change})
 		r.add(item{kind: "reject", text: old})
 		return
@@ -988,21 +995,21 @@ func (r *reader) rejectForms(s, low string) bool {
 		if strings.Contains(low, "no longer") || strings.HasSuffix(low, " anymore") || strings.HasSuffix(low, " any more") {
 			r.changed = true
 		}
-		if strings.HasPrefix(low, "never ") && !strings.Contains(strings.ToLower(body), " ") {
+		if strings.HasPrefix(low, "never ") && !strings.Contains(lower(body), " ") {
 			return false // "never use X" as a lasting rule is read below
 		}
 		if strings.HasPrefix(low, "never ") {
 			return false
 		}
 		r.rejectList(body)
-	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(strings.ToLower(sub(droppedPast, 1)), "the "):
+	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(lower(sub(droppedPast, 1)), "the "):
 		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
 		r.changed = true
 	case match(dislike) && isNamed(sub(dislike, 1)):
 		r.add(item{kind: "reject", text: sub(dislike, 1)})
-	case match(triedDrop) && !conditional.MatchString(strings.ToLower(sub(triedDrop, 2))):
+	case match(triedDrop) && !conditional.MatchString(lower(sub(triedDrop, 2))):
 		opt := sub(triedDrop, 1)
-		if loc := triedCut.FindStringIndex(strings.ToLower(opt)); loc != nil && loc[0] > 0 {
+		if loc := triedCut.FindStringIndex(lower(opt)); loc != nil && loc[0] > 0 {
 			opt = opt[:loc[0]]
 		}
 		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(sub(triedDrop, 2), ". ")})
@@ -1012,7 +1019,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.changed = true
 	case match(dontWant):
 		body := grab(dontWant)
-		if lb := strings.ToLower(body); strings.HasPrefix(lb, "to ") || pronounLead.MatchString(lb) {
+		if lb := lower(body); strings.HasPrefix(lb, "to ") || pronounLead.MatchString(lb) {
 			return false // "I don't want to rush this"
 		} else if strings.HasPrefix(lb, "any ") {
 			r.add(item{kind: "constraint", text: s}) // "I don't want any print statements left"
@@ -1027,7 +1034,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.changed = true
 	case match(noForm):
 		body := grab(noForm)
-		if noChitChat.MatchString(strings.ToLower(body)) {
+		if noChitChat.MatchString(lower(body)) {
 			return true
 		}
 		parts := noListSep.Split(body, -1)
@@ -1071,7 +1078,7 @@ func (r *reader) rejectList(body string) {
 	var names []string
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
-		lp := strings.ToLower(p)
+		lp := lower(p)
 		switch {
 		case p == "":
 		case i > 0 && (goWith.MatchString(lp) || willVerb.MatchString(lp) || switchTo.MatchString(lp)):
@@ -1086,7 +1093,7 @@ func (r *reader) rejectList(body string) {
 		default:
 			p = strings.TrimSpace(trimAny(p, "no ", "not ", "using ", "use "))
 			p = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(p, " after all"), " anymore"))
-			p = p[len(ideaOf.FindString(strings.ToLower(p))):]
+			p = p[len(ideaOf.FindString(lower(p))):]
 			names = append(names, p)
 		}
 	}
@@ -1158,7 +1165,7 @@ func splitRules(body string) []string {
 // splitReason splits "GORM — we write SQL by hand" into the item and its
 // reason.
 func splitReason(s string) (string, string) {
-	low := strings.ToLower(s)
+	low := lower(s)
 	for _, loc := range reasonSep.FindAllStringIndex(low, -1) {
 		if loc[0] == 0 {
 			continue
@@ -1168,7 +1175,7 @@ func splitReason(s string) (string, string) {
 		}
 		item := strings.TrimRight(s[:loc[0]], ",;: ")
 		why := strings.TrimSpace(s[loc[1]:])
-		sep := strings.ToLower(s[loc[0]:loc[1]])
+		sep := lower(s[loc[0]:loc[1]])
 		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") {
 			why = strings.TrimSpace(strings.TrimLeft(sep, ", ")) + " " + why
 		}
@@ -1223,4 +1230,33 @@ func hasContent(s string) bool {
 		}
 	}
 	return n > 0
+}
+
+// lower lower-cases s rune by rune where that keeps each rune's length in
+// bytes, and leaves the rest (and bytes that are not UTF-8) as they are:
+// patterns are matched on the lower-cased text and their offsets read back
+// from s, which strings.ToLower would shift ("İ" grows a byte, the Kelvin
+// sign loses two, an invalid byte becomes three).
+func lower(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if l := unicode.ToLower(r); r != utf8.RuneError && utf8.RuneLen(l) == n {
+			b = utf8.AppendRune(b, l)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
 }

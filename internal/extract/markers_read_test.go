@@ -178,3 +178,20 @@ func TestReadTurnDecisionAfterPastedOutput(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadTurnLongRuns reads user turns of long runs without a
+// sentence end, each a form the reader splits into clauses ("…; …",
+// "… and keep …"): the cost must grow with the text, not its square (51 KB
+// of "keep a in b and keep c in d and …" took 7.5 s before sentences were
+// bounded).
+func BenchmarkReadTurnLongRuns(b *testing.B) {
+	for _, unit := range []string{"keep a in b and keep c in d and ", "we'll use X, Y, and Z; ", "a; ", "Redis is overkill, use X, "} {
+		text := strings.Repeat(unit, 1600)
+		b.Run(strings.Fields(unit)[0], func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				readTurn(text)
+			}
+		})
+	}
+}

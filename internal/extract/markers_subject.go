@@ -71,7 +71,7 @@ var stopWords = func() map[string]bool {
 
 // words lower-cases s into words; "fly.io", "sha-1", "apache-2.0" stay whole.
 func words(s string) []string {
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+	f := strings.FieldsFunc(lower(s), func(r rune) bool {
 		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '/' || r == '+' || r == '\'')
 	})
 	out := f[:0]
@@ -95,7 +95,7 @@ func stem(w string) string {
 // isChoiceWord: a named option — a known option, a word with a digit, or
 // a capitalised word that does not open the text.
 func isChoiceWord(raw string, first bool) bool {
-	w := strings.ToLower(strings.Trim(raw, ".,;:()'\""))
+	w := lower(strings.Trim(raw, ".,;:()'\""))
 	if w == "" || stopWords[w] {
 		return false
 	}
@@ -113,13 +113,13 @@ func isChoiceWord(raw string, first bool) bool {
 // alternatives it names only to set aside ("instead of Y", "not Y").
 func choices(s string) []string {
 	s, _ = foldOld(s)
-	if i := strings.Index(strings.ToLower(s), "(instead of"); i > 0 {
+	if i := strings.Index(lower(s), "(instead of"); i > 0 {
 		s = s[:i]
 	}
 	var out []string
 	for i, raw := range strings.Fields(s) {
 		if isChoiceWord(raw, i == 0) {
-			out = append(out, strings.ToLower(strings.Trim(raw, ".,;:()'\"")))
+			out = append(out, lower(strings.Trim(raw, ".,;:()'\"")))
 		}
 	}
 	return out
@@ -138,9 +138,9 @@ func hasChoice(s string) bool {
 // isOption reports whether a folded alternative is worth recording as
 // rejected: it names an option, or a place ("not in the database").
 func isOption(s string) bool {
-	l := strings.ToLower(s)
+	l := lower(s)
 	for _, raw := range strings.Fields(s) {
-		w := strings.ToLower(strings.Trim(raw, ".,;:()'\""))
+		w := lower(strings.Trim(raw, ".,;:()'\""))
 		if categoryOf[w] != "" || isChoiceWord(raw, false) && !strings.ContainsAny(raw[:1], "abcdefghijklmnopqrstuvwxyz") {
 			return true
 		}
@@ -152,7 +152,7 @@ func isOption(s string) bool {
 // name ("RabbitMQ", "Fly.io"), not a phrase such as "in v1".
 func isNamed(s string) bool {
 	for _, raw := range strings.Fields(s) {
-		w := strings.ToLower(strings.Trim(raw, ".,;:()'\""))
+		w := lower(strings.Trim(raw, ".,;:()'\""))
 		r := []rune(strings.Trim(raw, ".,;:()'\""))
 		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) {
 			return true
@@ -214,7 +214,7 @@ func additive(s string) bool {
 			return true
 		}
 	}
-	return strings.Contains(strings.ToLower(s), "in addition")
+	return strings.Contains(lower(s), "in addition")
 }
 
 // sameSubject returns the active decision (not retired) that text
@@ -230,7 +230,7 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 		return -1
 	}
 	newSubj := subjectWords(text)
-	lowText := strings.ToLower(text)
+	lowText := lower(text)
 	best, bestScore := -1, 0
 	for i := len(act) - 1; i >= 0; i-- {
 		if retired[i] {

@@ -489,3 +489,45 @@ func TestMarkersLongHistoryFitsOneResult(t *testing.T) {
 		t.Errorf("the repeated rule is listed %d times, want once:\n%s", n, r)
 	}
 }
+
+// FuzzMarkersValid holds the built-in extractor to results the merge
+// accepts, whatever the user wrote: a result it rejects keeps nothing, and
+// the same delta is read again on every later request.
+func FuzzMarkersValid(f *testing.F) {
+	long := strings.Repeat("very ", 700)
+	for _, s := range []string{
+		"Decision: use PostgreSQL, not MongoDB. Rejected: GORM — we write SQL by hand.",
+		"Plan:\n" + strings.Repeat("- a step\n", 60),
+		"Plan: 1) " + long + " 2) b",
+		"Rejected: Kafka because " + long,
+		"We will use NATS since " + long,
+		"Never mind, forget GORM, back to sqlc.",
+		"Skip step 3. Skip the tests step.",
+		"Let's use chi for routing and store links in SQLite; we'll do API keys ourselves.",
+	} {
+		f.Add(s, "Here's the plan: 1. schema 2. handlers 3. tests")
+	}
+	f.Fuzz(func(t *testing.T, first, second string) {
+		prev, err := capsule.Apply(capsule.New("s", "a"), []capsule.Op{
+			{Op: capsule.OpAddDecision, Statement: "Use MySQL", Turn: 1},
+			{Op: capsule.OpRejectAlternative, Text: "GORM", Turn: 1},
+			{Op: capsule.OpSetPlan, Status: capsule.PlanAccepted, Source: capsule.SourceConversation, Steps: []capsule.Step{{Text: "tests", Status: capsule.StepPending}}, Turn: 1},
+		}, capsule.Delta{FromTurn: 0, ToTurn: 1, UserTurns: []int{1}}, "seed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []dialect.Message{{Role: "user", Text: first}, {Role: "assistant", Text: "OK."}, {Role: "user", Text: second}}
+		in := Prepare(prev, msgs, 2, 0)
+		raw, _, err := MarkersCaller{}.Extract(context.Background(), in, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := Validate(raw, in)
+		if err != nil {
+			t.Fatalf("result rejected: %v\n%s", err, raw)
+		}
+		if _, err := capsule.Apply(prev, ops, in.Delta, "fuzz"); err != nil {
+			t.Fatalf("merge refused the result: %v\n%s", err, raw)
+		}
+	})
+}
