@@ -111,7 +111,8 @@ func agentModel(mainTokens int64) fakemodel.Responder {
 		// by itself after compacting (OpenCode's "Continue if you have next
 		// steps") must not be pushed into compacting again and again.
 		tokens := int64(100)
-		if u := lastUser(req); strings.Contains(u, afterCompaction) || slices.ContainsFunc(script, func(s string) bool { return strings.Contains(u, s) }) {
+		said := func(s string) bool { return strings.Contains(lastUser(req), s) }
+		if said(afterCompaction) || slices.ContainsFunc(script, said) || slices.ContainsFunc(everyday, said) {
 			tokens = mainTokens
 		}
 		return fakemodel.Reply{Text: "Understood.", InputTokens: tokens, OutputTokens: 5}
