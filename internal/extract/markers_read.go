@@ -92,13 +92,13 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse)`)
+	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse)|(?:needs|takes|has|requires|adds|costs)\s+too\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
 	// willBe: "The queue is going to be NATS, not RabbitMQ": a part of the
 	// product and the named option it will be.
-	willBe = mustPattern(`^(?:the|our)\s+([\w\-/ ]{1,30}?)\s+(?:will be|'ll be|is going to be|are going to be)\s+(.+)$`)
+	willBe = mustPattern(`^(?:(?:the|our)\s+)?([\w\-/ ]{1,30}?)\s+(?:will be|'ll be|is going to be|are going to be)\s+(.+)$`)
 	// Conventions stated as how things are: "All money amounts are stored
 	// as integer cents", "Migrations live in db/migrations".
 	allAre    = mustPattern(`^(?:all|every|each)\s+(?:[\w\-/]+\s+){0,3}?(?:are|is|must|should|get|gets|go|goes|live|lives|returns?|uses?|has|have|needs?)\s+\S.*$`)
@@ -128,7 +128,7 @@ var (
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
 	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
-	maxRule       = mustPattern(`^(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
+	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
 	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
 	// standingImper: "Keep the tests table-driven from now on": an
@@ -146,6 +146,11 @@ var (
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
 	wantToBe = mustPattern(`^(?:i|we)\s+want\s+(?:the\s+|our\s+|all\s+|every\s+)?(\S.*?)\s+to\s+(?:be|use|stay|run on|support)\s+\S.*$`)
 	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
+	// goesThrough: "Email goes through Postmark", "analytics runs on
+	// PostHog": a part of the product and the named service it uses.
+	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run)\s+(?:through|on|via)\s+(\S+)(?:,.*)?$`)
+	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
+	onlyRule    = mustPattern(`^(\S+(?:\s\S+)?)\s+is\s+the\s+only\s+(?:language|runtime|database|db|framework|dependency|library|tool|package manager|orm|cloud|provider|queue|cache|linter|formatter)\b`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
@@ -161,7 +166,7 @@ var (
 	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
 	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm    = mustPattern(`^not\s+(.+)$`)
-	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)$`)
+	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?$`)
 	dontWant   = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut    = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
 	noChitChat = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
@@ -495,6 +500,11 @@ func (r *reader) sentence(s string) {
 		}
 		return
 	}
+	if supportRule.MatchString(strings.TrimRight(low, ".! ")) {
+		// "Support Node 20 and later only": "later" here is a version.
+		r.add(item{kind: "constraint", text: strings.TrimRight(s, ".! ")})
+		return
+	}
 	if questionLead.MatchString(low) || hedge.MatchString(low) || reported.MatchString(low) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
@@ -528,6 +538,9 @@ func hedgedTail(low string) int {
 // forPairs returns the "X for Y" parts of s when every part of it, split at
 // commas, names an option for a part of the product; nil otherwise.
 func forPairs(s string) []string {
+	if m := trailingNowOn.FindStringIndex(lower(s)); m != nil {
+		s = s[:m[0]] // "Datadog for monitoring then"
+	}
 	parts := strings.Split(s, ", ")
 	for i, p := range parts {
 		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "and "))
@@ -554,7 +567,8 @@ var productParts = func() map[string]bool {
 		queues jobs worker workers tests testing unit e2e logging logs auth authentication ci cd deploy deploys deployment deployments hosting
 		infra infrastructure styling styles css search metrics monitoring tracing storage migrations build builds bundling bundler packages
 		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
-		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting`) {
+		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
+		tracking alerts alerting observability crashes releases provisioning`) {
 		m[w] = true
 	}
 	return m
@@ -765,7 +779,13 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, change: true})
 	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
+		subject = strings.TrimSuffix(strings.TrimSuffix(subject, " over"), " back") // "move the catalog over to …"
+		judged := ""
+		if k := strings.LastIndex(to, ", "); k > 0 && judgement.MatchString(lower(to[k+2:])) {
+			to, judged = to[:k], strings.TrimSpace(to[k+2:]) // "…, Firebase is too heavy"
+		}
 		to, why := splitReason(to)
+		why = firstNonEmpty(why, judged)
 		to, folded := foldOld(to)
 		old = firstNonEmpty(old, folded)
 		text := "Use " + to
@@ -824,6 +844,12 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(useImper):
 		body := sub(useImper, 1)
 		lb := lower(body)
+		if loc := ellipsis.FindStringSubmatchIndex(body); loc != nil && isChoiceWord(firstWord(body), false) && isChoiceWord(firstWord(body[loc[2]:]), false) {
+			// "Use Terraform for infra and Ansible for provisioning"
+			r.decisionBody("Use "+body[:loc[0]], change)
+			r.decisionBody("Use "+body[loc[2]:], change)
+			break
+		}
 		if m := useNamed.FindStringSubmatchIndex(low); m != nil && (categoryOf[low[m[2]:m[3]]] != "" || isNamed(s[m[2]:m[3]])) {
 			r.decisionBody(s, change) // "use zerolog for logging"
 			break
@@ -846,9 +872,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), change)
 	case match(forAll) && isNamed(sub(forAll, 1)):
 		r.decisionBody("Use "+s, change)
+	case match(goesThrough) && productPart(lower(sub(goesThrough, 1))) && isNamed(sub(goesThrough, 2)):
+		r.decisionBody(s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
 		r.decisionBody(s, change)
-	case match(willBe) && isNamed(firstWord(sub(willBe, 2))):
+	case match(willBe) && isChoiceWord(firstWord(sub(willBe, 2)), false):
 		r.decisionBody(s, change)
 	case match(insteadBare) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
 		r.decisionBody("Use "+s, change)
@@ -1132,6 +1160,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
 		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low),
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
+		supportRule.MatchString(low),
+		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
 	default:
 		return false

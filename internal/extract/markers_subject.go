@@ -95,6 +95,9 @@ func stem(w string) string {
 // isChoiceWord: a named option — a known option, a word with a digit, or
 // a capitalised word that does not open the text.
 func isChoiceWord(raw string, first bool) bool {
+	if !first && strings.Trim(raw, ".,;:()'\"") == "Go" {
+		return true // the language, not the verb
+	}
 	w := lower(strings.Trim(raw, ".,;:()'\""))
 	if w == "" || stopWords[w] {
 		return false
@@ -141,6 +144,9 @@ func isOption(s string) bool {
 	l := lower(s)
 	for _, raw := range strings.Fields(s) {
 		w := lower(strings.Trim(raw, ".,;:()'\""))
+		if _, last, ok := strings.Cut(w, "/"); ok && categoryOf[last] != "" {
+			return true // "gorilla/mux"
+		}
 		if categoryOf[w] != "" || isChoiceWord(raw, false) && !strings.ContainsAny(raw[:1], "abcdefghijklmnopqrstuvwxyz") {
 			return true
 		}

@@ -389,6 +389,8 @@ func TestMarkersSessionTraps(t *testing.T) {
 		"Let's use the debugger to step through it.", "Let's store this in a variable first.", "It should go in the main package.",
 		"The problem is Redis.", "The frontend is broken.", "I want you to be careful.", "We should use caution with the migration.",
 		"I don't like this approach.", "The bottleneck is Postgres.", "Thanks for the help, Go for it.", "Note: the build is slow.",
+		"The release will be Monday.", "That is the only way.", "Sam is the only one who knows.", "Sam is out for the day.",
+		"The build goes through a lot of steps.", "Support for Windows is broken.", "Let's Go!",
 	}
 	for _, s := range traps {
 		if items := readTurn(s); len(items) > 0 {
@@ -530,4 +532,30 @@ func FuzzMarkersValid(f *testing.F) {
 			t.Fatalf("merge refused the result: %v\n%s", err, raw)
 		}
 	})
+}
+
+// Parts of the product and what they use: the language Go mid-sentence, a
+// subject without an article, "goes through", version support, limits,
+// and a judgement after a switch as its reason.
+func TestMarkersProductParts(t *testing.T) {
+	prev := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Decision: use MongoDB for the catalog."})
+	var msgs []dialect.Message
+	for _, turn := range []string{
+		"Let's write the CLI in Rust and keep the server in Go.",
+		"Routing will be chi, not gorilla/mux.",
+		"GraphQL is out for v1.",
+		"Use Terraform for infra and Ansible for provisioning.",
+		"Email goes through Postmark.",
+		"Fine, Datadog for monitoring then.",
+		"Support Node 20 and later only.",
+		"The maximum upload size is 25 MB.",
+		"Move the catalog over to Postgres, MongoDB is too loose for this data.",
+	} {
+		msgs = append(msgs, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: turn})
+	}
+	c := markers(t, prev, 2, msgs...)
+	wantSections(t, c,
+		[]string{"CLI in Rust", "server in Go", "chi", "Terraform for infra", "Ansible for provisioning", "Postmark", "Datadog for monitoring",
+			"Node 20 and later", "maximum upload size is 25 MB", "Use Postgres for the catalog (why: MongoDB is too loose"},
+		[]string{"gorilla/mux", "GraphQL", "MongoDB for the catalog"})
 }
