@@ -549,7 +549,7 @@ func forPairs(s string) []string {
 			return nil
 		}
 		x := p[:len(m[1])]
-		if !productPart(m[2]) || !(isNamed(x) || categoryOf[lower(x)] != "") {
+		if !productPart(m[2]) || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] {
 			return nil
 		}
 		parts[i] = p

@@ -360,6 +360,9 @@ func TestMarkersSessionPhrasing(t *testing.T) {
 			"Secrets come from Vault", "Max line length is 100", "every migration is reversible", "Playwright", "Vitest"},
 		[]string{"Redis", "no cache for now", "RabbitMQ", "Heroku", "Use Postgres", "Firebase"})
 	active, _ := sections(t, c)
+	if strings.Contains(strings.ToLower(active), "use use") {
+		t.Errorf("a decision reads its verb twice:\n%s", active)
+	}
 	if strings.Contains(active, "Postgres (") || strings.Contains(active, "Use Postgres\n") {
 		t.Errorf("going back to SQLite left Postgres active:\n%s", active)
 	}
