@@ -317,6 +317,42 @@ func namesAll(chosen map[string]bool, text string) bool {
 	return n > 0
 }
 
+// untouched returns the options of a replaced decision that the decision
+// replacing it leaves alone: of a known kind none of the new options is of
+// (the database of "use PostgreSQL with sqlc" when the ORM changes). Only
+// when every new option's kind is known, so a replacement whose kind is
+// unknown keeps nothing it might have meant to replace.
+func untouched(old, repl []string) []string {
+	kinds := map[string]bool{}
+	for _, c := range repl {
+		k := categoryOf[c]
+		if k == "" {
+			return nil
+		}
+		kinds[k] = true
+	}
+	if len(kinds) == 0 || len(old) < 2 {
+		return nil
+	}
+	var out []string
+	for _, c := range old {
+		if k := categoryOf[c]; k != "" && !kinds[k] && !slices.Contains(repl, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// spelled returns w as text spells it (choices are lower-cased).
+func spelled(text, w string) string {
+	for _, raw := range strings.Fields(text) {
+		if t := strings.Trim(raw, ".,;:()'\""); lower(t) == w {
+			return t
+		}
+	}
+	return w
+}
+
 // planSteps is the plan a turn's "skip the Dockerfile step" refers to: the
 // capsule's, or one the same batch set.
 type planSteps struct {
@@ -416,6 +452,15 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		ops = append(ops, op)
 		if op["op"] == "add_decision" {
 			act = append(act, active{text: it.text, op: len(ops) - 1, turn: turn})
+		}
+		if i >= 0 {
+			// "use PostgreSQL with sqlc", then "use GORM after all": the
+			// database was not in question and stays decided.
+			for _, kept := range untouched(act[i].reading().choices, choices(it.text)) {
+				kept = "Use " + spelled(act[i].text, kept)
+				ops = append(ops, map[string]any{"op": "add_decision", "statement": kept, "turn": turn})
+				act = append(act, active{text: kept, op: len(ops) - 1, turn: turn})
+			}
 		}
 		if i < 0 && it.old != "" && isOption(it.old) {
 			ops = append(ops, map[string]any{"op": "reject_alternative", "text": it.old, "turn": turn})

@@ -562,3 +562,32 @@ func TestMarkersProductParts(t *testing.T) {
 			"Node 20 and later", "maximum upload size is 25 MB", "Use Postgres for the catalog (why: MongoDB is too loose"},
 		[]string{"gorilla/mux", "GraphQL", "MongoDB for the catalog"})
 }
+
+// Replacing one option of a decision that names options of several kinds
+// keeps the others decided: "use PostgreSQL with sqlc", then "use GORM after
+// all", leaves PostgreSQL in force. An option of the kind replaced is not
+// kept.
+func TestMarkersPartialReplacementKeepsTheRest(t *testing.T) {
+	for _, tc := range []struct {
+		first, then   string
+		active, notIn []string
+	}{
+		{"Decision: use PostgreSQL with sqlc.", "Actually, let's use GORM after all.", []string{"GORM", "Use PostgreSQL"}, []string{"sqlc"}},
+		{"Decision: use Vite with React for the dashboard.", "Switch the bundler to Webpack.", []string{"Webpack", "Use React"}, []string{"Vite"}},
+		{"Decision: use Redis for the cache.", "Actually, use Memcached for the cache.", []string{"Memcached"}, []string{"Redis"}},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.first})
+		c = markers(t, c, 2, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: tc.then})
+		active, _ := sections(t, c)
+		for _, w := range tc.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("%q then %q: %q is not active:\n%s", tc.first, tc.then, w, capsule.Render(c))
+			}
+		}
+		for _, w := range tc.notIn {
+			if strings.Contains(active, w) {
+				t.Errorf("%q then %q: %q is still active:\n%s", tc.first, tc.then, w, capsule.Render(c))
+			}
+		}
+	}
+}
