@@ -780,10 +780,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
 		subject = strings.TrimSuffix(strings.TrimSuffix(subject, " over"), " back") // "move the catalog over to …"
-		judged := ""
-		if k := strings.LastIndex(to, ", "); k > 0 && judgement.MatchString(lower(to[k+2:])) {
-			to, judged = to[:k], strings.TrimSpace(to[k+2:]) // "…, Firebase is too heavy"
-		}
+		to, judged := cutJudgement(to)
 		to, why := splitReason(to)
 		why = firstNonEmpty(why, judged)
 		to, folded := foldOld(to)
@@ -954,12 +951,7 @@ func matcher(s, low string) (match func(re *pattern) bool, sub func(re *pattern,
 // decisionBody records a decision statement, with the reason and folded
 // alternatives it carries ("X, not Y", "X instead of Y", "X; Y is out").
 func (r *reader) decisionBody(body string, change bool) {
-	body = strings.TrimSpace(body)
-	judged := ""
-	if k := strings.LastIndex(body, ", "); k > 0 && judgement.MatchString(lower(body[k+2:])) {
-		// "Use GORM after all, sqlc is too much boilerplate"
-		body, judged = body[:k], strings.TrimSpace(body[k+2:])
-	}
+	body, judged := cutJudgement(strings.TrimSpace(body))
 	low := lower(body)
 	if m := trailingNowOn.FindStringIndex(low); m != nil {
 		body = body[:m[0]]
@@ -1212,6 +1204,18 @@ func splitReason(s string) (string, string) {
 		return item, strings.TrimRight(why, ". ")
 	}
 	return strings.TrimRight(s, ",;: "), ""
+}
+
+// cutJudgement splits a choice from a judgement after its last comma, its
+// reason ("Use GORM after all, sqlc is too much boilerplate", "… to
+// OneSignal, Firebase is too heavy"). Only choices are cut so: in a list of
+// rejected options such a remark is not a reason ("no axios, fetch is
+// fine").
+func cutJudgement(s string) (choice, judged string) {
+	if k := strings.LastIndex(s, ", "); k > 0 && judgement.MatchString(lower(s[k+2:])) {
+		return s[:k], strings.TrimSpace(s[k+2:])
+	}
+	return s, ""
 }
 
 func firstReason(s string) string { i, _ := splitReason(s); return i }
