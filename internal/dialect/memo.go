@@ -37,7 +37,7 @@ const memoBudget = 64 << 20
 var memo = &itemMemo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 
 func (c *itemMemo) key(name Name, raw []byte) ItemKey {
-	return ItemKey{Name: name, N: len(raw), H1: maphash.Bytes(c.seeds[0], raw), H2: maphash.Bytes(c.seeds[1], raw)}
+	return ItemKey{Name: name, N: len(raw), H1: hashBytes(c.seeds[0], raw), H2: hashBytes(c.seeds[1], raw)}
 }
 
 func (c *itemMemo) get(k ItemKey) (Message, bool) {

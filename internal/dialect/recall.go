@@ -176,7 +176,7 @@ func (c *recall) head(scope string, name Name, body []byte) uint64 {
 // caller's own request. Item keys, which the item memo shares between
 // callers, keep two independent hashes.
 func (c *recall) sum(b []byte) blockSum {
-	return blockSum(maphash.Bytes(c.seeds[1], b))
+	return blockSum(hashBytes(c.seeds[1], b))
 }
 
 // best returns the remembered request that shares the most whole
