@@ -250,7 +250,7 @@ func TestItemVerdictsChangeNothing(t *testing.T) {
 	}
 	reset := func() {
 		userItems.forget()
-		condItems.forget()
+		itemVerdicts.forget()
 		forgetIndexes()
 	}
 	rs := Default()

@@ -70,7 +70,7 @@ func (rs *Ruleset) Classify(v *dialect.View) Result {
 	if v == nil {
 		return res
 	}
-	p := probe{v: v, name: v.Dialect()}
+	p := probe{v: v, name: v.Dialect(), rs: rs}
 	var post, title *Rule
 	for i := range rs.rules {
 		r := &rs.rules[i]
@@ -137,6 +137,7 @@ func (it *item) texts() (all, last string) {
 type probe struct {
 	v    *dialect.View
 	name dialect.Name
+	rs   *Ruleset
 
 	scanned  bool
 	fallback bool   // the scanner could not read the body: use the View
@@ -151,6 +152,8 @@ type probe struct {
 	sysText  string
 	lastDone bool
 	lastUser *item
+	winDone  bool
+	win      *tailWindow
 }
 
 // scan takes what the rules read from the View's index (the one pass
@@ -378,15 +381,9 @@ type memo[K comparable, V any] struct {
 	max int
 }
 
-type condKey struct {
-	c *Condition
-	k dialect.ItemKey
-}
-
-var (
-	userItems = memo[dialect.ItemKey, bool]{max: 1 << 17} // a user message with text (lastUserItem)
-	condItems = memo[condKey, bool]{max: 1 << 17}         // a tail condition holds for the item (anyTail, anyBlock)
-)
+// userItems remembers whether an item is a user message with text
+// (lastUserItem).
+var userItems = memo[dialect.ItemKey, bool]{max: 1 << 17}
 
 func (c *memo[K, V]) get(k K) (v V, ok bool) {
 	c.mu.Lock()
@@ -423,103 +420,265 @@ func (p *probe) keys() []dialect.ItemKey {
 	return nil
 }
 
-// anyHolds reports whether condition c's test fn holds for any of items
-// hi down to lo (newest first). An agent's next request slides the window
-// by the items it adds: when the window ending a few items earlier, in
-// this same history, was answered before (windows), only the new items
-// are tested, and the earlier answer (the newest item it held for) covers
-// the rest.
-func (p *probe) anyHolds(c *Condition, lo, hi int, fn func(i int) bool) bool {
+// The tail conditions (block_type, item_type, message_text:<role>) each
+// test the last few items of the history, and an agent's next request is
+// its last one plus a few items. What they found is remembered for all of
+// a rule set's tail conditions at once, so that a request costs a few
+// lookups however many rules test its tail:
+//
+//   - itemVerdicts holds, per item (its key) and rule set, a bit per tail
+//     condition: whether the condition's test holds for that item;
+//   - windows holds, per history (the prefix id of its newest item) and
+//     rule set, the newest item of each condition's window the condition
+//     holds for.
+//
+// A request whose history is a few items longer than one classified
+// before slides that one's windows: only its new items are looked at.
+// Both are caches of pure functions of the items' bytes and the rule set,
+// bounded (they start over when full); a key holds the rule set's pointer,
+// which keeps it alive, so no other rule set can take its address while
+// its entries are here.
+type itemVerdictKey struct {
+	rs *Ruleset
+	k  dialect.ItemKey
+}
+
+type windowKey struct {
+	rs *Ruleset
+	id dialect.PrefixID // of items 0…hi, hi the newest
+}
+
+// tailWindow is, per tail slot, the newest item of the slot's window
+// (its last `within` items) its condition holds for, or -1.
+type tailWindow struct{ newest []int32 }
+
+var (
+	itemVerdicts = memo[itemVerdictKey, uint64]{max: 1 << 17}
+	windows      = memo[windowKey, *tailWindow]{max: 1 << 16}
+)
+
+// windowSlide is how many items a request may add to the one before it for
+// that request's windows to be slid instead of read item by item.
+const windowSlide = 16
+
+// maxTailSlots bounds the tail conditions whose verdicts share one word;
+// a rule set with more tests its tails item by item, without the memos.
+const maxTailSlots = 64
+
+// tailHolds reports whether tail condition c's test holds for any of the
+// last c.Within items (the condition is "found"; absent negates it in
+// match).
+func (p *probe) tailHolds(c *Condition) bool {
+	p.scan()
+	if slot := c.tail - 1; slot >= 0 && slot < len(p.rs.tail) && p.rs.tail[slot] == c && p.rs.tailMask(p.name)&(1<<slot) != 0 {
+		if w := p.window(); w != nil {
+			return w.newest[slot] >= 0
+		}
+	}
+	if p.fallback {
+		return p.fallbackHolds(c)
+	}
+	n := p.count()
+	if c.Where == "block_type" {
+		n = p.n // a Responses string input has no content blocks
+	}
+	for i := n - 1; i >= max(n-c.within(), 0); i-- {
+		if p.itemHolds(c, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// window is the request's tail window for every tail condition of the
+// rule set that applies to its dialect, or nil when the memos cannot be
+// used (no item keys, the fallback reader, too many tail conditions).
+func (p *probe) window() *tailWindow {
+	if p.winDone {
+		return p.win
+	}
+	p.winDone = true
+	rs := p.rs
+	if len(rs.tail) == 0 || len(rs.tail) > maxTailSlots {
+		return nil
+	}
 	keys := p.keys()
 	if keys == nil {
-		for i := hi; i >= lo; i-- {
-			if fn(i) {
+		return nil
+	}
+	ids := p.v.PrefixIDs()
+	n := p.n
+	if len(ids) != len(keys) || n == 0 {
+		if n == 0 {
+			p.win = &tailWindow{newest: slices.Repeat([]int32{-1}, len(rs.tail))}
+		}
+		return p.win
+	}
+	hi := n - 1
+	if w, ok := windows.get(windowKey{rs, ids[hi]}); ok {
+		p.win = w
+		return w // the same history again
+	}
+	// The window of a request d items shorter, in this same history,
+	// covers all but the new items hi-d+1…hi.
+	var prior *tailWindow
+	from := 0
+	for d := 1; d <= windowSlide && hi-d >= 0; d++ {
+		if w, ok := windows.get(windowKey{rs, ids[hi-d]}); ok {
+			prior, from = w, hi-d+1
+			break
+		}
+	}
+	mask := rs.tailMask(p.name)
+	w := &tailWindow{newest: make([]int32, len(rs.tail))}
+	lows := make([]int, len(rs.tail))
+	pending, low := uint64(0), n
+	for slot, c := range rs.tail {
+		w.newest[slot] = -1
+		if mask&(1<<slot) == 0 {
+			continue
+		}
+		lows[slot] = max(n-c.within(), 0)
+		pending |= 1 << slot
+		low = min(low, lows[slot])
+	}
+	for i := hi; i >= max(low, from) && pending != 0; i-- {
+		v := p.verdicts(i, keys[i], mask)
+		for slot := range rs.tail {
+			bit := uint64(1) << slot
+			if pending&bit == 0 {
+				continue
+			}
+			if i < lows[slot] {
+				pending &^= bit
+			} else if v&bit != 0 {
+				w.newest[slot] = int32(i)
+				pending &^= bit
+			}
+		}
+	}
+	if prior != nil {
+		// It found the newest of lo'…hi-d (lo' ≤ lo): if that is in this
+		// window, it is this window's newest among the shared items.
+		for slot := range rs.tail {
+			if pending&(1<<slot) != 0 && int(prior.newest[slot]) >= lows[slot] {
+				w.newest[slot] = prior.newest[slot]
+			}
+		}
+	}
+	windows.put(windowKey{rs, ids[hi]}, w)
+	p.win = w
+	return w
+}
+
+// verdicts returns item i's bits of the tail conditions in mask: from the
+// memo, or tested now (the item decoded once for all of them) and kept.
+func (p *probe) verdicts(i int, k dialect.ItemKey, mask uint64) uint64 {
+	key := itemVerdictKey{p.rs, k}
+	if v, ok := itemVerdicts.get(key); ok {
+		return v
+	}
+	var v uint64
+	in := tailItem{p: p, i: i}
+	for slot, c := range p.rs.tail {
+		if mask&(1<<slot) != 0 && in.holds(c) {
+			v |= 1 << slot
+		}
+	}
+	itemVerdicts.put(key, v)
+	return v
+}
+
+// itemHolds is tail condition c's test on item i: whether the item counts
+// as found (for absent: whether it has what c says must be absent).
+func (p *probe) itemHolds(c *Condition, i int) bool {
+	in := tailItem{p: p, i: i}
+	return in.holds(c)
+}
+
+// tailItem is one item under test by tail conditions: decoded, and its
+// content blocks' types read, once for all of them.
+type tailItem struct {
+	p     *probe
+	i     int
+	it    *item
+	types []string
+	typed bool
+}
+
+func (t *tailItem) holds(c *Condition) bool {
+	switch {
+	case c.Where == "block_type":
+		if !t.typed {
+			t.typed = true
+			gjson.GetBytes(t.p.v.Item(t.i), "content").ForEach(func(_, b gjson.Result) bool {
+				if typ := b.Get("type").String(); typ != "" {
+					t.types = append(t.types, typ)
+				}
+				return true
+			})
+		}
+		for _, typ := range t.types {
+			if c.How == "absent" || test(c, typ) {
+				return true
+			}
+		}
+		return false
+	case c.Where == "item_type":
+		it := t.item()
+		return it.typ != "" && (c.How == "absent" || test(c, it.typ))
+	default: // message_text:<role>
+		it := t.item()
+		if it.role != strings.TrimPrefix(c.Where, "message_text:") {
+			return false
+		}
+		all, _ := it.texts()
+		return all != "" && (c.How == "absent" || test(c, all))
+	}
+}
+
+func (t *tailItem) item() *item {
+	if t.it == nil {
+		t.it = t.p.decodeHead(t.i)
+	}
+	return t.it
+}
+
+// fallbackHolds is tailHolds over what the View decodes, for bodies the
+// index does not read (Gemini).
+func (p *probe) fallbackHolds(c *Condition) bool {
+	within := c.within()
+	if c.Where == "block_type" {
+		items := p.v.Get("messages").Array()
+		for i := len(items) - 1; i >= max(len(items)-within, 0); i-- {
+			found := false
+			items[i].Get("content").ForEach(func(_, b gjson.Result) bool {
+				if t := b.Get("type").String(); t != "" && (c.How == "absent" || test(c, t)) {
+					found = true
+				}
+				return !found
+			})
+			if found {
 				return true
 			}
 		}
 		return false
 	}
-	ids := p.v.PrefixIDs()
-	if len(ids) != len(keys) || hi < lo {
-		return p.newest(c, keys, lo, hi, fn) >= 0
-	}
-	if h, ok := windows.get(windowKey{c, ids[hi], lo}); ok {
-		return h >= 0 // the same window again
-	}
-	got := -2
-	for d := 1; d <= windowSlide && hi-d >= 0; d++ {
-		// The window of the request d items shorter: lo-d…hi-d, or from
-		// the first item.
-		h, ok := windows.get(windowKey{c, ids[hi-d], max(lo-d, 0)})
-		if !ok {
-			continue
-		}
-		// It covers lo…hi-d: the newest of those it holds for is h, if
-		// h ≥ lo. Only hi-d+1…hi are new.
-		if got = p.newest(c, keys, max(hi-d+1, lo), hi, fn); got < 0 && h >= lo {
-			got = h
-		}
-		break
-	}
-	if got == -2 {
-		got = p.newest(c, keys, lo, hi, fn)
-	}
-	windows.put(windowKey{c, ids[hi], lo}, got)
-	return got >= 0
-}
-
-// newest returns the newest of items lo…hi that c's test fn holds for, or
-// -1. Item verdicts the memo has are read under one lock; only items it
-// has none for are tested, and their verdicts kept.
-func (p *probe) newest(c *Condition, keys []dialect.ItemKey, lo, hi int, fn func(i int) bool) int {
-	var buf [64]int8
-	known := buf[:0]
-	condItems.mu.Lock()
-	for i := hi; i >= lo; i-- {
-		v, ok := condItems.m[condKey{c, keys[i]}]
-		if !ok {
-			known = append(known, -1)
-			continue
-		}
-		if v {
-			known = append(known, 1)
-			break // newer items are false or untested
-		}
-		known = append(known, 0)
-	}
-	condItems.mu.Unlock()
-	for j, v := range known {
-		i := hi - j
-		switch v {
-		case 1:
-			return i
-		case -1:
-			got := fn(i)
-			condItems.put(condKey{c, keys[i]}, got)
-			if got {
-				return i
+	msgs := p.v.Messages()
+	role := strings.TrimPrefix(c.Where, "message_text:")
+	for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-within; i-- {
+		m := msgs[i]
+		switch {
+		case c.Where == "item_type":
+			if m.Type != "" && (c.How == "absent" || test(c, m.Type)) {
+				return true
 			}
+		case m.Role == role && m.Text != "" && (c.How == "absent" || test(c, m.Text)):
+			return true
 		}
 	}
-	return -1
+	return false
 }
-
-// windowKey is condition c over the items lo…hi of a history whose items
-// 0…hi have the prefix id id.
-type windowKey struct {
-	c  *Condition
-	id dialect.PrefixID
-	lo int
-}
-
-// windows remembers, per condition and window, the newest item of the
-// window the condition holds for (-1: none): a pure function of the
-// window's items and the condition. Bounded: it starts over when full.
-var windows = memo[windowKey, int]{max: 1 << 16}
-
-// windowSlide is how many items a request may add to the one before it for
-// that request's windows to be slid instead of read item by item.
-const windowSlide = 16
 
 func (p *probe) lastItemType() string {
 	if p.name != dialect.OpenAIResponses {
@@ -533,27 +692,6 @@ func (p *probe) lastItemType() string {
 		return ""
 	}
 	return p.at(0).typ
-}
-
-// tailItems calls fn on up to within trailing items, newest first, until fn
-// returns true.
-func (p *probe) anyTail(c *Condition, within int, fn func(*item) bool) bool {
-	p.scan()
-	if within <= 0 {
-		within = DefaultWithin
-	}
-	if p.fallback {
-		msgs := p.v.Messages()
-		for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-within; i-- {
-			m := msgs[i]
-			if fn(&item{typ: m.Type, role: m.Role, text: m.Text, lastBlock: m.Text}) {
-				return true
-			}
-		}
-		return false
-	}
-	n := p.count()
-	return p.anyHolds(c, max(n-within, 0), n-1, func(i int) bool { return fn(p.decodeHead(i)) })
 }
 
 func (p *probe) matchAll(cs []Condition) bool {
@@ -597,27 +735,8 @@ func (p *probe) match(c *Condition) bool {
 		return test(c, last)
 	case c.Where == "last_item_type":
 		return test(c, p.lastItemType())
-	case c.Where == "block_type":
-		found := p.anyBlock(c, c.Within, func(typ string) bool { return c.How == "absent" || test(c, typ) })
-		if c.How == "absent" {
-			return !found
-		}
-		return found
-	case c.Where == "item_type":
-		found := p.anyTail(c, c.Within, func(it *item) bool { return it.typ != "" && (c.How == "absent" || test(c, it.typ)) })
-		if c.How == "absent" {
-			return !found
-		}
-		return found
-	case strings.HasPrefix(c.Where, "message_text:"):
-		role := strings.TrimPrefix(c.Where, "message_text:")
-		found := p.anyTail(c, c.Within, func(it *item) bool {
-			if it.role != role {
-				return false
-			}
-			t, _ := it.texts()
-			return t != "" && (c.How == "absent" || test(c, t))
-		})
+	case c.isTail():
+		found := p.tailHolds(c)
 		if c.How == "absent" {
 			return !found
 		}
@@ -652,32 +771,4 @@ func test(c *Condition, s string) bool {
 		return s != ""
 	}
 	return false
-}
-
-// anyBlock calls fn on the "type" of each content block (Anthropic content
-// blocks, Chat and Responses content parts) of up to within trailing items,
-// newest first, until fn returns true.
-func (p *probe) anyBlock(c *Condition, within int, fn func(string) bool) bool {
-	if within <= 0 {
-		within = DefaultWithin
-	}
-	p.scan()
-	n, raw := p.n, p.v.Item
-	if p.fallback {
-		var items [][]byte
-		for _, it := range p.v.Get("messages").Array() {
-			items = append(items, []byte(it.Raw))
-		}
-		n, raw = len(items), func(i int) []byte { return items[i] }
-	}
-	return p.anyHolds(c, max(n-within, 0), n-1, func(i int) bool {
-		found := false
-		gjson.GetBytes(raw(i), "content").ForEach(func(_, b gjson.Result) bool {
-			if t := b.Get("type").String(); t != "" && fn(t) {
-				found = true
-			}
-			return !found
-		})
-		return found
-	})
 }

@@ -67,7 +67,7 @@ func (rs *Ruleset) ContextEdits(v *dialect.View) []Rule {
 	if v == nil || len(rs.edits) == 0 {
 		return nil
 	}
-	p := probe{v: v, name: v.Dialect()}
+	p := probe{v: v, name: v.Dialect(), rs: rs}
 	var out []Rule
 	for i := range rs.edits {
 		r := &rs.edits[i]

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,6 +101,22 @@ type Condition struct {
 	Value    string   `yaml:"value,omitempty"`
 	Values   []string `yaml:"values,omitempty"`
 	Within   int      `yaml:"within,omitempty"` // message_text / item_type / block_type: tail bound (default DefaultWithin)
+
+	tail int // 1 + its slot among its rule set's tail conditions (0: none)
+}
+
+// isTail reports whether the condition tests the last items of the
+// history one by one (block_type, item_type, message_text:<role>).
+func (c *Condition) isTail() bool {
+	return c.Where == "block_type" || c.Where == "item_type" || strings.HasPrefix(c.Where, "message_text:")
+}
+
+// within is how many trailing items a tail condition tests.
+func (c *Condition) within() int {
+	if c.Within <= 0 {
+		return DefaultWithin
+	}
+	return c.Within
 }
 
 // Scope is what a rule reads: the request (Classify), the provider's answer
@@ -239,6 +256,10 @@ type Ruleset struct {
 	edits    []Rule // request context_edit rules, file order
 	answer   []Rule // response rules, file order
 	lineage  []Rule // lineage rules, evaluation order
+	// The tail conditions of rules and edits, by slot, and the dialects
+	// of each one's rule (nil: every dialect).
+	tail     []*Condition
+	tailDial [][]dialect.Name
 	harvest  []HarvestRule
 	userRole UserRoleText
 	quoted   QuotedHistory
@@ -302,7 +323,31 @@ func LoadRules(data []byte) (*Ruleset, error) {
 			}
 		}
 	}
+	for _, set := range [][]Rule{rs.rules, rs.edits} {
+		for i := range set {
+			for j := range set[i].Match {
+				c := &set[i].Match[j]
+				if c.isTail() && len(rs.tail) < maxTailSlots {
+					rs.tail = append(rs.tail, c)
+					rs.tailDial = append(rs.tailDial, set[i].Dialects)
+					c.tail = len(rs.tail)
+				}
+			}
+		}
+	}
 	return rs, nil
+}
+
+// tailMask is the slots of the tail conditions whose rules apply to
+// dialect name.
+func (rs *Ruleset) tailMask(name dialect.Name) uint64 {
+	var m uint64
+	for slot, ds := range rs.tailDial {
+		if len(ds) == 0 || slices.Contains(ds, name) {
+			m |= 1 << slot
+		}
+	}
+	return m
 }
 
 // Default returns the embedded rule file. It panics only if the embedded file
