@@ -252,10 +252,10 @@ type ruleFile struct {
 
 // Ruleset is a validated, immutable rule file. It is safe for concurrent use.
 type Ruleset struct {
-	rules    []Rule // request rules of Classify, in evaluation order: evidence rank desc, then file order
-	edits    []Rule // request context_edit rules, file order
-	answer   []Rule // response rules, file order
-	lineage  []Rule // lineage rules, evaluation order
+	rules   []Rule // request rules of Classify, in evaluation order: evidence rank desc, then file order
+	edits   []Rule // request context_edit rules, file order
+	answer  []Rule // response rules, file order
+	lineage []Rule // lineage rules, evaluation order
 	// The tail conditions of rules and edits, by slot, and the dialects
 	// of each one's rule (nil: every dialect).
 	tail     []*Condition
