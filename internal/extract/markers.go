@@ -115,6 +115,7 @@ func markerOps(in Input) []map[string]any {
 		rejected = in.Prev.Rejected
 	}
 	var ops []map[string]any
+	content := contentWords{}
 	for _, t := range userTurns(in) {
 		items := readTurn(t.text)
 		if len(items) == 0 && accepts(t.text) {
@@ -131,7 +132,7 @@ func markerOps(in Input) []map[string]any {
 		})
 		n := len(ops)
 		ops, act = resolve(ops, act, items, t.n)
-		reinstate(ops, n, rejected, in.Turns["m"+strconv.Itoa(t.n)])
+		reinstate(ops, n, rejected, in.Turns["m"+strconv.Itoa(t.n)], content)
 		for _, o := range ops[n:] {
 			if o["op"] == "set_plan" {
 				pl = planSteps{}
@@ -263,8 +264,10 @@ const dropOp = "_drop"
 // drops an earlier rejection of it from the same batch: the block must never
 // list the option the user now chose as one not to use.
 //
-// turn is the turn's transcript ordinal, which rejections are dated by.
-func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn int) {
+// turn is the turn's transcript ordinal, which rejections are dated by;
+// content holds the content words of the texts compared, which every
+// later turn of a long batch compares again.
+func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn int, content contentWords) {
 	for i := from; i < len(ops); i++ {
 		o := ops[i]
 		if o["op"] != "add_decision" && o["op"] != "supersede_decision" {
@@ -273,14 +276,14 @@ func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn
 		st, _ := o["statement"].(string)
 		chosen := chosenWords(st)
 		for _, r := range rejected {
-			if r.SourceTurn < turn && namesAll(chosen, r.Text) {
+			if r.SourceTurn < turn && namesAll(chosen, content.of(r.Text)) {
 				o["reinstates"] = r.ID
 				break
 			}
 		}
 		for j := from - 1; j >= 0; j-- {
 			if ops[j]["op"] == "reject_alternative" {
-				if txt, _ := ops[j]["text"].(string); namesAll(chosen, txt) {
+				if txt, _ := ops[j]["text"].(string); namesAll(chosen, content.of(txt)) {
 					ops[j] = map[string]any{"op": dropOp}
 				}
 			}
@@ -302,19 +305,34 @@ func chosenWords(statement string) map[string]bool {
 	return m
 }
 
-// namesAll reports whether every content word of text is among chosen.
-func namesAll(chosen map[string]bool, text string) bool {
-	n := 0
-	for _, w := range words(text) {
-		if stopWords[w] {
-			continue
-		}
+// namesAll reports whether every one of a text's content words is among
+// chosen (and it has one).
+func namesAll(chosen map[string]bool, content []string) bool {
+	for _, w := range content {
 		if !chosen[w] {
 			return false
 		}
-		n++
 	}
-	return n > 0
+	return len(content) > 0
+}
+
+// contentWords memoises the content words (words but stop words) of the
+// texts one batch compares: a long history read at once compares each new
+// decision with every rejection before it.
+type contentWords map[string][]string
+
+func (c contentWords) of(text string) []string {
+	if ws, ok := c[text]; ok {
+		return ws
+	}
+	ws := []string{}
+	for _, w := range words(text) {
+		if !stopWords[w] {
+			ws = append(ws, w)
+		}
+	}
+	c[text] = ws
+	return ws
 }
 
 // untouched returns the options of a replaced decision that the decision
@@ -493,7 +511,10 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			ops = append(ops, map[string]any{"op": "set_plan", "steps": steps, "status": "accepted", "source": "conversation", "turn": turn})
 		}
 	}
-	kept := act[:0:0]
+	if len(retired) == 0 {
+		return ops, act
+	}
+	kept := make([]active, 0, len(act)-len(retired))
 	for i, a := range act {
 		if !retired[i] {
 			kept = append(kept, a)
