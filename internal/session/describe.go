@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -65,11 +66,8 @@ func (r *Resolver) sealClient(principal, aLeg, client string) string {
 		return ""
 	}
 	aead, ad := r.clientAEAD(principal, aLeg)
-	m := hmac.New(sha256.New, r.opt.Secret)
-	writeField(m, []byte("client-nonce"))
-	writeField(m, ad)
-	writeField(m, []byte(client))
-	nonce := m.Sum(nil)[:aead.NonceSize()]
+	var sum [sha256.Size]byte
+	nonce := r.macFields(sum[:0], "client-nonce", string(ad), client)[:aead.NonceSize()]
 	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, []byte(client), ad))
 }
 
@@ -91,9 +89,20 @@ func (r *Resolver) openClient(principal, aLeg, sealed string) string {
 }
 
 func (r *Resolver) clientAEAD(principal, aLeg string) (cipher.AEAD, []byte) {
-	m := hmac.New(sha256.New, r.opt.Secret)
-	writeField(m, []byte("client-seal"))
-	block, _ := aes.NewCipher(m.Sum(nil)) // a 32-byte key: never fails
-	aead, _ := cipher.NewGCM(block)
-	return aead, []byte(principal + "\x00" + aLeg)
+	r.seal.once.Do(func() {
+		m := hmac.New(sha256.New, r.opt.Secret)
+		writeField(m, []byte("client-seal"))
+		block, _ := aes.NewCipher(m.Sum(nil)) // a 32-byte key: never fails
+		r.seal.aead, _ = cipher.NewGCM(block)
+	})
+	return r.seal.aead, []byte(principal + "\x00" + aLeg)
+}
+
+// sealKey is the AEAD of client descriptions, made once from the secret
+// (it depends on nothing else): making it took an HMAC, an AES key
+// schedule and the GCM tables on every turn. An AES-GCM AEAD holds only
+// its key schedule and tables after it is made, so goroutines share it.
+type sealKey struct {
+	once sync.Once
+	aead cipher.AEAD
 }

@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -57,5 +59,40 @@ func TestDescribeConversation(t *testing.T) {
 	got, _ = r.Describe(context.Background(), "alice", []string{ref.ALeg})
 	if !got[ref.ALeg].LastActivity.Equal(now) {
 		t.Errorf("last activity %v, want %v", got[ref.ALeg].LastActivity, now)
+	}
+}
+
+// The AEAD that seals client ids is made once and shared: sealed on many
+// goroutines at once (as concurrent turns seal their heads), every id opens
+// to itself, seals as it did alone, and opens under no other A-leg. Run
+// with -race, a shared cipher that kept state would show here.
+func TestClientSealSharedAcrossGoroutines(t *testing.T) {
+	r := newTestResolver(newMemStore())
+	alone := r.sealClient("alice", "a_1", "ses_0")
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				client := fmt.Sprintf("ses_%d_%d", g, i)
+				sealed := r.sealClient("alice", "a_1", client)
+				if got := r.openClient("alice", "a_1", sealed); got != client {
+					errs <- fmt.Sprintf("%q opens to %q", client, got)
+					return
+				}
+				if got := r.openClient("alice", "a_2", sealed); got != "" {
+					errs <- fmt.Sprintf("%q opens under another A-leg to %q", client, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if again := r.sealClient("alice", "a_1", "ses_0"); again != alone {
+		t.Errorf("the same id seals differently after concurrent use: %q, then %q", alone, again)
 	}
 }

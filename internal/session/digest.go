@@ -26,6 +26,14 @@ const (
 
 // mac returns a 128-bit HMAC of the parts under the secret, base64url.
 func (r *Resolver) mac(domain string, parts ...string) string {
+	var sum [sha256.Size]byte
+	r.macFields(sum[:0], domain, parts...)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// macFields appends to dst the HMAC under the secret of domain and parts,
+// each written with its length, on a hash of the pool.
+func (r *Resolver) macFields(dst []byte, domain string, parts ...string) []byte {
 	m, _ := r.macs.Get().(hash.Hash)
 	if m == nil {
 		m = hmac.New(sha256.New, r.opt.Secret)
@@ -35,10 +43,9 @@ func (r *Resolver) mac(domain string, parts ...string) string {
 	for _, p := range parts {
 		writeField(m, []byte(p))
 	}
-	var sum [sha256.Size]byte
-	out := base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:16])
+	dst = m.Sum(dst)
 	r.macs.Put(m)
-	return out
+	return dst
 }
 
 func (r *Resolver) key(kind, principal, data string) string {
