@@ -76,6 +76,7 @@ type active struct {
 // names and its subject words (sameSubject).
 type readDecision struct {
 	choice  string
+	words   []string // of choice
 	choices []string
 	subject map[string]bool
 }
@@ -87,7 +88,7 @@ func (a *active) reading() *readDecision {
 		if t, _ := foldOld(a.text); t != a.text {
 			choice = " " + strings.Join(words(t), " ") + " "
 		}
-		a.read = &readDecision{choice: choice, choices: choices(a.text), subject: subjectWords(a.text)}
+		a.read = &readDecision{choice: choice, words: strings.Fields(choice), choices: choices(a.text), subject: subjectWords(a.text)}
 	}
 	return a.read
 }

@@ -183,18 +183,19 @@ func findChoice(act []active, retired map[int]bool, term string) int {
 	if len(tw) == 0 {
 		return -1
 	}
+	phrase := " " + strings.Join(tw, " ") + " "
 	for i := len(act) - 1; i >= 0; i-- {
 		if retired[i] {
 			continue
 		}
-		text := act[i].reading().choice
-		if strings.Contains(text, " "+strings.Join(tw, " ")+" ") {
+		read := act[i].reading()
+		if strings.Contains(read.choice, phrase) {
 			return i
 		}
 		// A short name of a known option: "Mongo" for MongoDB, "Postgres"
 		// for PostgreSQL.
 		if len(tw) == 1 && categoryOf[tw[0]] != "" {
-			for _, w := range strings.Fields(text) {
+			for _, w := range read.words {
 				if w != tw[0] && categoryOf[w] == categoryOf[tw[0]] && (strings.HasPrefix(w, tw[0]) || strings.HasPrefix(tw[0], w)) {
 					return i
 				}
