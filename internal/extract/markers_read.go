@@ -134,8 +134,9 @@ var (
 	// standingImper: "Keep the tests table-driven from now on": an
 	// instruction made a standing rule.
 	standingImper = mustPattern(`^(?:please\s+)?(?:keep|use|make|write|put|always|never|don'?t|do not|prefer|avoid|run|add)\s+\S.*\s(?:from now on|going forward|from here on|in future|in the future)$`)
-	// keepNamed: "keep Vite", "keep using Vite for the build".
-	keepNamed = mustPattern(`^keep\s+(?:using\s+)?(\S+)(?:\s+for\s+.+)?$`)
+	// keepNamed: "keep Vite", "keep using Vite for the build", "keep
+	// PostgreSQL as the store".
+	keepNamed = mustPattern(`^keep\s+(?:using\s+)?(\S+)(?:\s+for\s+.+|\s+as\s+(?:the|our|a|an|my|its|their)\s+.+)?$`)
 	// preferOver: "I prefer Go over Rust for this service".
 	preferOver = mustPattern(`^(?:i|we)\s+(?:prefer|'d prefer|would prefer)\s+(.+?)\s+(?:over|to|rather than)\s+(.+)$`)
 	// forPair: "TypeScript for the frontend, Go for the backend".
