@@ -874,7 +874,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
 		r.decisionBody(s, change)
-	case match(willBe) && isChoiceWord(firstWord(sub(willBe, 2)), false):
+	case match(willBe) && willBeOption(sub(willBe, 2)):
 		r.decisionBody(s, change)
 	case match(insteadBare) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
 		r.decisionBody("Use "+s, change)
@@ -1220,6 +1220,34 @@ func cutJudgement(s string) (choice, judged string) {
 }
 
 func firstReason(s string) string { i, _ := splitReason(s); return i }
+
+// willBeOption: what follows "will be" starts with a named option, or
+// with a known one or an acronym after a qualifier ("plain HTML with htmx",
+// "a Go service"; not "a Disaster").
+func willBeOption(s string) bool {
+	if isChoiceWord(firstWord(s), false) {
+		return true
+	}
+	w := firstWord(unqualified(s))
+	return w != firstWord(s) && (categoryOf[lower(w)] != "" || len(w) > 1 && strings.ToUpper(w) == w && strings.ToLower(w) != w)
+}
+
+// unqualified drops the words before the option in "plain HTML with
+// htmx", "a Go service", "just Postgres".
+func unqualified(s string) string {
+	for {
+		f := strings.Fields(s)
+		if len(f) < 2 {
+			return s
+		}
+		switch lower(f[0]) {
+		case "a", "an", "plain", "vanilla", "pure", "just", "simple", "standard":
+			s = strings.TrimSpace(s[strings.Index(s, f[0])+len(f[0]):])
+		default:
+			return s
+		}
+	}
+}
 
 func firstWord(s string) string {
 	if f := strings.Fields(s); len(f) > 0 {
