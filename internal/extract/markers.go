@@ -244,12 +244,11 @@ func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)[:n-1]
-	cut := string(r)
-	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
-		cut = cut[:i]
+	out := string([]rune(s)[:n-1])
+	if i := strings.LastIndexByte(out, ' '); i > len(out)/2 {
+		out = out[:i]
 	}
-	return strings.TrimSpace(cut) + "…"
+	return strings.TrimSpace(out) + "…"
 }
 
 // replacedBy opens the reason of a choice the same batch replaced.
@@ -365,7 +364,7 @@ func untouched(old, repl []string) []string {
 // spelled returns w as text spells it (choices are lower-cased).
 func spelled(text, w string) string {
 	for _, raw := range strings.Fields(text) {
-		if t := strings.Trim(raw, ".,;:()'\""); lower(t) == w {
+		if t := bare(raw); lower(t) == w {
 			return t
 		}
 	}

@@ -1236,18 +1236,15 @@ func willBeOption(s string) bool {
 // htmx", "a Go service", "just Postgres".
 func unqualified(s string) string {
 	for {
-		f := strings.Fields(s)
-		if len(f) < 2 {
+		first, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
+		if !ok || !qualifiers[lower(first)] {
 			return s
 		}
-		switch lower(f[0]) {
-		case "a", "an", "plain", "vanilla", "pure", "just", "simple", "standard":
-			s = strings.TrimSpace(s[strings.Index(s, f[0])+len(f[0]):])
-		default:
-			return s
-		}
+		s = rest
 	}
 }
+
+var qualifiers = map[string]bool{"a": true, "an": true, "plain": true, "vanilla": true, "pure": true, "just": true, "simple": true, "standard": true}
 
 func firstWord(s string) string {
 	if f := strings.Fields(s); len(f) > 0 {

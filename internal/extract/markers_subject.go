@@ -104,10 +104,11 @@ func stem(w string) string {
 // isChoiceWord: a named option — a known option, a word with a digit, or
 // a capitalised word that does not open the text.
 func isChoiceWord(raw string, first bool) bool {
-	if !first && strings.Trim(raw, ".,;:()'\"") == "Go" {
+	b := bare(raw)
+	if !first && b == "Go" {
 		return true // the language, not the verb
 	}
-	w := lower(strings.Trim(raw, ".,;:()'\""))
+	w := lower(b)
 	if w == "" || stopWords[w] {
 		return false
 	}
@@ -117,9 +118,12 @@ func isChoiceWord(raw string, first bool) bool {
 	if strings.ContainsAny(w, "0123456789") {
 		return true
 	}
-	r := []rune(strings.Trim(raw, ".,;:()'\""))
+	r := []rune(b)
 	return !first && len(r) > 1 && unicode.IsUpper(r[0]) && raw != "I"
 }
+
+// bare is a word of a sentence without the punctuation around it.
+func bare(raw string) string { return strings.Trim(raw, ".,;:()'\"") }
 
 // choices returns the named options in s (lower-case), leaving out the
 // alternatives it names only to set aside ("instead of Y", "not Y").
@@ -131,7 +135,7 @@ func choices(s string) []string {
 	var out []string
 	for i, raw := range strings.Fields(s) {
 		if isChoiceWord(raw, i == 0) {
-			out = append(out, lower(strings.Trim(raw, ".,;:()'\"")))
+			out = append(out, lower(bare(raw)))
 		}
 	}
 	return out
@@ -152,7 +156,7 @@ func hasChoice(s string) bool {
 func isOption(s string) bool {
 	l := lower(s)
 	for _, raw := range strings.Fields(s) {
-		w := lower(strings.Trim(raw, ".,;:()'\""))
+		w := lower(bare(raw))
 		if _, last, ok := strings.Cut(w, "/"); ok && categoryOf[last] != "" {
 			return true // "gorilla/mux"
 		}
@@ -167,8 +171,8 @@ func isOption(s string) bool {
 // name ("RabbitMQ", "Fly.io"), not a phrase such as "in v1".
 func isNamed(s string) bool {
 	for _, raw := range strings.Fields(s) {
-		w := lower(strings.Trim(raw, ".,;:()'\""))
-		r := []rune(strings.Trim(raw, ".,;:()'\""))
+		b := bare(raw)
+		w, r := lower(b), []rune(b)
 		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) {
 			return true
 		}
