@@ -449,8 +449,13 @@ type windowKey struct {
 }
 
 // tailWindow is, per tail slot, the newest item of the slot's window
-// (its last `within` items) its condition holds for, or -1.
+// (its last `within` items) its condition holds for, -1 for none, or
+// notRead for a condition whose rule does not apply to the dialect (a
+// window is one history's, and a history one dialect's: its prefix ids
+// begin with the dialect's name).
 type tailWindow struct{ newest []int32 }
+
+const notRead = -2
 
 var (
 	itemVerdicts = memo[itemVerdictKey, uint64]{max: 1 << 17}
@@ -470,8 +475,8 @@ const maxTailSlots = 64
 // match).
 func (p *probe) tailHolds(c *Condition) bool {
 	p.scan()
-	if slot := c.tail - 1; slot >= 0 && slot < len(p.rs.tail) && p.rs.tail[slot] == c && p.rs.tailMask(p.name)&(1<<slot) != 0 {
-		if w := p.window(); w != nil {
+	if slot := c.tail - 1; slot >= 0 && slot < len(p.rs.tail) && p.rs.tail[slot] == c {
+		if w := p.window(); w != nil && w.newest[slot] != notRead {
 			return w.newest[slot] >= 0
 		}
 	}
@@ -492,27 +497,25 @@ func (p *probe) tailHolds(c *Condition) bool {
 
 // window is the request's tail window for every tail condition of the
 // rule set that applies to its dialect, or nil when the memos cannot be
-// used (no item keys, the fallback reader, too many tail conditions).
+// used (no item keys: the fallback reader, a Responses string input).
 func (p *probe) window() *tailWindow {
 	if p.winDone {
 		return p.win
 	}
 	p.winDone = true
 	rs := p.rs
-	if len(rs.tail) == 0 || len(rs.tail) > maxTailSlots {
+	keys := p.keys()
+	if len(rs.tail) == 0 || keys == nil {
 		return nil
 	}
-	keys := p.keys()
-	if keys == nil {
-		return nil
+	n := p.n
+	if n == 0 {
+		p.win = &tailWindow{newest: slices.Repeat([]int32{-1}, len(rs.tail))}
+		return p.win
 	}
 	ids := p.v.PrefixIDs()
-	n := p.n
-	if len(ids) != len(keys) || n == 0 {
-		if n == 0 {
-			p.win = &tailWindow{newest: slices.Repeat([]int32{-1}, len(rs.tail))}
-		}
-		return p.win
+	if len(ids) != len(keys) {
+		return nil
 	}
 	hi := n - 1
 	if w, ok := windows.get(windowKey{rs, ids[hi]}); ok {
@@ -534,10 +537,11 @@ func (p *probe) window() *tailWindow {
 	lows := make([]int, len(rs.tail))
 	pending, low := uint64(0), n
 	for slot, c := range rs.tail {
-		w.newest[slot] = -1
 		if mask&(1<<slot) == 0 {
+			w.newest[slot] = notRead
 			continue
 		}
+		w.newest[slot] = -1
 		lows[slot] = max(n-c.within(), 0)
 		pending |= 1 << slot
 		low = min(low, lows[slot])
