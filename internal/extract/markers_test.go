@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -14,7 +15,13 @@ import (
 // into prev, as the pool does.
 func markers(t *testing.T, prev *capsule.Capsule, first int, msgs ...dialect.Message) *capsule.Capsule {
 	t.Helper()
-	in := Prepare(prev, msgs, first, 4000)
+	return markersOf(t, prev, Prepare(prev, msgs, first, 4000), "tx-"+t.Name()+string(rune('a'+first)))
+}
+
+// markersOf runs the built-in extractor on in and merges its result into
+// prev as transaction tx, failing t if validation or the merge refuses it.
+func markersOf(t *testing.T, prev *capsule.Capsule, in Input, tx string) *capsule.Capsule {
+	t.Helper()
 	raw, _, err := MarkersCaller{}.Extract(context.Background(), in, "")
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +30,7 @@ func markers(t *testing.T, prev *capsule.Capsule, first int, msgs ...dialect.Mes
 	if err != nil {
 		t.Fatalf("the built-in extractor's output was rejected: %v\n%s", err, raw)
 	}
-	next, err := capsule.Apply(prev, ops, in.Delta, "tx-"+t.Name()+string(rune('a'+first)))
+	next, err := capsule.Apply(prev, ops, in.Delta, tx)
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, raw)
 	}
@@ -522,18 +529,7 @@ func FuzzMarkersValid(f *testing.F) {
 			t.Fatal(err)
 		}
 		msgs := []dialect.Message{{Role: "user", Text: first}, {Role: "assistant", Text: "OK."}, {Role: "user", Text: second}}
-		in := Prepare(prev, msgs, 2, 0)
-		raw, _, err := MarkersCaller{}.Extract(context.Background(), in, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops, err := Validate(raw, in)
-		if err != nil {
-			t.Fatalf("result rejected: %v\n%s", err, raw)
-		}
-		if _, err := capsule.Apply(prev, ops, in.Delta, "fuzz"); err != nil {
-			t.Fatalf("merge refused the result: %v\n%s", err, raw)
-		}
+		markersOf(t, prev, Prepare(prev, msgs, 2, 0), "fuzz")
 	})
 }
 
@@ -589,5 +585,22 @@ func TestMarkersPartialReplacementKeepsTheRest(t *testing.T) {
 				t.Errorf("%q then %q: %q is still active:\n%s", tc.first, tc.then, w, capsule.Render(c))
 			}
 		}
+	}
+}
+
+// A reason is kept as a clause, not a page: a decision given with a long
+// reason shows the decision whole and the reason cut at a word, marked as
+// cut, within the extractor's bound.
+func TestMarkersLongReasonIsCut(t *testing.T) {
+	reason := strings.TrimSpace(strings.Repeat("the team already runs it in production and knows its failure modes ", 9))
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "We will use NATS for the events because " + reason + "."})
+	block := capsule.Render(c)
+	_, why, ok := strings.Cut(block, "(why: ")
+	if !ok || !strings.Contains(block, "NATS for the events") {
+		t.Fatalf("the decision or its reason is missing:\n%s", block)
+	}
+	why, _, _ = strings.Cut(why, ")")
+	if n := utf8.RuneCountInString(why); n > maxNote || !strings.HasSuffix(why, "…") || !strings.HasPrefix(reason, strings.TrimSuffix(why, "…")) {
+		t.Errorf("reason of %d characters (bound %d), want a cut prefix of the reason ending in …: %q", n, maxNote, why)
 	}
 }
