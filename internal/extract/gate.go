@@ -133,12 +133,35 @@ func Quiet(delta []dialect.Message) bool {
 }
 
 func isPlanTool(name string) bool {
-	n := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(name))
-	if i := strings.LastIndexAny(n, ".:/"); i >= 0 { // namespaced (mcp__x__todo, functions.update_plan)
-		n = n[i+1:]
+	// Namespaced: functions.update_plan, mcp__tasks__todo_write.
+	if i := strings.LastIndexAny(name, ".:/"); i >= 0 {
+		name = name[i+1:]
 	}
-	return planTools[n]
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		name = name[i+2:]
+	}
+	if len(name) > maxPlanTool {
+		return false
+	}
+	var b [maxPlanTool]byte
+	n := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b[n] = c
+		n++
+	}
+	return planTools[string(b[:n])]
 }
+
+// maxPlanTool bounds the tool names isPlanTool folds (the longest plan
+// tool, with room for separators).
+const maxPlanTool = 32
 
 func isProposal(text string) bool {
 	t := strings.ToLower(cleanText(text))
