@@ -53,7 +53,7 @@ var chitChat = regexp.MustCompile(`^(?:keep going|keep it up|go on|continue|than
 
 // proposalCue matches plan/proposal/clarification wording in lower-cased
 // assistant text.
-var proposalCue = regexp.MustCompile(`\bplan\b|\bpropos|\boption [a-d1-9]\b|\bshould we\b|\bshall i\b|\bwould you (?:like|prefer)\b|\bdo you want\b|\bwhich (?:one|option|approach)\b|\balternative|\brecommend|\bapproach\b|<proposed_plan>`)
+var proposalCue = regexp.MustCompile(`\bplan\b|\bpropos|\boption [a-d1-9]\b|\bshould we\b|\bshall i\b|\bwould you (?:like|prefer)\b|\bdo you want\b|\bwhich (?:one|option|approach)\b|\bwhich (?:do|would) you (?:prefer|like|want|rather)\b|\(1\)[^\n]*\(2\)|\balternative|\brecommend|\bapproach\b|<proposed_plan>`)
 
 // numbered matches a numbered list line.
 var numbered = regexp.MustCompile(`(?m)^\s*(?:\d+[.)]|[-*] \[[ x]\])\s+\S`)

@@ -52,6 +52,7 @@ func TestGate(t *testing.T) {
 		{"MCP todo tool", nil, []dialect.Message{toolCall("mcp__tasks__todo_write", `{"todos":[]}`)}, true, ReasonPlanTool},
 		{"MCP tool of another kind", nil, []dialect.Message{toolCall("mcp__plan__read_file", `{"path":"a"}`)}, false, ReasonNoSignal},
 		{"proposal answered by the user", nil, []dialect.Message{assistant(proposalText), user("do it")}, true, ReasonProposalReply},
+		{"choice question answered by its number", nil, []dialect.Message{assistant("I can (1) retry failed rows inline or (2) send them to a dead-letter table. Which do you prefer?"), user("Option 2.")}, true, ReasonProposalReply},
 		{"proposal without a reply yet", nil, []dialect.Message{user("make a plan"), assistant(proposalText)}, false, ReasonNoSignal},
 		{"short assistant text is not a proposal", nil, []dialect.Message{assistant("1. a\n2. b"), user("hmm")}, false, ReasonNoSignal},
 		{"decision already in the capsule", withDecision, []dialect.Message{user("Use PostgreSQL, not MongoDB!")}, false, ReasonKnown},

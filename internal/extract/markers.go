@@ -123,6 +123,10 @@ func markerOps(in Input) []map[string]any {
 			// "Sounds good, go ahead": what the assistant proposed just
 			// before is what the user settled.
 			items = proposed(t.prev)
+		} else if len(items) == 0 {
+			// "Load into memory, files are small": the option picked from
+			// those the assistant asked about.
+			items = choiceReply(t.text, t.prev)
 		}
 		var skips []item
 		items = slices.DeleteFunc(items, func(it item) bool {
@@ -475,6 +479,9 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			// "use PostgreSQL with sqlc", then "use GORM after all": the
 			// database was not in question and stays decided.
 			for _, kept := range untouched(act[i].reading().choices, choices(it.text)) {
+				if slices.Contains(choices(it.old), kept) {
+					continue // "…, not Redis": turned down, not left alone
+				}
 				kept = "Use " + spelled(act[i].text, kept)
 				ops = append(ops, map[string]any{"op": "add_decision", "statement": kept, "turn": turn})
 				act = append(act, active{text: kept, op: len(ops) - 1, turn: turn})

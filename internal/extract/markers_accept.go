@@ -72,3 +72,60 @@ var stepLine = mustPattern(`^\s*(?:\d{1,2}[.)]|\([a-z\d]\)|[a-h]\))\s+(.+?)\s*$`
 
 // reasonCut ends a recommended option where its reason starts.
 var reasonCut = mustPattern(`(?i)(?:,|\s+(?:because|since|as|so that|which|given|due to)\b)`)
+
+// asksChoice: the assistant's message ends by asking the user to pick
+// ("Which do you prefer?", "Should I stream them or load them first?").
+var asksChoice = mustPattern(`(?:\bwhich\b|\beither\b|\bor\b|\bprefer\b)[^?]*\?\s*$`)
+
+// inlineOption is an option numbered inside a sentence: "(1) stream rows
+// through a generator or (2) load each file into memory first".
+var inlineOption = regexp.MustCompile(`\((\d)\)\s+([^()]+?)(?:[,;.]?\s+or\s+|[,;.]\s+|$)`)
+
+// pickNumber: a reply that names an option by its number ("option 2",
+// "(2)", "the second one").
+var pickNumber = mustPattern(`^(?:let'?s go with |go with |i'?ll take |take )?(?:option\s+|number\s+)?\(?(\d)\)?(?:\s+(?:please|then))?$|^(?:the\s+)?(first|second|third)(?:\s+one|\s+option)?(?:\s+(?:please|then))?$`)
+
+// choiceReply reads a short reply to an assistant's question that offered
+// options: the option the reply names by its number, or the reply's first
+// clause when it takes up words of the question ("Load into memory, files
+// are small" after "… or load each file into memory first? Which do you
+// prefer?"), with the rest of the reply as its reason.
+func choiceReply(reply, prev string) []item {
+	if !strings.HasSuffix(strings.TrimSpace(prev), "?") {
+		return nil
+	}
+	lp := lower(prev)
+	if !asksChoice.MatchString(lp) {
+		return nil
+	}
+	t := strings.TrimSpace(unwrapArgs(reply))
+	lt := lower(t)
+	if t == "" || len(strings.Fields(t)) > 15 || strings.Contains(t, "?") || strings.Contains(t, "\n") ||
+		questionLead.MatchString(lt) || hedge.MatchString(lt) || reported.MatchString(lt) || accepts(t) {
+		return nil
+	}
+	lt = strings.TrimRight(lt, ".! ")
+	if m := pickNumber.FindStringSubmatch(lt); m != nil {
+		k := map[string]string{"first": "1", "second": "2", "third": "3"}[m[2]]
+		k = firstNonEmpty(m[1], k)
+		for _, o := range inlineOption.FindAllStringSubmatch(prev, -1) {
+			if o[1] == k {
+				return []item{{kind: "decision", text: capitalise(strings.TrimSpace(o[2]))}}
+			}
+		}
+		return nil
+	}
+	choice, why := t, ""
+	if loc := replyCut.FindStringIndex(t); loc != nil {
+		choice, why = t[:loc[0]], strings.TrimSpace(t[loc[1]:])
+	}
+	for _, w := range words(choice) {
+		if len(w) >= 4 && !stopWords[w] && strings.Contains(lp, w) {
+			return []item{{kind: "decision", text: capitalise(choice), why: strings.TrimRight(why, ".! ")}}
+		}
+	}
+	return nil
+}
+
+// replyCut ends the choice of a reply where its reason starts.
+var replyCut = mustPattern(`(?:,|;|\s+(?:—|–|--)|\s+because\b|\s+since\b|\.)\s*`)

@@ -16,7 +16,7 @@ var (
 	// hedge: a sentence that only considers, asks or reports.
 	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
-	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|output|example)\b`)
+	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
 	questionLead    = mustPattern(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
 
@@ -45,6 +45,7 @@ var (
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
 	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then|please)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
 	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
@@ -56,7 +57,7 @@ var (
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting)\s+(.+)$`)
 	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
-	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+(?:stick with|stay with|settle on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
+	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+(?:stick with|sticking with|stay with|staying with|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs        = mustPattern(`^(.{1,40}?)\s+it is$`)
 	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
@@ -73,7 +74,7 @@ var (
 	// keepRule: "Keep the database code in internal/store", "keep each file
 	// under 400 lines", "Keep secrets out of the repo": where things go and
 	// how big they get, a lasting rule (not "keep going", "keep me posted").
-	keepRule  = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|in|inside|within|out of|away from|next to|separate from|at most|to at most)\s+\S.*$`)
+	keepRule  = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|above|over|in|inside|within|out of|away from|next to|separate from|at most|to at most|at least)\s+\S.*$`)
 	keepNot   = mustPattern(`^(?:me|us|him|her|them|it|this|that|going|trying|working|an eye|track|posted|in mind|up|at it|calm|quiet|looking|reading|digging|searching)\b`)
 	keepPlace = mustPattern(`^\S.*\s(?:in|under|inside|behind|out of)\s+(?:its|their|a|an|the)\s+(?:own|separate|single|dedicated)\b`)
 	skipAny   = mustPattern(`^(?:please\s+)?(?:skip|no need for)\s+(?:any|all)\s+\S.+$`)
@@ -145,13 +146,24 @@ var (
 	// option of its kind.
 	subjectIs = mustPattern(`^(?:the|our)\s+([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?)$`)
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
+	// partsAre: "Config files are TOML", a part without an article and a
+	// well-known option of some kind (named only is too loose: "Builds are
+	// Slow").
+	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)$`)
 	wantToBe = mustPattern(`^(?:i|we)\s+want\s+(?:the\s+|our\s+|all\s+|every\s+)?(\S.*?)\s+to\s+(?:be|use|stay|run on|support)\s+\S.*$`)
 	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
 	// goesThrough: "Email goes through Postmark", "analytics runs on
 	// PostHog": a part of the product and the named service it uses.
-	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run)\s+(?:through|on|via)\s+(\S+)(?:,.*)?$`)
+	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run|is written|are written)\s+(?:through|on|via|to|into|as)\s+(\S+)(?:[\s,].*)?$`)
 	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
-	onlyRule    = mustPattern(`^(\S+(?:\s\S+)?)\s+is\s+the\s+only\s+(?:language|runtime|database|db|framework|dependency|library|tool|package manager|orm|cloud|provider|queue|cache|linter|formatter)\b`)
+	// minVersion: "Python 3.12 is the minimum", "Node 20 is the oldest we
+	// support".
+	minVersion = mustPattern(`^[\w.\-+# ]{1,20}?\s+v?\d[\w.]*\s+is\s+(?:the\s+|our\s+)?(?:minimum|min|baseline|floor|lowest (?:we support|supported)|oldest (?:we support|supported))\b`)
+	// practiceRule: "Type hints on every public function", "docstrings
+	// everywhere", "mypy in strict mode": a practice stated without a verb.
+	// Only practices are read so ("Errors on every page" is a complaint).
+	practiceRule = mustPattern(`^(?:(?:full|proper|strict|complete|real|explicit)\s+)?(?:type hints|type annotations|types|docstrings|doc comments|unit tests|integration tests|tests|benchmarks|structured logging|error handling|input validation|license headers|changelog entries|request ids|context timeouts)\s+(?:(?:on|for|in|with|across)\s+(?:every|all|each|any)\b.*|everywhere(?:\s.*)?)$|^[\w.\-]+\s+in\s+strict\s+mode$`)
+	onlyRule     = mustPattern(`^(\S+(?:\s\S+)?)\s+is\s+the\s+only\s+(?:language|runtime|database|db|framework|dependency|library|tool|package manager|orm|cloud|provider|queue|cache|linter|formatter)\b`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
@@ -160,11 +172,18 @@ var (
 	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+for\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
+	// verbWith: "we'll schedule with Prefect instead", "let's parse it
+	// with Pydantic": a verb of no decision by itself and the option it is
+	// done with.
+	verbWith    = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+(\w+(?:\s+(?:it|them|this|that|everything|these|those|jobs|things|files|data))?\s+(?:with|using|via|through|on|in)\s+(\S+).*)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
-	dropForm   = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
-	dontUse    = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
+	dropForm = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
+	dontUse  = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
+	// notBuild: "Let's not bother with a web UI", "we won't support
+	// Windows": a part of the product or a platform left out.
+	notBuild   = mustPattern(`^(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to|we don'?t|we do not|no need to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)\s+(?:an?\s+|the\s+|any\s+)?(\S.*)$`)
 	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm    = mustPattern(`^not\s+(.+)$`)
 	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?$`)
@@ -569,7 +588,8 @@ var productParts = func() map[string]bool {
 		infra infrastructure styling styles css search metrics monitoring tracing storage migrations build builds bundling bundler packages
 		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
-		tracking alerts alerting observability crashes releases provisioning`) {
+		tracking alerts alerting observability crashes releases provisioning output outputs exports files validation serialization
+		parsing dependencies packaging orchestration forms i18n charts`) {
 		m[w] = true
 	}
 	return m
@@ -664,6 +684,15 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	// "I changed my mind about pandas, use Polars": the option the mind
+	// changed about is dropped, and what follows is the change.
+	if m := mindAbout.FindStringSubmatchIndex(low); m != nil {
+		if opt := s[m[2]:m[3]]; isChoiceWord(firstWord(opt), false) && len(strings.Fields(opt)) <= 3 {
+			r.add(item{kind: "reject", text: opt})
+		}
+		r.statement(capitalise(s[m[4]:]), true)
+		return
+	}
 	// Labels.
 	if m := labelRe.FindStringSubmatchIndex(low); m != nil && m[5] > m[4] {
 		label, body := low[m[2]:m[3]], strings.TrimSpace(s[m[4]:m[5]])
@@ -740,6 +769,9 @@ func (r *reader) statement(s string, change bool) {
 	// unless the first sets a condition ("if the build fails, use Bazel").
 	if parts := strings.Split(s, ", "); len(parts) >= 2 && len(parts) <= 5 && !conditionLead.MatchString(low) && !oneOff.MatchString(low) {
 		for _, p := range parts {
+			if len(p) > 4 && strings.EqualFold(p[:4], "and ") {
+				p = p[4:] // "…, and mypy in strict mode"
+			}
 			r.statement(p, change || r.changed)
 		}
 	}
@@ -837,6 +869,12 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return true
 		}
 		r.decisionBody(capitalise(body), change)
+	case change && match(liveIn) && !liveNot.MatchString(low) && foldedAway(s):
+		// "On second thought, credentials come from the OS keyring, not a
+		// .env file": a convention changed is a decision replaced.
+		r.decisionBody(capitalise(s), true)
+	case match(verbWith) && isChoiceWord(strings.Trim(sub(verbWith, 2), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 2), ",."))] != "" || change || anymore.MatchString(low)):
+		r.decisionBody(capitalise(sub(verbWith, 1)), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
 	case match(useImper):
@@ -866,6 +904,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			opt = opt[:m[0]]
 		}
 		r.decisionBody("Use "+opt+" for the "+sub(subjectIs, 1), change)
+	case match(partsAre) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
+		r.decisionBody("Use "+sub(partsAre, 2)+" for "+lower(sub(partsAre, 1)), change)
 	case match(keepNamed) && isChoiceWord(sub(keepNamed, 1), false):
 		r.decisionBody(capitalise(s), change)
 	case match(forAll) && isNamed(sub(forAll, 1)):
@@ -967,6 +1007,11 @@ func (r *reader) decisionBody(body string, change bool) {
 	}
 	body, why := splitReason(body)
 	why = firstNonEmpty(why, judged)
+	if opt, because := judgedOption(judged, body); opt != "" {
+		// "Go with DuckDB, Spark is overkill here": the option judged is
+		// turned down.
+		defer r.add(item{kind: "reject", text: opt, why: because})
+	}
 	if m := foldedOut.FindStringSubmatch(body); m != nil {
 		r.decision(item{kind: "decision", text: m[1], why: why, change: change})
 		r.add(item{kind: "reject", text: m[2]})
@@ -1026,6 +1071,8 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(lower(sub(droppedPast, 1)), "the "):
 		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
 		r.changed = true
+	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
+		r.rejectList(sub(notBuild, 1))
 	case match(dislike) && isNamed(sub(dislike, 1)):
 		r.add(item{kind: "reject", text: sub(dislike, 1)})
 	case match(triedDrop) && !conditional.MatchString(lower(sub(triedDrop, 2))):
@@ -1066,7 +1113,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		named := true
 		for i, p := range parts {
 			it, why := splitReason(p)
-			it = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(it), " please"), " for now")
+			it = trailingAnywhere.ReplaceAllString(strings.TrimSpace(it), "")
 			named = named && isNamed(it)
 			if i == len(parts)-1 {
 				r.add(item{kind: "reject", text: it, why: why})
@@ -1102,7 +1149,7 @@ func (r *reader) rejectList(body string) {
 		lp := lower(p)
 		switch {
 		case p == "":
-		case i > 0 && (goWith.MatchString(lp) || willVerb.MatchString(lp) || switchTo.MatchString(lp)):
+		case i > 0 && (goWith.MatchString(lp) || willVerb.MatchString(lp) || switchTo.MatchString(lp) || verbWith.MatchString(lp) && reads(p)):
 			r.statement(p, true)
 		case i > 0 && reasonLead.MatchString(lp):
 			why = strings.Join(parts[i:], ", ")
@@ -1124,13 +1171,21 @@ done:
 	}
 }
 
+// reads reports whether s, read as a change of decision, states something.
+func reads(s string) bool {
+	probe := reader{changed: true}
+	probe.statement(s, true)
+	return len(probe.items) > 0
+}
+
 var (
-	noListSep  = mustPattern(`(?i),\s*(?:and\s+)?no\s+`) // "no A, and no B"
-	optionSep  = mustPattern(`\s*[,;]\s*|\s+or\s+`)      // "A, B or C"
-	ruleSep    = mustPattern(`,\s*(?:and\s+)?`)          // "a, b, and c"
-	reasonLead = mustPattern(`^(?:too|it'?s|its|it is|not|way|overkill|because|since|as|they|we)\b`)
-	commentary = mustPattern(`\s(?:is|are|was|were|works|does|do)\b`)
-	keepForm   = mustPattern(`^(?:keep|use|stay with|stick with|go with|we keep|we use)\s+\S`)
+	trailingAnywhere = mustPattern(`(?:\s+(?:please|for now|anywhere|at all|ever|whatsoever|in here|in this (?:repo|project|codebase)))+$`)
+	noListSep        = mustPattern(`(?i),\s*(?:and\s+)?no\s+`) // "no A, and no B"
+	optionSep        = mustPattern(`\s*[,;]\s*|\s+or\s+`)      // "A, B or C"
+	ruleSep          = mustPattern(`,\s*(?:and\s+)?`)          // "a, b, and c"
+	reasonLead       = mustPattern(`^(?:too|it'?s|its|it is|not|way|overkill|because|since|as|they|we)\b`)
+	commentary       = mustPattern(`\s(?:is|are|was|were|works|does|do)\b`)
+	keepForm         = mustPattern(`^(?:keep|use|stay with|stick with|go with|we keep|we use)\s+\S`)
 )
 
 // constraintForms reads lasting rules stated on their own.
@@ -1153,7 +1208,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
 		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low),
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
-		supportRule.MatchString(low),
+		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
 	default:
@@ -1218,6 +1273,27 @@ func cutJudgement(s string) (choice, judged string) {
 	}
 	return s, ""
 }
+
+// judgedOption returns the option a judgement after a choice is about,
+// and what it says of it, when that is another option than the ones the
+// choice names ("Spark is overkill here" after "Go with DuckDB").
+func judgedOption(judged, choice string) (opt, because string) {
+	m := judgedSubject.FindStringSubmatchIndex(lower(judged))
+	if m == nil {
+		return "", ""
+	}
+	opt = judged[m[2]:m[3]]
+	if !isChoiceWord(opt, false) || strings.Contains(lower(choice), lower(opt)) {
+		return "", ""
+	}
+	return opt, strings.TrimSpace(judged[m[4]:])
+}
+
+var judgedSubject = mustPattern(`^(?:the\s+)?([\w.\-/+]+)\s+(?:(?:is|are|was|were|seems|feels|looks)\s+)?(\S.*)$`)
+
+// foldedAway reports whether s names an alternative it turns down ("X,
+// not Y").
+func foldedAway(s string) bool { _, old := foldOld(s); return old != "" }
 
 func firstReason(s string) string { i, _ := splitReason(s); return i }
 

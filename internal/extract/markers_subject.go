@@ -43,7 +43,7 @@ var categories = map[string][]string{
 	"license":       {"mit", "apache-2.0", "apache", "gpl", "bsd", "mpl", "agpl", "lgpl", "isc", "unlicense"},
 	"migrations":    {"alembic", "golang-migrate", "flyway", "liquibase", "goose", "atlas", "dbmate", "knex", "prisma-migrate"},
 	"cli":           {"cobra", "urfave", "kingpin", "click", "argparse", "typer", "commander", "clap", "yargs", "oclif", "kong"},
-	"scheduler":     {"airflow", "dagster", "prefect", "luigi"},
+	"scheduler":     {"airflow", "dagster", "prefect", "luigi", "cron", "temporal"},
 	"dataframe":     {"polars", "pandas", "dask", "vaex"},
 	"processing":    {"spark", "flink", "dbt"},
 	"email":         {"postmark", "sendgrid", "mailgun", "ses", "resend", "mailchimp"},
@@ -51,6 +51,9 @@ var categories = map[string][]string{
 	"language":      {"rust", "python", "typescript", "javascript", "kotlin", "swift", "java", "ruby", "elixir", "zig", "c#", "scala", "php"},
 	"mobile":        {"react-native", "ionic", "capacitor", "kmp", "xamarin", "maui"},
 	"runtime":       {"deno", "bun.js", "nodejs"},
+	"config":        {"toml", "yaml", "ini", "hcl", "jsonnet", "dotenv"},
+	"format":        {"parquet", "csv", "tsv", "orc", "arrow", "ndjson", "jsonl", "feather", "sqlite-file"},
+	"validation":    {"pydantic", "zod", "yup", "joi", "valibot", "marshmallow", "ajv", "cerberus"},
 	"lint":          {"eslint", "prettier", "biome", "ruff", "golangci-lint", "rubocop", "clippy", "mypy", "pyright"},
 }
 

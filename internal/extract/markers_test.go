@@ -604,3 +604,60 @@ func TestMarkersLongReasonIsCut(t *testing.T) {
 		t.Errorf("reason of %d characters (bound %d), want a cut prefix of the reason ending in …: %q", n, maxNote, why)
 	}
 }
+
+// A data-pipeline session in everyday words, a turn at a time: a part and
+// its option without a verb, a judgement that turns down another option,
+// an option scrapped for one the work is done with instead, a mind changed
+// about an option, parts left out, practices and a minimum version without
+// a verb, a convention changed ("…, not Redis" is turned down, not kept as
+// the rest of the old decision), and a reply that picks an option the
+// assistant asked about by its number.
+func TestMarkersDataSession(t *testing.T) {
+	user := func(s string) dialect.Message { return dialect.Message{Role: "user", Text: s} }
+	steps := []struct {
+		msgs          []dialect.Message
+		active, notIn []string
+		rejected      []string
+	}{
+		{[]dialect.Message{user("We're sticking with uv for packaging. Settings files are TOML.")}, []string{"uv", "TOML"}, nil, nil},
+		{[]dialect.Message{user("Go with Dagster for orchestration, Airflow is too much ops.")}, []string{"Dagster"}, []string{"Airflow"}, []string{"Airflow"}},
+		{[]dialect.Message{user("Scrap Dagster, we'll schedule with Prefect instead.")}, []string{"Prefect"}, []string{"Dagster"}, []string{"Dagster"}},
+		{[]dialect.Message{user("I changed my mind about Polars, use pandas for the notebooks.")}, []string{"pandas"}, nil, []string{"Polars"}},
+		{[]dialect.Message{user("Let's not bother with a REST API. We won't support macOS.")}, nil, nil, []string{"REST API", "macOS"}},
+		{[]dialect.Message{user("Docstrings on every public function. Python 3.11 is the minimum.")}, []string{"Docstrings on every public function", "Python 3.11 is the minimum"}, nil, nil},
+		{[]dialect.Message{user("Let's store sessions in Redis.")}, []string{"Redis"}, nil, nil},
+		{[]dialect.Message{user("On second thought, sessions live in Postgres, not Redis.")}, []string{"Postgres"}, []string{"Redis"}, []string{"Redis"}},
+		{[]dialect.Message{
+			{Role: "assistant", Text: "I can (1) retry failed rows inline or (2) send them to a dead-letter table. Which do you prefer?"},
+			user("Option 2."),
+		}, []string{"dead-letter table"}, []string{"retry failed rows"}, nil},
+	}
+	c := capsule.New("s", "a")
+	first := 0
+	for i, st := range steps {
+		c = markers(t, c, first, st.msgs...)
+		first += len(st.msgs) + 1
+		active, rejected := sections(t, c)
+		for _, w := range st.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("turn %d: %q is not active:\n%s", i+1, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.notIn {
+			// The choices themselves, not their reasons or the options
+			// they turn down.
+			for _, l := range strings.Split(active, "\n") {
+				l, _, _ = strings.Cut(l, "(why:")
+				l, _, _ = strings.Cut(l, ", not ")
+				if strings.Contains(l, w) {
+					t.Errorf("turn %d: %q is still active:\n%s", i+1, w, capsule.Render(c))
+				}
+			}
+		}
+		for _, w := range st.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("turn %d: %q is not among the rejected:\n%s", i+1, w, capsule.Render(c))
+			}
+		}
+	}
+}
