@@ -183,13 +183,16 @@ var (
 	dontUse  = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
 	// Windows": a part of the product or a platform left out.
-	notBuild   = mustPattern(`^(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to|we don'?t|we do not|no need to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)\s+(?:an?\s+|the\s+|any\s+)?(\S.*)$`)
-	noForm     = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
-	notForm    = mustPattern(`^not\s+(.+)$`)
-	isOut      = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?$`)
-	dontWant   = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
-	wontCut    = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
-	noChitChat = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
+	notBuild = mustPattern(`^(?:(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)|(?:we don'?t|we do not)\s+(?:support|ship|offer))\s+(?:an?\s+|the\s+|any\s+)?(\S.*?)$`)
+	// notBuildHere: what is left out only here ("let's not add tests for
+	// this") is a one-off request.
+	notBuildHere = mustPattern(`\b(?:this|that|these|those|here|it|them)$`)
+	noForm       = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
+	notForm      = mustPattern(`^not\s+(.+)$`)
+	isOut        = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?$`)
+	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
+	wontCut      = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
+	noChitChat   = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
 
 	alwaysNever  = mustPattern(`^(?:please\s+|make sure\s+(?:that\s+)?(?:we\s+|you\s+)?|ensure\s+(?:that\s+)?(?:we\s+|you\s+)?)?(?:never|always|must never|must always)\s+(\S.+)$`)
 	notRules     = mustPattern(`^(?:always|never)\s+(?:mind|happy|glad|nice|good|fun|mind that)\b`)
@@ -1071,7 +1074,7 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(lower(sub(droppedPast, 1)), "the "):
 		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
 		r.changed = true
-	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
+	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !notBuildHere.MatchString(low) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
 		r.rejectList(sub(notBuild, 1))
 	case match(dislike) && isNamed(sub(dislike, 1)):
 		r.add(item{kind: "reject", text: sub(dislike, 1)})
