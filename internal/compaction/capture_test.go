@@ -367,3 +367,10 @@ func TestSlidingWindowsAgreeWithCold(t *testing.T) {
 		t.Fatalf("the summary never left the window (or never counted): %v", seen)
 	}
 }
+
+// forget empties the memo.
+func (c *memo[K, V]) forget() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}

@@ -401,13 +401,6 @@ func (c *memo[K, V]) put(k K, v V) {
 	c.mu.Unlock()
 }
 
-// forget empties the memo.
-func (c *memo[K, V]) forget() {
-	c.mu.Lock()
-	c.m = nil
-	c.mu.Unlock()
-}
-
 // keys returns the items' keys (parallel to the View's items), or nil when the
 // request's conversation is not read from the index.
 func (p *probe) keys() []dialect.ItemKey {

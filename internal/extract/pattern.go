@@ -41,8 +41,6 @@ func (p *pattern) filter() *prefilter {
 	return &p.pre
 }
 
-func (p *pattern) String() string { return p.re.String() }
-
 func (p *pattern) MatchString(s string) bool {
 	i := p.filter().start(s)
 	return i >= 0 && p.re.MatchString(s[i:])
@@ -211,10 +209,6 @@ func hasSuffix(s string, ends []string) bool {
 	}
 	return false
 }
-
-// may reports whether s can hold a match; false is a proof that none
-// exists.
-func (f *prefilter) may(s string) bool { return f.start(s) >= 0 }
 
 // literals: a set of literals and where one must occur. index maps a byte
 // to 1 + the index in groups of the group of literals that begin with it;

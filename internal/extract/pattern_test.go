@@ -245,3 +245,9 @@ func TestPrefilterDerivation(t *testing.T) {
 		}
 	}
 }
+
+func (p *pattern) String() string { return p.re.String() }
+
+// may reports whether s can hold a match; false is a proof that none
+// exists.
+func (f *prefilter) may(s string) bool { return f.start(s) >= 0 }
