@@ -102,17 +102,22 @@ var (
 	willBe = mustPattern(`^(?:(?:the|our)\s+)?([\w\-/ ]{1,30}?)\s+(?:will be|'ll be|is going to be|are going to be)\s+(.+)$`)
 	// Conventions stated as how things are: "All money amounts are stored
 	// as integer cents", "Migrations live in db/migrations".
-	allAre    = mustPattern(`^(?:all|every|each)\s+(?:[\w\-/]+\s+){0,3}?(?:are|is|must|should|get|gets|go|goes|live|lives|returns?|uses?|has|have|needs?)\s+\S.*$`)
-	allNot    = mustPattern(`^(?:all|every|each)\s+(?:the|of|these|those|my|one|single)\b|\b(?:passing|passed|pass|failing|failed|fails|broken|done|fixed|green|red|crash\w*|time|now|today|yesterday|works|working|looks?|seems?)\b`)
-	liveIn    = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
-	liveNot   = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
-	stickTo   = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
-	stickNot  = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
-	stayRule  = mustPattern(`^(?:the\s+|all\s+|our\s+|every\s+)?(?:[\w\-/]+\s+){0,3}?(?:needs? to|has to|have to|must)\s+(?:stay|remain|be|keep)\s+\S.*$`)
-	stayTask  = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
-	skipStep  = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
-	imperLead = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
-	imperAnd  = mustPattern(`,?\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer|all|every|each)\s+.+)$`)
+	allAre = mustPattern(`^(?:all|every|each)\s+(?:[\w\-/]+\s+){0,3}?(?:are|is|must|should|get|gets|go|goes|live|lives|returns?|uses?|has|have|needs?)\s+\S.*$`)
+	allNot = mustPattern(`^(?:all|every|each)\s+(?:the|of|these|those|my|one|single)\b|\b(?:passing|passed|pass|failing|failed|fails|broken|done|fixed|green|red|crash\w*|time|now|today|yesterday|works|working|looks?|seems?)\b`)
+	// alwaysDone: "Prices are always stored in cents", "images get resized
+	// on upload, never on the fly": how things are done, as a rule.
+	alwaysDone = mustPattern(`^(?:the\s+|our\s+)?(?:[\w\-/]+\s+){1,3}?(?:(?:is|are)\s+(?:always|never)\s+(?:\w+ed|written|kept|done|run|made|set|sent|built|held|shown|drawn|given)\b|(?:get|gets|are|is)\s+\w+ed\b.*,\s+never\b).*$`)
+	liveIn     = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
+	mishap     = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
+	modal      = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
+	liveNot    = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
+	stickTo    = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
+	stickNot   = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
+	stayRule   = mustPattern(`^(?:the\s+|all\s+|our\s+|every\s+)?(?:[\w\-/]+\s+){0,3}?(?:needs? to|has to|have to|must)\s+(?:stay|remain|be|keep)\s+\S.*$`)
+	stayTask   = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
+	skipStep   = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
+	imperLead  = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
+	imperAnd   = mustPattern(`,?\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer|all|every|each)\s+.+)$`)
 	// topicLead: "For search, let's go with …", "On the backend we'll use …":
 	// the topic before the decision.
 	topicLead = mustPattern(`^(?:for|on|in)\s+(?:the\s+)?[\w\-/. ]{1,30}?,?\s+((?:let'?s|we'?ll|we will|we'?re|we are|we|use|go with)\s.*)$`)
@@ -154,7 +159,10 @@ var (
 	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
 	// goesThrough: "Email goes through Postmark", "analytics runs on
 	// PostHog": a part of the product and the named service it uses.
-	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run|is written|are written)\s+(?:through|on|via|to|into|as)\s+(\S+)(?:[\s,].*)?$`)
+	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run|is written|are written|is sent|are sent)\s+(?:out\s+|over\s+)?(?:through|on|via|to|into|as)\s+(\S+)(?:[\s,].*)?$`)
+	// partVia: "Payments through Stripe, obviously", "auth via Auth0": a
+	// part of the product and the named option it goes through, no verb.
+	partVia     = mustPattern(`^([\w\-/ ]{1,30}?)\s+(through|via|on)\s+(\S+)(?:,\s.*)?$`)
 	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
 	// minVersion: "Python 3.12 is the minimum", "Node 20 is the oldest we
 	// support".
@@ -166,7 +174,7 @@ var (
 	onlyRule     = mustPattern(`^(\S+(?:\s\S+)?)\s+is\s+the\s+only\s+(?:language|runtime|database|db|framework|dependency|library|tool|package manager|orm|cloud|provider|queue|cache|linter|formatter)\b`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
-	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build)\s+.+)$`)
+	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build|cache|queue|index|send|log)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
 	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+for\s+.+)?$`)
@@ -175,7 +183,10 @@ var (
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
 	// with Pydantic": a verb of no decision by itself and the option it is
 	// done with.
-	verbWith    = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+(\w+(?:\s+(?:it|them|this|that|everything|these|those|jobs|things|files|data))?\s+(?:with|using|via|through|on|in)\s+(\S+).*)$`)
+	verbWith = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+((\w+)(?:\s+[\w\-]+){0,3}?\s+(?:with|using|via|through|in|on)\s+(\S+).*)$`)
+	// verbWithNot: verbs of work on something, not of how it is built
+	// ("let's check on Kafka", "we'll dig in Redis").
+	verbWithNot = mustPattern(`^(?:not|never|no|check|look|read|focus|work|start|begin|talk|think|wait|deal|help|play|debug|dig|stay|see|try|experiment|compare|benchmark|fix|poke|continue|stop|sit|ask|meet|chat|pair|follow|catch|get|be|go|come)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
@@ -592,7 +603,8 @@ var productParts = func() map[string]bool {
 		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
 		tracking alerts alerting observability crashes releases provisioning output outputs exports files validation serialization
-		parsing dependencies packaging orchestration forms i18n charts`) {
+		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
+		onboarding uploads thumbnails images media assets`) {
 		m[w] = true
 	}
 	return m
@@ -734,7 +746,7 @@ func (r *reader) statement(s string, change bool) {
 		r.statement(s[:i], change)
 		rest := strings.TrimSpace(s[i+1:])
 		n := len(r.items)
-		r.statement(rest, change)
+		r.statement(rest, change || r.changed) // "No Webpack; just esbuild"
 		if len(r.items) == n && reasonish.MatchString(lower(rest)) {
 			r.attach(r.last, rest)
 		}
@@ -800,7 +812,15 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			r.decisionBody(capitalise(body), change)
 		}
 	case match(keepVerb) && (hasChoice(sub(keepVerb, 1)) || keepPlace.MatchString(lower(sub(keepVerb, 1)))):
-		r.decisionBody("Keep "+sub(keepVerb, 1), change)
+		obj := sub(keepVerb, 1)
+		if loc := andVerb.FindStringSubmatchIndex(lower(obj)); loc != nil && hasChoice(obj[:loc[0]]) && hasChoice(obj[loc[2]:]) {
+			// "Let's keep product data in Postgres and cache the catalog
+			// in Redis": two decisions.
+			r.decisionBody("Keep "+obj[:loc[0]], change)
+			r.decisionBody(capitalise(obj[loc[2]:]), change)
+			break
+		}
+		r.decisionBody("Keep "+obj, change)
 	case match(revertForm):
 		old, back := sub(revertForm, 1), sub(revertForm, 2)
 		if back == "" {
@@ -876,7 +896,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		// "On second thought, credentials come from the OS keyring, not a
 		// .env file": a convention changed is a decision replaced.
 		r.decisionBody(capitalise(s), true)
-	case match(verbWith) && isChoiceWord(strings.Trim(sub(verbWith, 2), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 2), ",."))] != "" || change || anymore.MatchString(low)):
+	case match(verbWith) && !verbWithNot.MatchString(lower(sub(verbWith, 2))) && isChoiceWord(strings.Trim(sub(verbWith, 3), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 3), ",."))] != "" || change || anymore.MatchString(low)):
 		r.decisionBody(capitalise(sub(verbWith, 1)), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
@@ -913,6 +933,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), change)
 	case match(forAll) && isNamed(sub(forAll, 1)):
 		r.decisionBody("Use "+s, change)
+	case match(partVia) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
+		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
 	case match(goesThrough) && productPart(lower(sub(goesThrough, 1))) && isNamed(sub(goesThrough, 2)):
 		r.decisionBody(s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
@@ -1108,6 +1130,19 @@ func (r *reader) rejectForms(s, low string) bool {
 		if noChitChat.MatchString(lower(body)) {
 			return true
 		}
+		if m := noButOnly.FindStringSubmatchIndex(lower(body)); m != nil {
+			// "No server-side sessions, JWTs only": one turned down, the
+			// other chosen.
+			g := 4
+			if m[g] < 0 {
+				g = 6
+			}
+			if chosen := body[m[g]:m[g+1]]; isChoiceWord(firstWord(chosen), false) || hasChoice(chosen) {
+				r.add(item{kind: "reject", text: body[m[2]:m[3]]})
+				r.decision(item{kind: "decision", text: "Use " + chosen, change: true})
+				return true
+			}
+		}
 		parts := noListSep.Split(body, -1)
 		if len(parts) == 1 && len(strings.Fields(strings.TrimSuffix(firstReason(body), " for now"))) >= 3 {
 			r.add(item{kind: "constraint", text: s}) // "No secrets in logs"
@@ -1183,6 +1218,7 @@ func reads(s string) bool {
 
 var (
 	trailingAnywhere = mustPattern(`(?:\s+(?:please|for now|anywhere|at all|ever|whatsoever|in here|in this (?:repo|project|codebase)))+$`)
+	noButOnly        = mustPattern(`^(.{1,40}?)[,;]\s+(?:(?:just|only|use)\s+(.{1,30}?)|(.{1,30}?)\s+(?:only|instead))$`)
 	noListSep        = mustPattern(`(?i),\s*(?:and\s+)?no\s+`) // "no A, and no B"
 	optionSep        = mustPattern(`\s*[,;]\s*|\s+or\s+`)      // "A, B or C"
 	ruleSep          = mustPattern(`,\s*(?:and\s+)?`)          // "a, b, and c"
@@ -1205,7 +1241,8 @@ func (r *reader) constraintForms(s, low string) bool {
 	case mustForm.MatchString(low) && !oneOff.MatchString(low):
 	case keepRule.MatchString(low) && !keepNot.MatchString(keepRule.FindStringSubmatch(low)[1]) && !oneOff.MatchString(low),
 		skipAny.MatchString(low) && !oneOff.MatchString(low),
-		allAre.MatchString(low) && !allNot.MatchString(low),
+		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)),
+		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
@@ -1293,6 +1330,16 @@ func judgedOption(judged, choice string) (opt, because string) {
 }
 
 var judgedSubject = mustPattern(`^(?:the\s+)?([\w.\-/+]+)\s+(?:(?:is|are|was|were|seems|feels|looks)\s+)?(\S.*)$`)
+
+// viaOption reports whether opt, after "through" or "via", names an
+// option, or after "on" a well-known one ("hosting on Render", not
+// "uploads on Mondays").
+func viaOption(prep, opt string) bool {
+	if lower(prep) == "on" {
+		return categoryOf[lower(opt)] != ""
+	}
+	return isChoiceWord(opt, false)
+}
 
 // foldedAway reports whether s names an alternative it turns down ("X,
 // not Y").

@@ -661,3 +661,42 @@ func TestMarkersDataSession(t *testing.T) {
 		}
 	}
 }
+
+// A storefront session in everyday words: a part and the option it goes
+// through with no verb, a kept part and a second verb with its own option,
+// "no X, Y only", conventions stated with always or "…, never …", a rule
+// for every part that must pass something, and "no X; just Y".
+func TestMarkersStorefrontSession(t *testing.T) {
+	steps := []struct {
+		say      string
+		active   []string
+		rejected []string
+	}{
+		{"Checkout through Adyen, obviously.", []string{"Adyen"}, nil},
+		{"Let's keep orders in Postgres and cache carts in Redis.", []string{"orders in Postgres", "carts in Redis"}, nil},
+		{"No cookies, JWTs only.", []string{"JWTs"}, []string{"cookies"}},
+		{"Totals are always computed on the server.", []string{"Totals are always computed on the server"}, nil},
+		{"Thumbnails get generated at upload, never on request.", []string{"Thumbnails get generated at upload, never on request"}, nil},
+		{"Every endpoint has to pass the contract tests.", []string{"Every endpoint has to pass the contract tests"}, nil},
+		{"Receipts go out via Postmark.", []string{"Postmark"}, nil},
+		{"No Webpack; just esbuild.", []string{"esbuild"}, []string{"Webpack"}},
+	}
+	c := capsule.New("s", "a")
+	for i, st := range steps {
+		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
+		active, rejected := sections(t, c)
+		for _, w := range st.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+	}
+	if active, _ := sections(t, c); strings.Contains(active, ": never on request") || strings.Contains(active, ": Never on request") {
+		t.Errorf("the contrast of a convention was read as a rule of its own:\n%s", capsule.Render(c))
+	}
+}
