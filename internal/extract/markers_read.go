@@ -39,14 +39,14 @@ var (
 	// Labels opening a statement, followed by ":" or a dash, or ending a line
 	// that introduces a list.
 	labelRe = mustPattern(`^((?:our |the |final |design |new |revised |architecture )?decision(?: is| changed)?|decided|i'?ve decided|we'?ve decided|final answer|final call|verdict|` +
-		`change of (?:decision|plan|mind)|correction|scratch that|on second thought|(?:i'?ve |i )?changed my mind(?: about [^:]{1,40})?|` +
+		`change of (?:decision|plan|mind)|correction|scratch that|on second thought|on reflection|on second thoughts|thinking about it more|(?:i'?ve |i )?changed my mind(?: about [^:]{1,40})?|` +
 		`(?:(?:house|hard|team|ground|project|coding|our|the) )?(?:rules?|constraints?|requirements?|guidelines?|conventions?|polic(?:y|ies)|invariants?)|non-negotiables?|` +
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thought|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then|please)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then|please)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
-	changeWords  = mustPattern(`^(?:actually|scratch that|on second thought|no|nope|correction)\b`)
+	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
 	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
 
@@ -93,7 +93,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse)|(?:needs|takes|has|requires|adds|costs)\s+too\b)`)
+	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load)))`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -102,13 +102,14 @@ var (
 	willBe = mustPattern(`^(?:(?:the|our)\s+)?([\w\-/ ]{1,30}?)\s+(?:will be|'ll be|is going to be|are going to be)\s+(.+)$`)
 	// Conventions stated as how things are: "All money amounts are stored
 	// as integer cents", "Migrations live in db/migrations".
-	allAre = mustPattern(`^(?:all|every|each)\s+(?:[\w\-/]+\s+){0,3}?(?:are|is|must|should|get|gets|go|goes|live|lives|returns?|uses?|has|have|needs?)\s+\S.*$`)
+	allAre = mustPattern(`^(?:all|every|each)\s+(?:[\w\-/]+\s+){0,3}?(?:are|is|must|should|get|gets|go|goes|live|lives|returns?|uses?|has|have|needs?|owns?|runs?|exposes?|emits?|handles?|validates?|talks?|ships?)\s+\S.*$`)
 	allNot = mustPattern(`^(?:all|every|each)\s+(?:the|of|these|those|my|one|single)\b|\b(?:passing|passed|pass|failing|failed|fails|broken|done|fixed|green|red|crash\w*|time|now|today|yesterday|works|working|looks?|seems?)\b`)
 	// alwaysDone: "Prices are always stored in cents", "images get resized
 	// on upload, never on the fly": how things are done, as a rule.
 	alwaysDone = mustPattern(`^(?:the\s+|our\s+)?(?:[\w\-/]+\s+){1,3}?(?:(?:is|are)\s+(?:always|never)\s+(?:\w+ed|written|kept|done|run|made|set|sent|built|held|shown|drawn|given)\b|(?:get|gets|are|is)\s+\w+ed\b.*,\s+never\b).*$`)
 	liveIn     = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
 	mishap     = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
+	cappedAt   = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S`)
 	modal      = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
 	liveNot    = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
 	stickTo    = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
@@ -143,6 +144,9 @@ var (
 	// keepNamed: "keep Vite", "keep using Vite for the build", "keep
 	// PostgreSQL as the store".
 	keepNamed = mustPattern(`^keep\s+(?:using\s+)?(\S+)(?:\s+for\s+.+|\s+as\s+(?:the|our|a|an|my|its|their)\s+.+)?$`)
+	// keepPartOn: "keep the public API on JSON", "keep the workers in Go":
+	// a part of the product and the option it stays on.
+	keepPartOn = mustPattern(`^(?:please\s+)?keep\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30}?)\s+(?:on|in|with|using)\s+([\w.\-+#]+)`)
 	// preferOver: "I prefer Go over Rust for this service".
 	preferOver = mustPattern(`^(?:i|we)\s+(?:prefer|'d prefer|would prefer)\s+(.+?)\s+(?:over|to|rather than)\s+(.+)$`)
 	// forPair: "TypeScript for the frontend, Go for the backend".
@@ -215,14 +219,14 @@ var (
 	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
 
 	// Reason separators inside a statement.
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need)\s+)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
 	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
 	reasonish    = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough)\b`)
-	folded       = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not)\s+|,\s+no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
+	folded       = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not|but not)\s+|,\s+(?:but\s+)?no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
 	foldedOut    = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
 	cutOld       = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b`)
 	ideaOf       = mustPattern(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
@@ -490,7 +494,7 @@ func labelKind(label string) string {
 	case strings.Contains(label, "decision") && !strings.HasPrefix(label, "change"), strings.Contains(label, "decided"),
 		strings.HasPrefix(label, "final answer"), label == "final call", label == "verdict":
 		return "decision"
-	case strings.HasPrefix(label, "change"), label == "correction", label == "scratch that", label == "on second thought", strings.Contains(label, "changed my mind"):
+	case strings.HasPrefix(label, "change"), label == "correction", label == "scratch that", label == "on second thought", label == "on reflection", label == "on second thoughts", label == "thinking about it more", strings.Contains(label, "changed my mind"):
 		return "change"
 	case strings.HasPrefix(label, "rejected"), label == "ruled out", label == "vetoed", label == "not doing":
 		return "reject"
@@ -604,7 +608,7 @@ var productParts = func() map[string]bool {
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
 		tracking alerts alerting observability crashes releases provisioning output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
-		onboarding uploads thumbnails images media assets`) {
+		onboarding uploads thumbnails images media assets messages tasks traffic store panel`) {
 		m[w] = true
 	}
 	return m
@@ -763,6 +767,15 @@ func (r *reader) statement(s string, change bool) {
 			r.decision(item{kind: "decision", text: "Use " + p, change: change})
 		}
 		return
+	}
+	if choice, judged := cutJudgement(s); judged != "" {
+		if pairs := forPairs(choice); pairs != nil {
+			// "ClickHouse for the ingest store, Postgres can't keep up"
+			for _, p := range pairs {
+				r.decision(item{kind: "decision", text: "Use " + p, why: judged, change: change})
+			}
+			return
+		}
 	}
 	// "Use gofmt and keep functions under 50 lines": two instructions,
 	// each read on its own.
@@ -929,6 +942,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+opt+" for the "+sub(subjectIs, 1), change)
 	case match(partsAre) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+sub(partsAre, 2)+" for "+lower(sub(partsAre, 1)), change)
+	case match(keepPartOn) && productPart(lower(sub(keepPartOn, 1))) && (categoryOf[lower(sub(keepPartOn, 2))] != "" || sub(keepPartOn, 2) == "Go"):
+		// "Keep the public API on JSON over HTTP" ("over" is no
+		// alternative here)
+		r.decision(item{kind: "decision", text: capitalise(s), change: change})
 	case match(keepNamed) && isChoiceWord(sub(keepNamed, 1), false):
 		r.decisionBody(capitalise(s), change)
 	case match(forAll) && isNamed(sub(forAll, 1)):
@@ -1043,7 +1060,7 @@ func (r *reader) decisionBody(body string, change bool) {
 		return
 	}
 	_, old := foldOld(body)
-	if old != "" && strings.Contains(lower(body), ", no ") {
+	if lb := lower(body); old != "" && (strings.Contains(lb, ", no ") || strings.Contains(lb, ", but no ")) {
 		r.decision(item{kind: "decision", text: body, why: why, change: change})
 		r.add(item{kind: "reject", text: old})
 		return
@@ -1242,6 +1259,7 @@ func (r *reader) constraintForms(s, low string) bool {
 	case keepRule.MatchString(low) && !keepNot.MatchString(keepRule.FindStringSubmatch(low)[1]) && !oneOff.MatchString(low),
 		skipAny.MatchString(low) && !oneOff.MatchString(low),
 		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)),
+		cappedAt.MatchString(low) && !oneOff.MatchString(low),
 		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
@@ -1294,7 +1312,7 @@ func splitReason(s string) (string, string) {
 		item := strings.TrimRight(s[:loc[0]], ",;: ")
 		why := strings.TrimSpace(s[loc[1]:])
 		sep := lower(s[loc[0]:loc[1]])
-		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") {
+		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") || strings.Contains(sep, "we want") {
 			why = strings.TrimSpace(strings.TrimLeft(sep, ", ")) + " " + why
 		}
 		return item, strings.TrimRight(why, ". ")

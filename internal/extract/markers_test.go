@@ -700,3 +700,47 @@ func TestMarkersStorefrontSession(t *testing.T) {
 		t.Errorf("the contrast of a convention was read as a rule of its own:\n%s", capsule.Render(c))
 	}
 }
+
+// A platform session in everyday words: where tasks go, ", but no X", a
+// reason given as what we want, conventions of each part, a part kept on
+// an option, limits, and a change on reflection whose reason is what the
+// old option cannot do.
+func TestMarkersPlatformSession(t *testing.T) {
+	steps := []struct {
+		say           string
+		active, notIn []string
+		rejected      []string
+	}{
+		{"Let's use MySQL for the main database.", []string{"MySQL"}, nil, nil},
+		{"Tasks go on NATS, one subject per tenant.", []string{"NATS"}, nil, nil},
+		{"Let's deploy with Nomad, but no Consul.", []string{"Nomad"}, nil, []string{"Consul"}},
+		{"Postgres instead of MySQL, we want JSONB.", []string{"Postgres", "we want JSONB"}, []string{"MySQL for the main database"}, nil},
+		{"Each worker owns its own queue, no shared state.", []string{"Each worker owns its own queue, no shared state"}, nil, nil},
+		{"Keep the admin panel on Django.", []string{"admin panel on Django"}, nil, nil},
+		{"Uploads are capped at 10 MB.", []string{"Uploads are capped at 10 MB"}, nil, nil},
+		{"On reflection, Redis for the session store, Memcached can't keep up.", []string{"Redis for the session store", "Memcached can't keep up"}, nil, nil},
+	}
+	c := capsule.New("s", "a")
+	for i, st := range steps {
+		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
+		active, rejected := sections(t, c)
+		for _, w := range st.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.notIn {
+			if strings.Contains(active, w) {
+				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		if strings.Contains(rejected, "shared state") {
+			t.Errorf("%q: a convention's own 'no …' was read as a rejected option:\n%s", st.say, capsule.Render(c))
+		}
+	}
+}
