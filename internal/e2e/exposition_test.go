@@ -41,8 +41,13 @@ func TestExpositionParsesWithPrometheus(t *testing.T) {
 
 	plain := scrape(t, e.url, "identity")
 	zipped := scrape(t, e.url, "gzip")
-	if len(plain) != len(zipped) {
-		t.Errorf("%d families plain, %d gzipped", len(plain), len(zipped))
+	// The gzipped scrape comes second: a family whose first sample a
+	// background job (extraction, a checkpoint) records between the two
+	// may appear in it, but none may go missing.
+	for name := range plain {
+		if zipped[name] == nil {
+			t.Errorf("%s is served plain but not gzipped", name)
+		}
 	}
 
 	documented := documentedFamilies(t)
