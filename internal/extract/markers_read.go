@@ -106,19 +106,20 @@ var (
 	allNot = mustPattern(`^(?:all|every|each)\s+(?:the|of|these|those|my|one|single)\b|\b(?:passing|passed|pass|failing|failed|fails|broken|done|fixed|green|red|crash\w*|time|now|today|yesterday|works|working|looks?|seems?)\b`)
 	// alwaysDone: "Prices are always stored in cents", "images get resized
 	// on upload, never on the fly": how things are done, as a rule.
-	alwaysDone = mustPattern(`^(?:the\s+|our\s+)?(?:[\w\-/]+\s+){1,3}?(?:(?:is|are)\s+(?:always|never)\s+(?:\w+ed|written|kept|done|run|made|set|sent|built|held|shown|drawn|given)\b|(?:get|gets|are|is)\s+\w+ed\b.*,\s+never\b).*$`)
-	liveIn     = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
-	mishap     = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
-	cappedAt   = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S`)
-	modal      = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
-	liveNot    = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
-	stickTo    = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
-	stickNot   = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
-	stayRule   = mustPattern(`^(?:the\s+|all\s+|our\s+|every\s+)?(?:[\w\-/]+\s+){0,3}?(?:needs? to|has to|have to|must)\s+(?:stay|remain|be|keep)\s+\S.*$`)
-	stayTask   = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
-	skipStep   = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
-	imperLead  = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
-	imperAnd   = mustPattern(`,?\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer|all|every|each)\s+.+)$`)
+	alwaysDone  = mustPattern(`^(?:the\s+|our\s+)?(?:[\w\-/]+\s+){1,3}?(?:(?:is|are)\s+(?:always|never)\s+(?:\w+ed|written|kept|done|run|made|set|sent|built|held|shown|drawn|given)\b|(?:get|gets|are|is)\s+\w+ed\b.*,\s+never\b).*$`)
+	liveIn      = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
+	mishap      = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
+	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S`)
+	followsRule = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:follows?|conforms? to|sticks? to|adheres? to)\s+(?:the\s+|our\s+)?([\w.\-]+(?:\s[\w.\-]+){0,2})$`)
+	modal       = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
+	liveNot     = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
+	stickTo     = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
+	stickNot    = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
+	stayRule    = mustPattern(`^(?:the\s+|all\s+|our\s+|every\s+)?(?:[\w\-/]+\s+){0,3}?(?:needs? to|has to|have to|must)\s+(?:stay|remain|be|keep)\s+\S.*$`)
+	stayTask    = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
+	skipStep    = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
+	imperLead   = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
+	imperAnd    = mustPattern(`,?\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer|all|every|each)\s+.+)$`)
 	// topicLead: "For search, let's go with …", "On the backend we'll use …":
 	// the topic before the decision.
 	topicLead = mustPattern(`^(?:for|on|in)\s+(?:the\s+)?[\w\-/. ]{1,30}?,?\s+((?:let'?s|we'?ll|we will|we'?re|we are|we|use|go with)\s.*)$`)
@@ -158,6 +159,12 @@ var (
 	// partsAre: "Config files are TOML", a part without an article and a
 	// well-known option of some kind (named only is too loose: "Builds are
 	// Slow").
+	// partUses: "Tests use testscript", "the frontend uses React", "releases
+	// are built with GoReleaser", "images are stored in S3": a part of the
+	// product and the named option it uses.
+	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed)\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
+	// isMust: "Windows support is a must", "offline mode is required".
+	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+for\s+.+)?$`)
 	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)$`)
 	wantToBe = mustPattern(`^(?:i|we)\s+want\s+(?:the\s+|our\s+|all\s+|every\s+)?(\S.*?)\s+to\s+(?:be|use|stay|run on|support)\s+\S.*$`)
 	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
@@ -194,17 +201,23 @@ var (
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
-	dropForm = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
-	dontUse  = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
+	// removeNamed: "Remove Lodash, it bloats the bundle": a named option
+	// taken out (not "remove the debug logs", a task).
+	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
+	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
+	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
 	// Windows": a part of the product or a platform left out.
 	notBuild = mustPattern(`^(?:(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)|(?:we don'?t|we do not)\s+(?:support|ship|offer))\s+(?:an?\s+|the\s+|any\s+)?(\S.*?)$`)
 	// notBuildHere: what is left out only here ("let's not add tests for
 	// this") is a one-off request.
 	notBuildHere = mustPattern(`\b(?:this|that|these|those|here|it|them)$`)
+	voteYes      = mustPattern(`^(.{2,40}?),?\s+(?:yes|yep|yeah|definitely|for sure|please)$`)
+	voteNo       = mustPattern(`^(.{2,40}?),?\s+(?:no|nope|no way|not now|never)$`)
 	noForm       = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm      = mustPattern(`^not\s+(.+)$`)
 	isOut        = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?$`)
+	conditionMid = mustPattern(`\s(?:unless|except|outside of|outside|when|if|until)\s`)
 	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut      = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
 	noChitChat   = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
@@ -219,7 +232,7 @@ var (
 	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
 
 	// Reason separators inside a statement.
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want)\s+)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// followReason: a sentence of its own that gives the reason for the
@@ -581,7 +594,7 @@ func forPairs(s string) []string {
 	}
 	parts := strings.Split(s, ", ")
 	for i, p := range parts {
-		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "and "))
+		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(p), "and "), "with "))
 		m := forPair.FindStringSubmatch(lower(p))
 		if m == nil {
 			return nil
@@ -608,7 +621,7 @@ var productParts = func() map[string]bool {
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
 		tracking alerts alerting observability crashes releases provisioning output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
-		onboarding uploads thumbnails images media assets messages tasks traffic store panel`) {
+		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups`) {
 		m[w] = true
 	}
 	return m
@@ -625,6 +638,7 @@ func productPart(words string) bool {
 // database is Postgres", "our queue will be NATS"), not a state ("the
 // frontend is broken") or a culprit ("the problem is Redis").
 func optionOf(subject, option string) bool {
+	subject = lower(subject) // "the API is Go"
 	o := lower(strings.Fields(option)[0])
 	if c := categoryOf[o]; c != "" {
 		return productPart(subject)
@@ -754,6 +768,17 @@ func (r *reader) statement(s string, change bool) {
 		if len(r.items) == n && reasonish.MatchString(lower(rest)) {
 			r.attach(r.last, rest)
 		}
+		for k := n; k < len(r.items); k++ {
+			// "Drop Viper, it pulls in half the internet; plain flags":
+			// the reason for the drop is the reason for the change.
+			if it := &r.items[k]; it.kind == "decision" && it.why == "" {
+				for _, j := range seq(first, n) {
+					if r.items[j].kind == "reject" && r.items[j].why != "" {
+						it.why = r.items[j].why
+					}
+				}
+			}
+		}
 		if n == first && len(r.items) > n && judgement.MatchString(lower(s[:i])) {
 			// "Pandas is too slow; we'll use Polars."
 			r.attach(seq(n, len(r.items)), s[:i])
@@ -789,7 +814,7 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// A bare choice after a change marker or with "that's final":
 	// "Correction: CI runs on Buildkite", "Apache-2.0 license. That's final".
-	if (change || decided) && hasChoice(s) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) {
+	if (change || decided) && (hasChoice(s) || insteadNamed(s, low)) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) {
 		r.decisionBody(s, change)
 		return
 	}
@@ -942,6 +967,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+opt+" for the "+sub(subjectIs, 1), change)
 	case match(partsAre) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+sub(partsAre, 2)+" for "+lower(sub(partsAre, 1)), change)
+	case match(voteYes) && voteOption(sub(voteYes, 1)):
+		r.decision(item{kind: "decision", text: "Use " + sub(voteYes, 1), change: change})
+	case match(partUses) && productPart(lower(sub(partUses, 1))) && isChoiceWord(sub(partUses, 2), false) && !pronounLead.MatchString(low) && !mishap.MatchString(low):
+		r.decisionBody(capitalise(s), change)
 	case match(keepPartOn) && productPart(lower(sub(keepPartOn, 1))) && (categoryOf[lower(sub(keepPartOn, 2))] != "" || sub(keepPartOn, 2) == "Go"):
 		// "Keep the public API on JSON over HTTP" ("over" is no
 		// alternative here)
@@ -1113,6 +1142,8 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(lower(sub(droppedPast, 1)), "the "):
 		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
 		r.changed = true
+	case match(voteNo) && voteOption(sub(voteNo, 1)):
+		r.add(item{kind: "reject", text: sub(voteNo, 1)})
 	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !notBuildHere.MatchString(low) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
 		r.rejectList(sub(notBuild, 1))
 	case match(dislike) && isNamed(sub(dislike, 1)):
@@ -1124,6 +1155,9 @@ func (r *reader) rejectForms(s, low string) bool {
 		}
 		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(sub(triedDrop, 2), ". ")})
 		r.changed = true
+	case match(removeNamed) && isChoiceWord(sub(removeNamed, 1), false) && !strings.HasPrefix(lower(sub(removeNamed, 1)), "the"):
+		r.rejectList(sub(removeNamed, 1) + " " + sub(removeNamed, 2))
+		r.changed = true
 	case match(dropForm):
 		r.rejectList(grab(dropForm))
 		r.changed = true
@@ -1131,7 +1165,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		body := grab(dontWant)
 		if lb := lower(body); strings.HasPrefix(lb, "to ") || pronounLead.MatchString(lb) {
 			return false // "I don't want to rush this"
-		} else if strings.HasPrefix(lb, "any ") {
+		} else if strings.HasPrefix(lb, "any ") || conditionMid.MatchString(lb) {
 			r.add(item{kind: "constraint", text: s}) // "I don't want any print statements left"
 			return true
 		}
@@ -1260,6 +1294,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		skipAny.MatchString(low) && !oneOff.MatchString(low),
 		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)),
 		cappedAt.MatchString(low) && !oneOff.MatchString(low),
+		isMust.MatchString(low) && !pronounLead.MatchString(low),
+		followsRule.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low) && conventional(followsRule.FindStringSubmatch(s)),
 		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
@@ -1313,6 +1349,7 @@ func splitReason(s string) (string, string) {
 		why := strings.TrimSpace(s[loc[1]:])
 		sep := lower(s[loc[0]:loc[1]])
 		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") || strings.Contains(sep, "we want") {
+			// the words of the separator that belong to the reason
 			why = strings.TrimSpace(strings.TrimLeft(sep, ", ")) + " " + why
 		}
 		return item, strings.TrimRight(why, ". ")
@@ -1358,6 +1395,37 @@ func viaOption(prep, opt string) bool {
 	}
 	return isChoiceWord(opt, false)
 }
+
+// insteadNamed reports whether s is a short "Remeda instead": a named
+// option first, the change marked.
+func insteadNamed(s, low string) bool {
+	f := strings.Fields(s)
+	return len(f) <= 4 && strings.HasSuffix(low, " instead") && isChoiceWord(f[0], false) && !voteNot[lower(bare(f[0]))] && lower(bare(f[0])) != "nothing"
+}
+
+// voteOption reports whether the words before "…, yes" or "…, no" name
+// an option ("Homebrew tap, yes"; not "thanks, no").
+func voteOption(s string) bool {
+	f := strings.Fields(s)
+	return len(f) <= 3 && isChoiceWord(f[0], false) && !voteNot[lower(bare(f[0]))]
+}
+
+var voteNot = map[string]bool{"thanks": true, "ok": true, "okay": true, "sure": true, "well": true, "hmm": true, "fine": true,
+	"great": true, "cool": true, "right": true, "so": true, "that": true, "this": true, "it": true, "maybe": true, "yes": true,
+	"no": true, "oh": true, "ah": true, "honestly": true, "again": true, "and": true, "but": true}
+
+// conventional reports whether what a part follows is a convention: a
+// named one (PEP 8, sysexits, RFC 7807) or one called so ("the style
+// guide"), not "the bug follows the cursor".
+func conventional(m []string) bool {
+	if m == nil {
+		return false
+	}
+	w := lower(m[1])
+	return isChoiceWord(firstWord(m[1]), false) || conventionWord.MatchString(w)
+}
+
+var conventionWord = mustPattern(`(?:conventions?|spec|specification|standard|style|guide|guidelines|semver|sysexits|rfc|pep|format)$`)
 
 // foldedAway reports whether s names an alternative it turns down ("X,
 // not Y").

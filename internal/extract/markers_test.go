@@ -744,3 +744,49 @@ func TestMarkersPlatformSession(t *testing.T) {
 		}
 	}
 }
+
+// A developer-tool session in everyday words: a part and the option it
+// uses or is done with, a must, the reason for a drop carried to the
+// change after ';', a wish with a condition as a rule, a convention
+// followed, votes, an option for a part after a comma, and a named option
+// removed (not "remove the debug logs").
+func TestMarkersToolSession(t *testing.T) {
+	steps := []struct {
+		say           string
+		active, notIn []string
+		rejected      []string
+	}{
+		{"Let's use Viper for configuration.", []string{"Viper"}, nil, nil},
+		{"The CLI is Rust, with clap for the commands.", []string{"Rust for the CLI", "clap for the commands"}, nil, nil},
+		{"Releases are built with GoReleaser.", []string{"GoReleaser"}, nil, nil},
+		{"Linux support is a must.", []string{"Linux support is a must"}, nil, nil},
+		{"Drop Viper, it pulls in too much; a TOML file instead.", []string{"TOML", "pulls in too much"}, []string{"Use Viper"}, []string{"Viper"}},
+		{"I don't want prompts unless stdin is a terminal.", []string{"I don't want prompts unless stdin is a terminal"}, nil, nil},
+		{"Log lines follow logfmt.", []string{"Log lines follow logfmt"}, nil, nil},
+		{"Scoop bucket, yes; Chocolatey, no.", []string{"Scoop bucket"}, nil, []string{"Chocolatey"}},
+		{"Remove the debug logs before merging.", nil, nil, nil},
+	}
+	c := capsule.New("s", "a")
+	for i, st := range steps {
+		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
+		active, rejected := sections(t, c)
+		for _, w := range st.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.notIn {
+			if strings.Contains(active, w) {
+				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+	}
+	if _, rejected := sections(t, c); strings.Contains(rejected, "debug logs") || strings.Contains(rejected, "prompts") {
+		t.Errorf("a task or a conditional wish was read as a rejected option:\n%s", capsule.Render(c))
+	}
+}
