@@ -111,6 +111,7 @@ var (
 	mishap      = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
 	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S`)
 	followsRule = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:follows?|conforms? to|sticks? to|adheres? to)\s+(?:the\s+|our\s+)?([\w.\-]+(?:\s[\w.\-]+){0,2})$`)
+	staysAt     = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,30}?\s+(?:stays?|remains?)\s+(?:at|under|below|above|within)\s+\S*\d`)
 	modal       = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
 	liveNot     = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
 	stickTo     = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
@@ -170,7 +171,7 @@ var (
 	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
 	// goesThrough: "Email goes through Postmark", "analytics runs on
 	// PostHog": a part of the product and the named service it uses.
-	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run|is written|are written|is sent|are sent)\s+(?:out\s+|over\s+)?(?:through|on|via|to|into|as)\s+(\S+)(?:[\s,].*)?$`)
+	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run|happens|happen|is written|are written|is sent|are sent)\s+(?:out\s+|over\s+|(?:nightly|daily|hourly|weekly|\w+ly)\s+)?(?:through|on|via|to|into|as|in)\s+(\S+)(?:[\s,].*)?$`)
 	// partVia: "Payments through Stripe, obviously", "auth via Auth0": a
 	// part of the product and the named option it goes through, no verb.
 	partVia     = mustPattern(`^([\w\-/ ]{1,30}?)\s+(through|via|on)\s+(\S+)(?:,\s.*)?$`)
@@ -190,14 +191,20 @@ var (
 	// (not "use the same style", "use a sync.Pool there").
 	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+for\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
-	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+)?replace\s+(.+?)\s+with\s+(.+)$`)
+	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
 	// with Pydantic": a verb of no decision by itself and the option it is
 	// done with.
-	verbWith = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+((\w+)(?:\s+[\w\-]+){0,3}?\s+(?:with|using|via|through|in|on)\s+(\S+).*)$`)
+	verbWith = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+((\w+)(?:\s+[\w\-]+){0,3}?\s+(?:with|using|via|through|in|on|behind)\s+(\S+).*)$`)
 	// verbWithNot: verbs of work on something, not of how it is built
 	// ("let's check on Kafka", "we'll dig in Redis").
 	verbWithNot = mustPattern(`^(?:not|never|no|check|look|read|focus|work|start|begin|talk|think|wait|deal|help|play|debug|dig|stay|see|try|experiment|compare|benchmark|fix|poke|continue|stop|sit|ask|meet|chat|pair|follow|catch|get|be|go|come)$`)
+	// imperIn: "Track experiments in MLflow, not Weights & Biases", "serve
+	// the model behind FastAPI": an instruction whose object is done with a
+	// well-known option.
+	imperIn = mustPattern(`^((\w+)(?:\s+[\w\-]+){1,3}?\s+(?:with|using|via|through|in|on|behind)\s+([\w.\-+#]+)(?:[,\s].*)?)$`)
+	// imperVerb: verbs that say how something is built, for imperIn.
+	imperVerb   = mustPattern(`^(?:track|serve|store|cache|log|queue|index|schedule|send|host|deploy|run|build|test|lint|format|bundle|package|publish|sign|trace|monitor|manage|write|persist|render|route|validate|parse|train|version)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
@@ -232,7 +239,7 @@ var (
 	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
 
 	// Reason separators inside a statement.
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// followReason: a sentence of its own that gives the reason for the
@@ -621,7 +628,8 @@ var productParts = func() map[string]bool {
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
 		tracking alerts alerting observability crashes releases provisioning output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
-		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups`) {
+		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
+		evals experiments embeddings models predictions`) {
 		m[w] = true
 	}
 	return m
@@ -870,7 +878,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+sub(backTo, 1), true)
 	case match(replaceWith):
 		old, body := sub(replaceWith, 1), sub(replaceWith, 2)
-		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, change: true})
+		body, why := splitReason(body) // "…, we don't need the extra moving parts"
+		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, why: why, change: true})
 	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
 		subject = strings.TrimSuffix(strings.TrimSuffix(subject, " over"), " back") // "move the catalog over to …"
@@ -930,12 +939,17 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return true
 		}
 		r.decisionBody(capitalise(body), change)
+	case match(liveIn) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "":
+		// "Embeddings live in pgvector": the place is a well-known option.
+		r.decisionBody(capitalise(s), change)
 	case change && match(liveIn) && !liveNot.MatchString(low) && foldedAway(s):
 		// "On second thought, credentials come from the OS keyring, not a
 		// .env file": a convention changed is a decision replaced.
 		r.decisionBody(capitalise(s), true)
 	case match(verbWith) && !verbWithNot.MatchString(lower(sub(verbWith, 2))) && isChoiceWord(strings.Trim(sub(verbWith, 3), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 3), ",."))] != "" || change || anymore.MatchString(low)):
 		r.decisionBody(capitalise(sub(verbWith, 1)), change)
+	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(sub(imperIn, 3))] != "":
+		r.decisionBody(capitalise(s), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
 	case match(useImper):
@@ -1192,6 +1206,10 @@ func (r *reader) rejectForms(s, low string) bool {
 				r.add(item{kind: "reject", text: body[m[2]:m[3]]})
 				r.decision(item{kind: "decision", text: "Use " + chosen, change: true})
 				return true
+			} else if m[6] >= 0 && len(strings.Fields(chosen)) <= 2 {
+				// "No notebooks in the repo, scripts only"
+				r.add(item{kind: "reject", text: body[m[2]:m[3]]})
+				return true
 			}
 		}
 		parts := noListSep.Split(body, -1)
@@ -1293,7 +1311,7 @@ func (r *reader) constraintForms(s, low string) bool {
 	case keepRule.MatchString(low) && !keepNot.MatchString(keepRule.FindStringSubmatch(low)[1]) && !oneOff.MatchString(low),
 		skipAny.MatchString(low) && !oneOff.MatchString(low),
 		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)),
-		cappedAt.MatchString(low) && !oneOff.MatchString(low),
+		cappedAt.MatchString(low) && !oneOff.MatchString(low), staysAt.MatchString(low) && !oneOff.MatchString(low),
 		isMust.MatchString(low) && !pronounLead.MatchString(low),
 		followsRule.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low) && conventional(followsRule.FindStringSubmatch(s)),
 		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
@@ -1348,7 +1366,7 @@ func splitReason(s string) (string, string) {
 		item := strings.TrimRight(s[:loc[0]], ",;: ")
 		why := strings.TrimSpace(s[loc[1]:])
 		sep := lower(s[loc[0]:loc[1]])
-		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") || strings.Contains(sep, "we want") {
+		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") || strings.Contains(sep, "we want") || strings.Contains(sep, "need") {
 			// the words of the separator that belong to the reason
 			why = strings.TrimSpace(strings.TrimLeft(sep, ", ")) + " " + why
 		}
@@ -1457,6 +1475,13 @@ func unqualified(s string) string {
 }
 
 var qualifiers = map[string]bool{"a": true, "an": true, "plain": true, "vanilla": true, "pure": true, "just": true, "simple": true, "standard": true}
+
+func lastWord(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[len(f)-1]
+	}
+	return ""
+}
 
 func firstWord(s string) string {
 	if f := strings.Fields(s); len(f) > 0 {

@@ -55,6 +55,9 @@ var categories = map[string][]string{
 	"format":        {"parquet", "logfmt", "csv", "tsv", "orc", "arrow", "ndjson", "jsonl", "feather", "sqlite-file"},
 	"validation":    {"pydantic", "zod", "yup", "joi", "valibot", "marshmallow", "ajv", "cerberus"},
 	"site":          {"hugo", "jekyll", "eleventy", "docusaurus", "gatsby", "mkdocs", "hexo", "vitepress", "starlight"},
+	"experiments":   {"mlflow", "wandb", "comet", "neptune", "tensorboard", "clearml"},
+	"ml":            {"pytorch", "tensorflow", "jax", "keras", "scikit-learn", "sklearn", "xgboost", "lightgbm"},
+	"gpu":           {"modal", "runpod", "replicate", "coreweave", "sagemaker", "vertex"},
 	"lint":          {"eslint", "prettier", "biome", "ruff", "golangci-lint", "rubocop", "clippy", "mypy", "pyright"},
 }
 

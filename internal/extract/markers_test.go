@@ -790,3 +790,45 @@ func TestMarkersToolSession(t *testing.T) {
 		t.Errorf("a task or a conditional wish was read as a rejected option:\n%s", capsule.Render(c))
 	}
 }
+
+// A machine-learning service session in everyday words: an instruction
+// whose object is done with a well-known option, where a part runs or
+// happens, a well-known option as the place things live, "no X in Y, Z
+// only", a value that stays, and a replacement with its reason.
+func TestMarkersModelServiceSession(t *testing.T) {
+	steps := []struct {
+		say           string
+		active, notIn []string
+		rejected      []string
+	}{
+		{"Let's use Celery for the job queue.", []string{"Celery"}, nil, nil},
+		{"We'll serve the model behind Litestar.", []string{"Litestar"}, nil, nil},
+		{"Track runs in ClearML, not TensorBoard.", []string{"ClearML"}, nil, []string{"TensorBoard"}},
+		{"Training runs on RunPod.", []string{"RunPod"}, nil, nil},
+		{"Evaluation happens nightly in Buildkite.", []string{"Buildkite"}, nil, nil},
+		{"Embeddings live in Weaviate.", []string{"Weaviate"}, nil, nil},
+		{"No notebooks in the repo, scripts only.", nil, nil, []string{"notebooks"}},
+		{"The learning rate stays at 3e-4 unless I say otherwise.", []string{"learning rate stays at 3e-4"}, nil, nil},
+		{"We're replacing Celery with Dramatiq, we don't need the extra broker.", []string{"Dramatiq", "extra broker"}, []string{"Use Celery"}, nil},
+	}
+	c := capsule.New("s", "a")
+	for i, st := range steps {
+		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
+		active, rejected := sections(t, c)
+		for _, w := range st.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.notIn {
+			if strings.Contains(active, w) {
+				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+	}
+}
