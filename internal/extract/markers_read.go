@@ -55,7 +55,7 @@ var (
 	keepVerb     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+keep\s+(.+)$`)
 	// personal: what someone decides for themselves, not for the project.
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
-	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting)\s+(.+)$`)
+	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting|veto|vetoed|vetoing|am vetoing)\s+(.+)$|^i'?m\s+vetoing\s+(.+)$`)
 	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
 	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+(?:stick with|sticking with|stay with|staying with|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
@@ -74,7 +74,7 @@ var (
 	// keepRule: "Keep the database code in internal/store", "keep each file
 	// under 400 lines", "Keep secrets out of the repo": where things go and
 	// how big they get, a lasting rule (not "keep going", "keep me posted").
-	keepRule  = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|above|over|in|inside|within|out of|away from|next to|separate from|at most|to at most|at least)\s+\S.*$`)
+	keepRule  = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|above|over|in|inside|within|out of|away from|next to|separate from|at most|to at most|at least|for\s+\d)\s*\S.*$`)
 	keepNot   = mustPattern(`^(?:me|us|him|her|them|it|this|that|going|trying|working|an eye|track|posted|in mind|up|at it|calm|quiet|looking|reading|digging|searching)\b`)
 	keepPlace = mustPattern(`^\S.*\s(?:in|under|inside|behind|out of)\s+(?:its|their|a|an|the)\s+(?:own|separate|single|dedicated)\b`)
 	skipAny   = mustPattern(`^(?:please\s+)?(?:skip|no need for)\s+(?:any|all)\s+\S.+$`)
@@ -93,7 +93,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load)))`)
+	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load)))`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -109,7 +109,7 @@ var (
 	alwaysDone  = mustPattern(`^(?:the\s+|our\s+)?(?:[\w\-/]+\s+){1,3}?(?:(?:is|are)\s+(?:always|never)\s+(?:\w+ed|written|kept|done|run|made|set|sent|built|held|shown|drawn|given)\b|(?:get|gets|are|is)\s+\w+ed\b.*,\s+never\b).*$`)
 	liveIn      = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
 	mishap      = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
-	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S`)
+	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S|(?:fixed|pinned|locked|set)\s+(?:at|to)\s+\S*\d)`)
 	followsRule = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:follows?|conforms? to|sticks? to|adheres? to)\s+(?:the\s+|our\s+)?([\w.\-]+(?:\s[\w.\-]+){0,2})$`)
 	staysAt     = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,30}?\s+(?:stays?|remains?)\s+(?:at|under|below|above|within)\s+\S*\d`)
 	modal       = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
@@ -134,7 +134,7 @@ var (
 	genericUse    = mustPattern(`^(?:(?:a|an)\s+(?:different|simpler|better|new|cleaner|similar|other|smarter|quick|quicker|more|less)\b|another|the same|the existing|the current|the other|whatever|something|anything)\b`)
 	shouldLead    = mustPattern(`^we (?:should|must|need to|have to)\b`)
 	toolFor       = mustPattern(`^(?:the|a|an)\s+\S+\s+to\s+\w+`)
-	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|go|live|stay|always|never)\b`)
+	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|be|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
 	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
 	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
@@ -152,7 +152,9 @@ var (
 	// preferOver: "I prefer Go over Rust for this service".
 	preferOver = mustPattern(`^(?:i|we)\s+(?:prefer|'d prefer|would prefer)\s+(.+?)\s+(?:over|to|rather than)\s+(.+)$`)
 	// forPair: "TypeScript for the frontend, Go for the backend".
-	forPair = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
+	// onTheWire: "Protobuf on the wire between services".
+	onTheWire = mustPattern(`^([\w.\-+#]+)\s+(?:on|over)\s+the\s+wire\b`)
+	forPair   = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
 	subjectIs = mustPattern(`^(?:the|our)\s+([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?)$`)
@@ -171,6 +173,7 @@ var (
 	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
 	// goesThrough: "Email goes through Postmark", "analytics runs on
 	// PostHog": a part of the product and the named service it uses.
+	elidedPart  = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:in|on|to|into|through|via)\s+([\w.\-+#]+)$`)
 	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run|happens|happen|is written|are written|is sent|are sent)\s+(?:out\s+|over\s+|(?:nightly|daily|hourly|weekly|\w+ly)\s+)?(?:through|on|via|to|into|as|in)\s+(\S+)(?:[\s,].*)?$`)
 	// partVia: "Payments through Stripe, obviously", "auth via Auth0": a
 	// part of the product and the named option it goes through, no verb.
@@ -190,7 +193,7 @@ var (
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
 	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+for\s+.+)?$`)
-	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?to\s+(.+)$`)
+	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?(?:and\s+)?(?:to|onto)\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
 	// with Pydantic": a verb of no decision by itself and the option it is
@@ -204,7 +207,7 @@ var (
 	// well-known option.
 	imperIn = mustPattern(`^((\w+)(?:\s+[\w\-]+){1,3}?\s+(?:with|using|via|through|in|on|behind)\s+([\w.\-+#]+)(?:[,\s].*)?)$`)
 	// imperVerb: verbs that say how something is built, for imperIn.
-	imperVerb   = mustPattern(`^(?:track|serve|store|cache|log|queue|index|schedule|send|host|deploy|run|build|test|lint|format|bundle|package|publish|sign|trace|monitor|manage|write|persist|render|route|validate|parse|train|version)$`)
+	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|deploy|run|build|test|lint|format|bundle|package|publish|sign|trace|monitor|manage|write|persist|render|route|validate|parse|train|version)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
@@ -221,12 +224,14 @@ var (
 	notBuildHere = mustPattern(`\b(?:this|that|these|those|here|it|them)$`)
 	voteYes      = mustPattern(`^(.{2,40}?),?\s+(?:yes|yep|yeah|definitely|for sure|please)$`)
 	voteNo       = mustPattern(`^(.{2,40}?),?\s+(?:no|nope|no way|not now|never)$`)
+	scopeTail    = mustPattern(`\s+(?:at launch|for launch|for (?:the )?(?:v\d[\w.]*|mvp|first release|beta)|in (?:v\d[\w.]*|the mvp|the first release))$`)
 	noForm       = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm      = mustPattern(`^not\s+(.+)$`)
 	isOut        = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?$`)
 	conditionMid = mustPattern(`\s(?:unless|except|outside of|outside|when|if|until)\s`)
 	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut      = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
+	noMishap     = mustPattern(`^(?:issues|bugs|errors|complaints|incidents|surprises|downtime|outages|crashes|regressions)\b`)
 	noChitChat   = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
 
 	alwaysNever  = mustPattern(`^(?:please\s+|make sure\s+(?:that\s+)?(?:we\s+|you\s+)?|ensure\s+(?:that\s+)?(?:we\s+|you\s+)?)?(?:never|always|must never|must always)\s+(\S.+)$`)
@@ -563,7 +568,7 @@ func (r *reader) sentence(s string) {
 		r.add(item{kind: "constraint", text: strings.TrimRight(s, ".! ")})
 		return
 	}
-	if questionLead.MatchString(low) || hedge.MatchString(low) || reported.MatchString(low) || negatedDecision.MatchString(low) {
+	if questionLead.MatchString(low) || hedge.MatchString(strings.ReplaceAll(low, "eventually consistent", "consistent")) || reported.MatchString(low) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
 		}
@@ -607,13 +612,17 @@ func forPairs(s string) []string {
 			return nil
 		}
 		x := p[:len(m[1])]
-		if !productPart(m[2]) || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] {
+		if x = unqualified(x); !productPart(m[2]) && !restParts[m[2]] || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] {
 			return nil
 		}
 		parts[i] = p
 	}
 	return parts
 }
+
+// restParts name what is left once the other parts are chosen for
+// ("plain HTTP for everything else").
+var restParts = map[string]bool{"everything else": true, "the rest": true, "rest": true, "all the rest": true}
 
 // productParts are the parts of a product an option is chosen for.
 var productParts = func() map[string]bool {
@@ -626,7 +635,7 @@ var productParts = func() map[string]bool {
 		infra infrastructure styling styles css search metrics monitoring tracing storage migrations build builds bundling bundler packages
 		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
-		tracking alerts alerting observability crashes releases provisioning output outputs exports files validation serialization
+		tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions`) {
@@ -639,7 +648,11 @@ var productParts = func() map[string]bool {
 // backend", "unit tests", "the message broker").
 func productPart(words string) bool {
 	f := strings.Fields(words)
-	return len(f) > 0 && len(f) <= 3 && productParts[f[len(f)-1]]
+	if len(f) == 0 || len(f) > 3 {
+		return false
+	}
+	last := f[len(f)-1]
+	return productParts[last] || len(last) > 3 && strings.HasSuffix(last, "s") && productParts[last[:len(last)-1]] // "game servers"
 }
 
 // optionOf reports whether option is a named option for subject ("the
@@ -845,7 +858,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	match, sub := matcher(s, low)
 	switch {
 	case match(decidedAgst):
-		r.rejectList(sub(decidedAgst, 1))
+		r.rejectList(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))
 	case match(decidedTo):
 		body := sub(decidedTo, 2)
 		lb := lower(body)
@@ -941,12 +954,12 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(body), change)
 	case match(liveIn) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "":
 		// "Embeddings live in pgvector": the place is a well-known option.
-		r.decisionBody(capitalise(s), change)
+		r.partDecision(capitalise(s), change)
 	case change && match(liveIn) && !liveNot.MatchString(low) && foldedAway(s):
 		// "On second thought, credentials come from the OS keyring, not a
 		// .env file": a convention changed is a decision replaced.
 		r.decisionBody(capitalise(s), true)
-	case match(verbWith) && !verbWithNot.MatchString(lower(sub(verbWith, 2))) && isChoiceWord(strings.Trim(sub(verbWith, 3), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 3), ",."))] != "" || change || anymore.MatchString(low)):
+	case match(verbWith) && !verbWithNot.MatchString(lower(sub(verbWith, 2))) && isChoiceWord(strings.Trim(sub(verbWith, 3), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 3), ",."))] != "" || change || anymore.MatchString(low) || imperVerb.MatchString(lower(sub(verbWith, 2))) && isNamed(sub(verbWith, 3))):
 		r.decisionBody(capitalise(sub(verbWith, 1)), change)
 	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(sub(imperIn, 3))] != "":
 		r.decisionBody(capitalise(s), change)
@@ -985,6 +998,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decision(item{kind: "decision", text: "Use " + sub(voteYes, 1), change: change})
 	case match(partUses) && productPart(lower(sub(partUses, 1))) && isChoiceWord(sub(partUses, 2), false) && !pronounLead.MatchString(low) && !mishap.MatchString(low):
 		r.decisionBody(capitalise(s), change)
+	case match(onTheWire) && isChoiceWord(sub(onTheWire, 1), false):
+		r.decisionBody("Use "+s, change)
 	case match(keepPartOn) && productPart(lower(sub(keepPartOn, 1))) && (categoryOf[lower(sub(keepPartOn, 2))] != "" || sub(keepPartOn, 2) == "Go"):
 		// "Keep the public API on JSON over HTTP" ("over" is no
 		// alternative here)
@@ -996,7 +1011,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(partVia) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
 	case match(goesThrough) && productPart(lower(sub(goesThrough, 1))) && isNamed(sub(goesThrough, 2)):
-		r.decisionBody(s, change)
+		r.partDecision(s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
 		r.decisionBody(s, change)
 	case match(willBe) && willBeOption(sub(willBe, 2)):
@@ -1009,6 +1024,20 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		return false
 	}
 	return true
+}
+
+// partDecision records "X goes in Redis", and "…, Y in Postgres" after it
+// as a second decision sharing the verb.
+func (r *reader) partDecision(s string, change bool) {
+	if i := strings.Index(s, ", "); i > 0 {
+		rest := s[i+2:]
+		if m := elidedPart.FindStringSubmatchIndex(lower(rest)); m != nil && len(strings.Fields(rest[m[2]:m[3]])) <= 3 && isNamed(rest[m[4]:m[5]]) {
+			r.decisionBody(s[:i], change)
+			r.decisionBody(capitalise(rest), change)
+			return
+		}
+	}
+	r.decisionBody(s, change)
 }
 
 // namesChoice reports whether obj, the object of a verb that is not a
@@ -1192,8 +1221,8 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.changed = true
 	case match(noForm):
 		body := grab(noForm)
-		if noChitChat.MatchString(lower(body)) {
-			return true
+		if noChitChat.MatchString(lower(body)) || noMishap.MatchString(lower(body)) {
+			return true // "no worries", "no issues at launch, please": a wish
 		}
 		if m := noButOnly.FindStringSubmatchIndex(lower(body)); m != nil {
 			// "No server-side sessions, JWTs only": one turned down, the
@@ -1211,6 +1240,11 @@ func (r *reader) rejectForms(s, low string) bool {
 				r.add(item{kind: "reject", text: body[m[2]:m[3]]})
 				return true
 			}
+		}
+		if loc := scopeTail.FindStringIndex(lower(body)); loc != nil && len(strings.Fields(body[:loc[0]])) <= 3 && !noMishap.MatchString(lower(body)) {
+			// "No microtransactions at launch": left out of a release.
+			r.add(item{kind: "reject", text: body[:loc[0]]})
+			return true
 		}
 		parts := noListSep.Split(body, -1)
 		if len(parts) == 1 && len(strings.Fields(strings.TrimSuffix(firstReason(body), " for now"))) >= 3 {
@@ -1318,13 +1352,19 @@ func (r *reader) constraintForms(s, low string) bool {
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
-		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low),
+		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low) && !allNot.MatchString(low),
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
 	default:
 		return false
+	}
+	if choice, old := foldOld(s); old != "" && hasChoice(choice) && (strings.Contains(low, " instead of ") || strings.Contains(low, " rather than ")) {
+		// "Alerts should go to PagerDuty now instead of Discord": a rule
+		// that replaces a choice is a decision replaced.
+		r.decisionBody(s, true)
+		return true
 	}
 	r.add(item{kind: "constraint", text: s})
 	return true

@@ -832,3 +832,51 @@ func TestMarkersModelServiceSession(t *testing.T) {
 		}
 	}
 }
+
+// A game backend session in everyday words: a part named in the plural,
+// two parts sharing a verb, what is left after the other parts, a move
+// off one option and onto another with a judgement, a part left out at
+// launch, a value fixed, "should be" rules (eventually consistent is no
+// hedge), a veto, how long things are kept, what is on the wire, a build
+// verb with a named option, and a rule that replaces a choice.
+func TestMarkersGameBackendSession(t *testing.T) {
+	steps := []struct {
+		say           string
+		active, notIn []string
+		rejected      []string
+	}{
+		{"Let's use GameLift for hosting. Let's use Discord webhooks for alerts.", []string{"GameLift", "Discord"}, nil, nil},
+		{"Game servers are written in Elixir.", []string{"Elixir"}, nil, nil},
+		{"Lobby state goes in Redis, match history in ClickHouse.", []string{"Lobby state goes in Redis", "Match history in ClickHouse"}, nil, nil},
+		{"WebRTC for voice, plain HTTP for everything else.", []string{"WebRTC for voice", "plain HTTP for everything else"}, nil, nil},
+		{"Let's move hosting off GameLift and onto Agones, GameLift pricing is brutal.", []string{"Agones", "pricing is brutal"}, []string{"Use GameLift"}, nil},
+		{"No loot boxes at launch.", nil, nil, []string{"loot boxes"}},
+		{"Tick rate is fixed at 30 Hz.", []string{"Tick rate is fixed at 30 Hz"}, nil, nil},
+		{"Leaderboards should be eventually consistent.", []string{"Leaderboards should be eventually consistent"}, nil, nil},
+		{"I'm vetoing Unity for the server, it's a client engine.", nil, nil, []string{"Unity"}},
+		{"Keep every match log for 30 days.", []string{"Keep every match log for 30 days"}, nil, nil},
+		{"FlatBuffers on the wire.", []string{"FlatBuffers"}, nil, nil},
+		{"We'll authenticate players with Steam.", []string{"Steam"}, nil, nil},
+		{"Alerts should go to PagerDuty now instead of Discord.", []string{"PagerDuty"}, []string{"Discord webhooks"}, nil},
+	}
+	c := capsule.New("s", "a")
+	for i, st := range steps {
+		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
+		active, rejected := sections(t, c)
+		for _, w := range st.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.notIn {
+			if strings.Contains(active, w) {
+				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
+			}
+		}
+	}
+}
