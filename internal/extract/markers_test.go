@@ -605,6 +605,53 @@ func TestMarkersLongReasonIsCut(t *testing.T) {
 	}
 }
 
+// sessionStep is one turn of a played session and what the capsule must
+// show after it: choices in force, choices no longer in force (their
+// reasons and the options they turn down aside) and rejected options.
+type sessionStep struct {
+	msgs                    []dialect.Message
+	active, notIn, rejected []string
+}
+
+// says is a step of one user message.
+func says(text string, active, notIn, rejected []string) sessionStep {
+	return sessionStep{msgs: []dialect.Message{{Role: "user", Text: text}}, active: active, notIn: notIn, rejected: rejected}
+}
+
+// playSession runs the built-in extractor over steps, one turn at a time,
+// merging each into the capsule, and checks the capsule after each step.
+func playSession(t *testing.T, steps []sessionStep) *capsule.Capsule {
+	t.Helper()
+	c := capsule.New("s", "a")
+	first := 0
+	for i, st := range steps {
+		c = markers(t, c, first, st.msgs...)
+		first += len(st.msgs) + 1
+		said := st.msgs[len(st.msgs)-1].Text
+		active, rejected := sections(t, c)
+		for _, w := range st.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("turn %d %q: %q is not active:\n%s", i+1, said, w, capsule.Render(c))
+			}
+		}
+		for _, w := range st.notIn {
+			for _, l := range strings.Split(active, "\n") {
+				l, _, _ = strings.Cut(l, "(why:")
+				l, _, _ = strings.Cut(l, ", not ")
+				if strings.Contains(l, w) {
+					t.Errorf("turn %d %q: %q is still active:\n%s", i+1, said, w, capsule.Render(c))
+				}
+			}
+		}
+		for _, w := range st.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("turn %d %q: %q is not among the rejected:\n%s", i+1, said, w, capsule.Render(c))
+			}
+		}
+	}
+	return c
+}
+
 // A data-pipeline session in everyday words, a turn at a time: a part and
 // its option without a verb, a judgement that turns down another option,
 // an option scrapped for one the work is done with instead, a mind changed
@@ -613,53 +660,20 @@ func TestMarkersLongReasonIsCut(t *testing.T) {
 // the rest of the old decision), and a reply that picks an option the
 // assistant asked about by its number.
 func TestMarkersDataSession(t *testing.T) {
-	user := func(s string) dialect.Message { return dialect.Message{Role: "user", Text: s} }
-	steps := []struct {
-		msgs          []dialect.Message
-		active, notIn []string
-		rejected      []string
-	}{
-		{[]dialect.Message{user("We're sticking with uv for packaging. Settings files are TOML.")}, []string{"uv", "TOML"}, nil, nil},
-		{[]dialect.Message{user("Go with Dagster for orchestration, Airflow is too much ops.")}, []string{"Dagster"}, []string{"Airflow"}, []string{"Airflow"}},
-		{[]dialect.Message{user("Scrap Dagster, we'll schedule with Prefect instead.")}, []string{"Prefect"}, []string{"Dagster"}, []string{"Dagster"}},
-		{[]dialect.Message{user("I changed my mind about Polars, use pandas for the notebooks.")}, []string{"pandas"}, nil, []string{"Polars"}},
-		{[]dialect.Message{user("Let's not bother with a REST API. We won't support macOS.")}, nil, nil, []string{"REST API", "macOS"}},
-		{[]dialect.Message{user("Docstrings on every public function. Python 3.11 is the minimum.")}, []string{"Docstrings on every public function", "Python 3.11 is the minimum"}, nil, nil},
-		{[]dialect.Message{user("Let's store sessions in Redis.")}, []string{"Redis"}, nil, nil},
-		{[]dialect.Message{user("On second thought, sessions live in Postgres, not Redis.")}, []string{"Postgres"}, []string{"Redis"}, []string{"Redis"}},
-		{[]dialect.Message{
+	playSession(t, []sessionStep{
+		says("We're sticking with uv for packaging. Settings files are TOML.", []string{"uv", "TOML"}, nil, nil),
+		says("Go with Dagster for orchestration, Airflow is too much ops.", []string{"Dagster"}, []string{"Airflow"}, []string{"Airflow"}),
+		says("Scrap Dagster, we'll schedule with Prefect instead.", []string{"Prefect"}, []string{"Dagster"}, []string{"Dagster"}),
+		says("I changed my mind about Polars, use pandas for the notebooks.", []string{"pandas"}, nil, []string{"Polars"}),
+		says("Let's not bother with a REST API. We won't support macOS.", nil, nil, []string{"REST API", "macOS"}),
+		says("Docstrings on every public function. Python 3.11 is the minimum.", []string{"Docstrings on every public function", "Python 3.11 is the minimum"}, nil, nil),
+		says("Let's store sessions in Redis.", []string{"Redis"}, nil, nil),
+		says("On second thought, sessions live in Postgres, not Redis.", []string{"Postgres"}, []string{"Redis"}, []string{"Redis"}),
+		{msgs: []dialect.Message{
 			{Role: "assistant", Text: "I can (1) retry failed rows inline or (2) send them to a dead-letter table. Which do you prefer?"},
-			user("Option 2."),
-		}, []string{"dead-letter table"}, []string{"retry failed rows"}, nil},
-	}
-	c := capsule.New("s", "a")
-	first := 0
-	for i, st := range steps {
-		c = markers(t, c, first, st.msgs...)
-		first += len(st.msgs) + 1
-		active, rejected := sections(t, c)
-		for _, w := range st.active {
-			if !strings.Contains(active, w) {
-				t.Errorf("turn %d: %q is not active:\n%s", i+1, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.notIn {
-			// The choices themselves, not their reasons or the options
-			// they turn down.
-			for _, l := range strings.Split(active, "\n") {
-				l, _, _ = strings.Cut(l, "(why:")
-				l, _, _ = strings.Cut(l, ", not ")
-				if strings.Contains(l, w) {
-					t.Errorf("turn %d: %q is still active:\n%s", i+1, w, capsule.Render(c))
-				}
-			}
-		}
-		for _, w := range st.rejected {
-			if !strings.Contains(rejected, w) {
-				t.Errorf("turn %d: %q is not among the rejected:\n%s", i+1, w, capsule.Render(c))
-			}
-		}
-	}
+			{Role: "user", Text: "Option 2."},
+		}, active: []string{"dead-letter table"}, notIn: []string{"retry failed rows"}},
+	})
 }
 
 // A storefront session in everyday words: a part and the option it goes
@@ -667,35 +681,16 @@ func TestMarkersDataSession(t *testing.T) {
 // "no X, Y only", conventions stated with always or "…, never …", a rule
 // for every part that must pass something, and "no X; just Y".
 func TestMarkersStorefrontSession(t *testing.T) {
-	steps := []struct {
-		say      string
-		active   []string
-		rejected []string
-	}{
-		{"Checkout through Adyen, obviously.", []string{"Adyen"}, nil},
-		{"Let's keep orders in Postgres and cache carts in Redis.", []string{"orders in Postgres", "carts in Redis"}, nil},
-		{"No cookies, JWTs only.", []string{"JWTs"}, []string{"cookies"}},
-		{"Totals are always computed on the server.", []string{"Totals are always computed on the server"}, nil},
-		{"Thumbnails get generated at upload, never on request.", []string{"Thumbnails get generated at upload, never on request"}, nil},
-		{"Every endpoint has to pass the contract tests.", []string{"Every endpoint has to pass the contract tests"}, nil},
-		{"Receipts go out via Postmark.", []string{"Postmark"}, nil},
-		{"No Webpack; just esbuild.", []string{"esbuild"}, []string{"Webpack"}},
-	}
-	c := capsule.New("s", "a")
-	for i, st := range steps {
-		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
-		active, rejected := sections(t, c)
-		for _, w := range st.active {
-			if !strings.Contains(active, w) {
-				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.rejected {
-			if !strings.Contains(rejected, w) {
-				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-	}
+	c := playSession(t, []sessionStep{
+		says("Checkout through Adyen, obviously.", []string{"Adyen"}, nil, nil),
+		says("Let's keep orders in Postgres and cache carts in Redis.", []string{"orders in Postgres", "carts in Redis"}, nil, nil),
+		says("No cookies, JWTs only.", []string{"JWTs"}, nil, []string{"cookies"}),
+		says("Totals are always computed on the server.", []string{"Totals are always computed on the server"}, nil, nil),
+		says("Thumbnails get generated at upload, never on request.", []string{"Thumbnails get generated at upload, never on request"}, nil, nil),
+		says("Every endpoint has to pass the contract tests.", []string{"Every endpoint has to pass the contract tests"}, nil, nil),
+		says("Receipts go out via Postmark.", []string{"Postmark"}, nil, nil),
+		says("No Webpack; just esbuild.", []string{"esbuild"}, nil, []string{"Webpack"}),
+	})
 	if active, _ := sections(t, c); strings.Contains(active, ": never on request") || strings.Contains(active, ": Never on request") {
 		t.Errorf("the contrast of a convention was read as a rule of its own:\n%s", capsule.Render(c))
 	}
@@ -706,42 +701,18 @@ func TestMarkersStorefrontSession(t *testing.T) {
 // an option, limits, and a change on reflection whose reason is what the
 // old option cannot do.
 func TestMarkersPlatformSession(t *testing.T) {
-	steps := []struct {
-		say           string
-		active, notIn []string
-		rejected      []string
-	}{
-		{"Let's use MySQL for the main database.", []string{"MySQL"}, nil, nil},
-		{"Tasks go on NATS, one subject per tenant.", []string{"NATS"}, nil, nil},
-		{"Let's deploy with Nomad, but no Consul.", []string{"Nomad"}, nil, []string{"Consul"}},
-		{"Postgres instead of MySQL, we want JSONB.", []string{"Postgres", "we want JSONB"}, []string{"MySQL for the main database"}, nil},
-		{"Each worker owns its own queue, no shared state.", []string{"Each worker owns its own queue, no shared state"}, nil, nil},
-		{"Keep the admin panel on Django.", []string{"admin panel on Django"}, nil, nil},
-		{"Uploads are capped at 10 MB.", []string{"Uploads are capped at 10 MB"}, nil, nil},
-		{"On reflection, Redis for the session store, Memcached can't keep up.", []string{"Redis for the session store", "Memcached can't keep up"}, nil, nil},
-	}
-	c := capsule.New("s", "a")
-	for i, st := range steps {
-		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
-		active, rejected := sections(t, c)
-		for _, w := range st.active {
-			if !strings.Contains(active, w) {
-				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.notIn {
-			if strings.Contains(active, w) {
-				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.rejected {
-			if !strings.Contains(rejected, w) {
-				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		if strings.Contains(rejected, "shared state") {
-			t.Errorf("%q: a convention's own 'no …' was read as a rejected option:\n%s", st.say, capsule.Render(c))
-		}
+	c := playSession(t, []sessionStep{
+		says("Let's use MySQL for the main database.", []string{"MySQL"}, nil, nil),
+		says("Tasks go on NATS, one subject per tenant.", []string{"NATS"}, nil, nil),
+		says("Let's deploy with Nomad, but no Consul.", []string{"Nomad"}, nil, []string{"Consul"}),
+		says("Postgres instead of MySQL, we want JSONB.", []string{"Postgres", "we want JSONB"}, []string{"MySQL for the main database"}, nil),
+		says("Each worker owns its own queue, no shared state.", []string{"Each worker owns its own queue, no shared state"}, nil, nil),
+		says("Keep the admin panel on Django.", []string{"admin panel on Django"}, nil, nil),
+		says("Uploads are capped at 10 MB.", []string{"Uploads are capped at 10 MB"}, nil, nil),
+		says("On reflection, Redis for the session store, Memcached can't keep up.", []string{"Redis for the session store", "Memcached can't keep up"}, nil, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "shared state") {
+		t.Errorf("a convention's own 'no …' was read as a rejected option:\n%s", capsule.Render(c))
 	}
 }
 
@@ -751,41 +722,17 @@ func TestMarkersPlatformSession(t *testing.T) {
 // followed, votes, an option for a part after a comma, and a named option
 // removed (not "remove the debug logs").
 func TestMarkersToolSession(t *testing.T) {
-	steps := []struct {
-		say           string
-		active, notIn []string
-		rejected      []string
-	}{
-		{"Let's use Viper for configuration.", []string{"Viper"}, nil, nil},
-		{"The CLI is Rust, with clap for the commands.", []string{"Rust for the CLI", "clap for the commands"}, nil, nil},
-		{"Releases are built with GoReleaser.", []string{"GoReleaser"}, nil, nil},
-		{"Linux support is a must.", []string{"Linux support is a must"}, nil, nil},
-		{"Drop Viper, it pulls in too much; a TOML file instead.", []string{"TOML", "pulls in too much"}, []string{"Use Viper"}, []string{"Viper"}},
-		{"I don't want prompts unless stdin is a terminal.", []string{"I don't want prompts unless stdin is a terminal"}, nil, nil},
-		{"Log lines follow logfmt.", []string{"Log lines follow logfmt"}, nil, nil},
-		{"Scoop bucket, yes; Chocolatey, no.", []string{"Scoop bucket"}, nil, []string{"Chocolatey"}},
-		{"Remove the debug logs before merging.", nil, nil, nil},
-	}
-	c := capsule.New("s", "a")
-	for i, st := range steps {
-		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
-		active, rejected := sections(t, c)
-		for _, w := range st.active {
-			if !strings.Contains(active, w) {
-				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.notIn {
-			if strings.Contains(active, w) {
-				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.rejected {
-			if !strings.Contains(rejected, w) {
-				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-	}
+	c := playSession(t, []sessionStep{
+		says("Let's use Viper for configuration.", []string{"Viper"}, nil, nil),
+		says("The CLI is Rust, with clap for the commands.", []string{"Rust for the CLI", "clap for the commands"}, nil, nil),
+		says("Releases are built with GoReleaser.", []string{"GoReleaser"}, nil, nil),
+		says("Linux support is a must.", []string{"Linux support is a must"}, nil, nil),
+		says("Drop Viper, it pulls in too much; a TOML file instead.", []string{"TOML", "pulls in too much"}, []string{"Use Viper"}, []string{"Viper"}),
+		says("I don't want prompts unless stdin is a terminal.", []string{"I don't want prompts unless stdin is a terminal"}, nil, nil),
+		says("Log lines follow logfmt.", []string{"Log lines follow logfmt"}, nil, nil),
+		says("Scoop bucket, yes; Chocolatey, no.", []string{"Scoop bucket"}, nil, []string{"Chocolatey"}),
+		says("Remove the debug logs before merging.", nil, nil, nil),
+	})
 	if _, rejected := sections(t, c); strings.Contains(rejected, "debug logs") || strings.Contains(rejected, "prompts") {
 		t.Errorf("a task or a conditional wish was read as a rejected option:\n%s", capsule.Render(c))
 	}
@@ -796,41 +743,17 @@ func TestMarkersToolSession(t *testing.T) {
 // happens, a well-known option as the place things live, "no X in Y, Z
 // only", a value that stays, and a replacement with its reason.
 func TestMarkersModelServiceSession(t *testing.T) {
-	steps := []struct {
-		say           string
-		active, notIn []string
-		rejected      []string
-	}{
-		{"Let's use Celery for the job queue.", []string{"Celery"}, nil, nil},
-		{"We'll serve the model behind Litestar.", []string{"Litestar"}, nil, nil},
-		{"Track runs in ClearML, not TensorBoard.", []string{"ClearML"}, nil, []string{"TensorBoard"}},
-		{"Training runs on RunPod.", []string{"RunPod"}, nil, nil},
-		{"Evaluation happens nightly in Buildkite.", []string{"Buildkite"}, nil, nil},
-		{"Embeddings live in Weaviate.", []string{"Weaviate"}, nil, nil},
-		{"No notebooks in the repo, scripts only.", nil, nil, []string{"notebooks"}},
-		{"The learning rate stays at 3e-4 unless I say otherwise.", []string{"learning rate stays at 3e-4"}, nil, nil},
-		{"We're replacing Celery with Dramatiq, we don't need the extra broker.", []string{"Dramatiq", "extra broker"}, []string{"Use Celery"}, nil},
-	}
-	c := capsule.New("s", "a")
-	for i, st := range steps {
-		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
-		active, rejected := sections(t, c)
-		for _, w := range st.active {
-			if !strings.Contains(active, w) {
-				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.notIn {
-			if strings.Contains(active, w) {
-				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.rejected {
-			if !strings.Contains(rejected, w) {
-				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-	}
+	playSession(t, []sessionStep{
+		says("Let's use Celery for the job queue.", []string{"Celery"}, nil, nil),
+		says("We'll serve the model behind Litestar.", []string{"Litestar"}, nil, nil),
+		says("Track runs in ClearML, not TensorBoard.", []string{"ClearML"}, nil, []string{"TensorBoard"}),
+		says("Training runs on RunPod.", []string{"RunPod"}, nil, nil),
+		says("Evaluation happens nightly in Buildkite.", []string{"Buildkite"}, nil, nil),
+		says("Embeddings live in Weaviate.", []string{"Weaviate"}, nil, nil),
+		says("No notebooks in the repo, scripts only.", nil, nil, []string{"notebooks"}),
+		says("The learning rate stays at 3e-4 unless I say otherwise.", []string{"learning rate stays at 3e-4"}, nil, nil),
+		says("We're replacing Celery with Dramatiq, we don't need the extra broker.", []string{"Dramatiq", "extra broker"}, []string{"Use Celery"}, nil),
+	})
 }
 
 // A game backend session in everyday words: a part named in the plural,
@@ -840,43 +763,19 @@ func TestMarkersModelServiceSession(t *testing.T) {
 // hedge), a veto, how long things are kept, what is on the wire, a build
 // verb with a named option, and a rule that replaces a choice.
 func TestMarkersGameBackendSession(t *testing.T) {
-	steps := []struct {
-		say           string
-		active, notIn []string
-		rejected      []string
-	}{
-		{"Let's use GameLift for hosting. Let's use Discord webhooks for alerts.", []string{"GameLift", "Discord"}, nil, nil},
-		{"Game servers are written in Elixir.", []string{"Elixir"}, nil, nil},
-		{"Lobby state goes in Redis, match history in ClickHouse.", []string{"Lobby state goes in Redis", "Match history in ClickHouse"}, nil, nil},
-		{"WebRTC for voice, plain HTTP for everything else.", []string{"WebRTC for voice", "plain HTTP for everything else"}, nil, nil},
-		{"Let's move hosting off GameLift and onto Agones, GameLift pricing is brutal.", []string{"Agones", "pricing is brutal"}, []string{"Use GameLift"}, nil},
-		{"No loot boxes at launch.", nil, nil, []string{"loot boxes"}},
-		{"Tick rate is fixed at 30 Hz.", []string{"Tick rate is fixed at 30 Hz"}, nil, nil},
-		{"Leaderboards should be eventually consistent.", []string{"Leaderboards should be eventually consistent"}, nil, nil},
-		{"I'm vetoing Unity for the server, it's a client engine.", nil, nil, []string{"Unity"}},
-		{"Keep every match log for 30 days.", []string{"Keep every match log for 30 days"}, nil, nil},
-		{"FlatBuffers on the wire.", []string{"FlatBuffers"}, nil, nil},
-		{"We'll authenticate players with Steam.", []string{"Steam"}, nil, nil},
-		{"Alerts should go to PagerDuty now instead of Discord.", []string{"PagerDuty"}, []string{"Discord webhooks"}, nil},
-	}
-	c := capsule.New("s", "a")
-	for i, st := range steps {
-		c = markers(t, c, 2*i, dialect.Message{Role: "user", Text: st.say})
-		active, rejected := sections(t, c)
-		for _, w := range st.active {
-			if !strings.Contains(active, w) {
-				t.Errorf("%q: %q is not active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.notIn {
-			if strings.Contains(active, w) {
-				t.Errorf("%q: %q is still active:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-		for _, w := range st.rejected {
-			if !strings.Contains(rejected, w) {
-				t.Errorf("%q: %q is not among the rejected:\n%s", st.say, w, capsule.Render(c))
-			}
-		}
-	}
+	playSession(t, []sessionStep{
+		says("Let's use GameLift for hosting. Let's use Discord webhooks for alerts.", []string{"GameLift", "Discord"}, nil, nil),
+		says("Game servers are written in Elixir.", []string{"Elixir"}, nil, nil),
+		says("Lobby state goes in Redis, match history in ClickHouse.", []string{"Lobby state goes in Redis", "Match history in ClickHouse"}, nil, nil),
+		says("WebRTC for voice, plain HTTP for everything else.", []string{"WebRTC for voice", "plain HTTP for everything else"}, nil, nil),
+		says("Let's move hosting off GameLift and onto Agones, GameLift pricing is brutal.", []string{"Agones", "pricing is brutal"}, []string{"Use GameLift"}, nil),
+		says("No loot boxes at launch.", nil, nil, []string{"loot boxes"}),
+		says("Tick rate is fixed at 30 Hz.", []string{"Tick rate is fixed at 30 Hz"}, nil, nil),
+		says("Leaderboards should be eventually consistent.", []string{"Leaderboards should be eventually consistent"}, nil, nil),
+		says("I'm vetoing Unity for the server, it's a client engine.", nil, nil, []string{"Unity"}),
+		says("Keep every match log for 30 days.", []string{"Keep every match log for 30 days"}, nil, nil),
+		says("FlatBuffers on the wire.", []string{"FlatBuffers"}, nil, nil),
+		says("We'll authenticate players with Steam.", []string{"Steam"}, nil, nil),
+		says("Alerts should go to PagerDuty now instead of Discord.", []string{"PagerDuty"}, []string{"Discord webhooks"}, nil),
+	})
 }
