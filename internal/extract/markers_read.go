@@ -131,6 +131,9 @@ var (
 	// judgement, then the decision it explains.
 	judgeComma = mustPattern(`^(.{3,80}?),\s+((?:so\s+)?(?:switch|move|use|go with|let'?s|we'?ll|we will|replace|migrate)\b.+)$`)
 	// genericUse: "let's use a simpler approach": no option named.
+	// runTask: what is run as a task, not chosen ("the tests", "the
+	// migrations", "the benchmarks").
+	runTask       = mustPattern(`^(?:the\s+|all\s+|our\s+)?(?:tests?|test suite|suite|specs?|benchmarks?|linters?|migrations?|build|checks?|scripts?|commands?|e2e|load test|seed)\b`)
 	genericUse    = mustPattern(`^(?:(?:a|an)\s+(?:different|simpler|better|new|cleaner|similar|other|smarter|quick|quicker|more|less)\b|another|the same|the existing|the current|the other|whatever|something|anything)\b`)
 	shouldLead    = mustPattern(`^we (?:should|must|need to|have to)\b`)
 	toolFor       = mustPattern(`^(?:the|a|an)\s+\S+\s+to\s+\w+`)
@@ -201,13 +204,15 @@ var (
 	verbWith = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+((\w+)(?:\s+[\w\-]+){0,3}?\s+(?:with|using|via|through|in|on|behind)\s+(\S+).*)$`)
 	// verbWithNot: verbs of work on something, not of how it is built
 	// ("let's check on Kafka", "we'll dig in Redis").
-	verbWithNot = mustPattern(`^(?:not|never|no|check|look|read|focus|work|start|begin|talk|think|wait|deal|help|play|debug|dig|stay|see|try|experiment|compare|benchmark|fix|poke|continue|stop|sit|ask|meet|chat|pair|follow|catch|get|be|go|come)$`)
+	verbWithNot = mustPattern(`^(?:not|never|no|rerun|execute|test|retest|profile|lint|format|check|look|read|focus|work|start|begin|talk|think|wait|deal|help|play|debug|dig|stay|see|try|experiment|compare|benchmark|fix|poke|continue|stop|sit|ask|meet|chat|pair|follow|catch|get|be|go|come)$`)
 	// imperIn: "Track experiments in MLflow, not Weights & Biases", "serve
 	// the model behind FastAPI": an instruction whose object is done with a
 	// well-known option.
 	imperIn = mustPattern(`^((\w+)(?:\s+[\w\-]+){1,3}?\s+(?:with|using|via|through|in|on|behind)\s+([\w.\-+#]+)(?:[,\s].*)?)$`)
-	// imperVerb: verbs that say how something is built, for imperIn.
-	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|deploy|run|build|test|lint|format|bundle|package|publish|sign|trace|monitor|manage|write|persist|render|route|validate|parse|train|version)$`)
+	// imperVerb: verbs that say how something is built, for imperIn; not
+	// run, test, build, lint, write …, whose "run the tests with pytest" is
+	// a task.
+	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
@@ -924,6 +929,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		// "Let's use chi for routing and store links in SQLite": two
 		// decisions, each replaceable on its own.
+		if verb == "run" && runTask.MatchString(lower(obj)) {
+			return false // "let's run the tests with pytest": a task
+		}
 		if lo := lower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo) || shouldLead.MatchString(low)) && !hasChoice(obj) {
 			// "let's use a simpler approach here", "let's store this in a
 			// variable first", "let's use the debugger to step through it"
