@@ -112,6 +112,17 @@ var (
 	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S|(?:fixed|pinned|locked|set)\s+(?:at|to)\s+\S*\d)`)
 	followsRule = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:follows?|conforms? to|sticks? to|adheres? to)\s+(?:the\s+|our\s+)?([\w.\-]+(?:\s[\w.\-]+){0,2})$`)
 	staysAt     = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,30}?\s+(?:stays?|remains?)\s+(?:at|under|below|above|within)\s+\S*\d`)
+	// describes: a sentence that reports how things are, or complains,
+	// rather than settling them ("images are stored in S3 but some are
+	// missing", "deploys happen on Fridays, which is risky"). The forms
+	// that read a state as a choice or a rule skip it.
+	describes = mustPattern(`\b(?:but|which|that'?s why|even|still|right now|currently|by default|missing|failing|fails|failed|broken|a mess|slow|old|risky|expires?|expiring|too early|too late|forever|somehow|apparently|again)\b`)
+	// comparative: "tests should be faster" is a wish, not a rule.
+	// remark: a clause that remarks on the one before it ("…, which is
+	// old", "…, that's why it fails"): the sentence reports, and its
+	// clauses are not read one by one.
+	remark      = mustPattern(`,\s+(?:which|that'?s why|that is why|so it|and it'?s|and that'?s)\b`)
+	comparative = mustPattern(`\bshould be (?:\w+er|more|less|better|worse)\b`)
 	modal       = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
 	liveNot     = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)
 	stickTo     = mustPattern(`^(?:please\s+)?stick to\s+(.+)$`)
@@ -212,6 +223,9 @@ var (
 	// imperVerb: verbs that say how something is built, for imperIn; not
 	// run, test, build, lint, write …, whose "run the tests with pytest" is
 	// a task.
+	// soThat: an instruction given for a purpose of the moment ("host the
+	// demo on Vercel so I can show it").
+	soThat      = mustPattern(`\bso (?:i|we|you|they) can\b`)
 	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
@@ -236,7 +250,7 @@ var (
 	conditionMid = mustPattern(`\s(?:unless|except|outside of|outside|when|if|until)\s`)
 	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut      = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
-	noMishap     = mustPattern(`^(?:issues|bugs|errors|complaints|incidents|surprises|downtime|outages|crashes|regressions)\b`)
+	noMishap     = mustPattern(`^(?:issues|bugs|errors|complaints|incidents|surprises|downtime|outages|crashes|regressions|response|reply|answer|results?|difference|change)\b`)
 	noChitChat   = mustPattern(`^(?:worries|worry|problem|problems|idea|rush|thanks|way|need|matter|one|doubt|wait|more|luck|pressure|clue|comment)\b`)
 
 	alwaysNever  = mustPattern(`^(?:please\s+|make sure\s+(?:that\s+)?(?:we\s+|you\s+)?|ensure\s+(?:that\s+)?(?:we\s+|you\s+)?)?(?:never|always|must never|must always)\s+(\S.+)$`)
@@ -246,7 +260,7 @@ var (
 	dontSkip     = mustPattern(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
-	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|in this pr)\b`)
+	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr)\b`)
 
 	// Reason separators inside a statement.
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
@@ -846,7 +860,7 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// "Never mind, forget GORM, back to sqlc": clauses read one by one,
 	// unless the first sets a condition ("if the build fails, use Bazel").
-	if parts := strings.Split(s, ", "); len(parts) >= 2 && len(parts) <= 5 && !conditionLead.MatchString(low) && !oneOff.MatchString(low) {
+	if parts := strings.Split(s, ", "); len(parts) >= 2 && len(parts) <= 5 && !conditionLead.MatchString(low) && !oneOff.MatchString(low) && !remark.MatchString(low) {
 		for _, p := range parts {
 			if len(p) > 4 && strings.EqualFold(p[:4], "and ") {
 				p = p[4:] // "…, and mypy in strict mode"
@@ -960,7 +974,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return true
 		}
 		r.decisionBody(capitalise(body), change)
-	case match(liveIn) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "":
+	case match(liveIn) && !describes.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "":
 		// "Embeddings live in pgvector": the place is a well-known option.
 		r.partDecision(capitalise(s), change)
 	case change && match(liveIn) && !liveNot.MatchString(low) && foldedAway(s):
@@ -969,7 +983,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), true)
 	case match(verbWith) && !verbWithNot.MatchString(lower(sub(verbWith, 2))) && isChoiceWord(strings.Trim(sub(verbWith, 3), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 3), ",."))] != "" || change || anymore.MatchString(low) || imperVerb.MatchString(lower(sub(verbWith, 2))) && isNamed(sub(verbWith, 3))):
 		r.decisionBody(capitalise(sub(verbWith, 1)), change)
-	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(sub(imperIn, 3))] != "":
+	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(sub(imperIn, 3))] != "" && !oneOff.MatchString(low) && !soThat.MatchString(low):
 		r.decisionBody(capitalise(s), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
@@ -1000,11 +1014,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			opt = opt[:m[0]]
 		}
 		r.decisionBody("Use "+opt+" for the "+sub(subjectIs, 1), change)
-	case match(partsAre) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
+	case match(partsAre) && !describes.MatchString(low) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+sub(partsAre, 2)+" for "+lower(sub(partsAre, 1)), change)
 	case match(voteYes) && voteOption(sub(voteYes, 1)):
 		r.decision(item{kind: "decision", text: "Use " + sub(voteYes, 1), change: change})
-	case match(partUses) && productPart(lower(sub(partUses, 1))) && isChoiceWord(sub(partUses, 2), false) && !pronounLead.MatchString(low) && !mishap.MatchString(low):
+	case match(partUses) && !describes.MatchString(low) && productPart(lower(sub(partUses, 1))) && isChoiceWord(sub(partUses, 2), false) && !pronounLead.MatchString(low) && !mishap.MatchString(low):
 		r.decisionBody(capitalise(s), change)
 	case match(onTheWire) && isChoiceWord(sub(onTheWire, 1), false):
 		r.decisionBody("Use "+s, change)
@@ -1016,9 +1030,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), change)
 	case match(forAll) && isNamed(sub(forAll, 1)):
 		r.decisionBody("Use "+s, change)
-	case match(partVia) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
+	case match(partVia) && !describes.MatchString(low) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
-	case match(goesThrough) && productPart(lower(sub(goesThrough, 1))) && isNamed(sub(goesThrough, 2)):
+	case match(goesThrough) && !describes.MatchString(low) && productPart(lower(sub(goesThrough, 1))) && isNamed(sub(goesThrough, 2)):
 		r.partDecision(s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
 		r.decisionBody(s, change)
@@ -1352,15 +1366,15 @@ func (r *reader) constraintForms(s, low string) bool {
 	case mustForm.MatchString(low) && !oneOff.MatchString(low):
 	case keepRule.MatchString(low) && !keepNot.MatchString(keepRule.FindStringSubmatch(low)[1]) && !oneOff.MatchString(low),
 		skipAny.MatchString(low) && !oneOff.MatchString(low),
-		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)),
-		cappedAt.MatchString(low) && !oneOff.MatchString(low), staysAt.MatchString(low) && !oneOff.MatchString(low),
+		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)) && !describes.MatchString(low),
+		cappedAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low), staysAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
 		isMust.MatchString(low) && !pronounLead.MatchString(low),
 		followsRule.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low) && conventional(followsRule.FindStringSubmatch(s)),
-		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
-		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low),
+		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
+		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
-		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low) && !allNot.MatchString(low),
+		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low) && !allNot.MatchString(low) && !comparative.MatchString(low),
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),

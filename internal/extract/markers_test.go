@@ -779,3 +779,33 @@ func TestMarkersGameBackendSession(t *testing.T) {
 		says("Alerts should go to PagerDuty now instead of Discord.", []string{"PagerDuty"}, []string{"Discord webhooks"}, nil),
 	})
 }
+
+// What users tell an agent about how things are, complaints, and tasks
+// done with a tool settle nothing, though each looks like a form that
+// does: a part and the option it uses, where things go, a limit, a rule
+// stated with "should be", an instruction with a well-known tool.
+func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
+	for _, s := range []string{
+		"Our CI runs on GitHub Actions right now but it's slow.",
+		"The build is written in Bash and it's a mess.",
+		"Images are stored in S3 but some are missing.",
+		"The frontend uses React 17, which is old.",
+		"All endpoints return 200 even on errors.",
+		"Deploys happen on Fridays, which is risky.",
+		"Sessions live in Redis and they expire too early.",
+		"Retries are capped at 3 but it still loops forever.",
+		"Uploads are limited to 5 MB by nginx, that's why it fails.",
+		"Tests should be faster.",
+		"No response from the server.",
+		"Let's run the tests with pytest.",
+		"Run the benchmarks with hyperfine.",
+		"Write a test with Vitest for the parser.",
+		"Schedule the cleanup job with cron for tonight.",
+		"Host the demo on Vercel so I can show it.",
+		"Track the bug in Jira.",
+	} {
+		if items := readTurn(s); len(items) > 0 {
+			t.Errorf("%q read as %+v", s, items)
+		}
+	}
+}
