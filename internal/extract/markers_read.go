@@ -14,7 +14,7 @@ var (
 	// turnHold: the user says nothing is settled yet; the whole turn is skipped.
 	turnHold = mustPattern(`\b(?:(?:don'?t|do not|not)\s+(?:decide|pick|choose|commit)\b[^.!?\n]*\byet|(?:haven'?t|have not|not|nothing(?: is)?|no)\s+(?:been\s+)?decided|no decision yet|undecided|decision pending|pending decision|brainstorm|thinking out loud|hypothetically|let'?s not decide|decide (?:later|tomorrow|next)|before we (?:pick|choose|decide|commit)|until we (?:have|know|see)|need to decide|torn between|\btodo\b|let me think)`)
 	// hedge: a sentence that only considers, asks or reports.
-	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
+	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|and see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
 	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
@@ -116,12 +116,12 @@ var (
 	// rather than settling them ("images are stored in S3 but some are
 	// missing", "deploys happen on Fridays, which is risky"). The forms
 	// that read a state as a choice or a rule skip it.
-	describes = mustPattern(`\b(?:but|which|that'?s why|even|still|right now|currently|by default|missing|failing|fails|failed|broken|a mess|slow|old|risky|expires?|expiring|too early|too late|forever|somehow|apparently|again)\b`)
+	describes = mustPattern(`\b(?:but|which|that'?s why|even|still|right now|currently|by default|missing|failing|fails|failed|broken|a mess|slow|old|risky|expires?|expiring|too early|too late|forever|somehow|apparently|again|explains?|another team|other team|someone else)\b`)
 	// comparative: "tests should be faster" is a wish, not a rule.
 	// remark: a clause that remarks on the one before it ("…, which is
 	// old", "…, that's why it fails"): the sentence reports, and its
 	// clauses are not read one by one.
-	remark      = mustPattern(`,\s+(?:which|that'?s why|that is why|so it|and it'?s|and that'?s)\b`)
+	remark      = mustPattern(`,\s+(?:which|that'?s why|that is why|that explains|that'?s the|that is the|so it|and it'?s|and that'?s)\b`)
 	comparative = mustPattern(`\bshould be (?:\w+er|more|less|better|worse)\b`)
 	modal       = mustPattern(`\b(?:has to|have to|must|needs to|need to|should)\b`)
 	liveNot     = mustPattern(`^(?:it|this|that|they|he|she|i|you|we|the (?:bug|error|problem|issue|crash|fix|change|typo|leak))\b`)

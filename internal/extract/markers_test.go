@@ -803,6 +803,9 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Schedule the cleanup job with cron for tonight.",
 		"Host the demo on Vercel so I can show it.",
 		"Track the bug in Jira.",
+		"The admin panel is built with Django by the other team.",
+		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
+		"Let's deploy the preview to Netlify and see.",
 	} {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
