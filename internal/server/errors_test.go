@@ -42,16 +42,32 @@ var routes = []route{
 	},
 }
 
-// closedURL is the URL of a loopback port nothing listens on.
+// closedURL is the URL of a loopback port where the connection ends before
+// any answer: the port is held for the test and every connection closed
+// as it is accepted. (A port listened on and closed again could be handed
+// to the proxy's own listener next; the "down" provider was then the proxy
+// itself, each request forwarded to itself until the process ran out of
+// file descriptors.)
 func closedURL(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := "http://" + ln.Addr().String()
-	ln.Close()
-	return u
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // a reset, as a refused connection is
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }
 
 // errorsSetup is a passthrough proxy whose routes reach a working fake
