@@ -85,6 +85,8 @@ var inlineOption = regexp.MustCompile(`\((\d)\)\s+([^()]+?)(?:[,;.]?\s+or\s+|[,;
 // "(2)", "the second one").
 var pickNumber = mustPattern(`^(?:let'?s go with |go with |i'?ll take |take )?(?:option\s+|number\s+)?\(?(\d)\)?(?:\s+(?:please|then))?$|^(?:the\s+)?(first|second|third)(?:\s+one|\s+option)?(?:\s+(?:please|then))?$`)
 
+var ordinals = map[string]string{"first": "1", "second": "2", "third": "3"}
+
 // choiceReply reads a short reply to an assistant's question that offered
 // options: the option the reply names by its number, or the reply's first
 // clause when it takes up words of the question ("Load into memory, files
@@ -106,8 +108,7 @@ func choiceReply(reply, prev string) []item {
 	}
 	lt = strings.TrimRight(lt, ".! ")
 	if m := pickNumber.FindStringSubmatch(lt); m != nil {
-		k := map[string]string{"first": "1", "second": "2", "third": "3"}[m[2]]
-		k = firstNonEmpty(m[1], k)
+		k := firstNonEmpty(m[1], ordinals[m[2]])
 		for _, o := range inlineOption.FindAllStringSubmatch(prev, -1) {
 			if o[1] == k {
 				return []item{{kind: "decision", text: capitalise(strings.TrimSpace(o[2]))}}

@@ -1369,7 +1369,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)) && !describes.MatchString(low),
 		cappedAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low), staysAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
 		isMust.MatchString(low) && !pronounLead.MatchString(low),
-		followsRule.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low) && conventional(followsRule.FindStringSubmatch(s)),
+		!pronounLead.MatchString(low) && !mishap.MatchString(low) && conventional(s, low),
 		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
@@ -1494,15 +1494,15 @@ var voteNot = map[string]bool{"thanks": true, "ok": true, "okay": true, "sure": 
 	"great": true, "cool": true, "right": true, "so": true, "that": true, "this": true, "it": true, "maybe": true, "yes": true,
 	"no": true, "oh": true, "ah": true, "honestly": true, "again": true, "and": true, "but": true}
 
-// conventional reports whether what a part follows is a convention: a
+// conventional reports whether s says a part follows a convention: a
 // named one (PEP 8, sysexits, RFC 7807) or one called so ("the style
 // guide"), not "the bug follows the cursor".
-func conventional(m []string) bool {
+func conventional(s, low string) bool {
+	m := followsRule.FindStringSubmatchIndex(low)
 	if m == nil {
 		return false
 	}
-	w := lower(m[1])
-	return isChoiceWord(firstWord(m[1]), false) || conventionWord.MatchString(w)
+	return isChoiceWord(firstWord(s[m[2]:m[3]]), false) || conventionWord.MatchString(low[m[2]:m[3]])
 }
 
 var conventionWord = mustPattern(`(?:conventions?|spec|specification|standard|style|guide|guidelines|semver|sysexits|rfc|pep|format)$`)

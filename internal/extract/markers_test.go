@@ -730,6 +730,7 @@ func TestMarkersToolSession(t *testing.T) {
 		says("Drop Viper, it pulls in too much; a TOML file instead.", []string{"TOML", "pulls in too much"}, []string{"Use Viper"}, []string{"Viper"}),
 		says("I don't want prompts unless stdin is a terminal.", []string{"I don't want prompts unless stdin is a terminal"}, nil, nil),
 		says("Log lines follow logfmt.", []string{"Log lines follow logfmt"}, nil, nil),
+		says("Exit codes Follow sysexits.", []string{"Exit codes Follow sysexits"}, nil, nil),
 		says("Scoop bucket, yes; Chocolatey, no.", []string{"Scoop bucket"}, nil, []string{"Chocolatey"}),
 		says("Remove the debug logs before merging.", nil, nil, nil),
 	})
