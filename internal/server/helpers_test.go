@@ -61,6 +61,16 @@ type proxyOpts struct {
 	hooks    []flow.Hook
 	ready    func(context.Context) error
 	admitter flow.Admitter
+	srv      *httptest.Server // unstarted, listening: serve here (see listen)
+}
+
+// listen returns a loopback server that listens but does not serve yet, and
+// its URL: for a config that names the proxy's own address.
+func listen(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	t.Cleanup(srv.Close)
+	return srv, "http://" + srv.Listener.Addr().String()
 }
 
 // startProxy serves server.New over real HTTP on loopback. Everything it
@@ -79,7 +89,13 @@ func startProxy(t *testing.T, o proxyOpts) *proxy {
 		Ready:    o.ready,
 		Admitter: o.admitter,
 	})
-	srv := httptest.NewServer(h)
+	srv := o.srv
+	if srv == nil {
+		srv = httptest.NewServer(h)
+	} else {
+		srv.Config.Handler = h
+		srv.Start()
+	}
 	p := &proxy{URL: srv.URL, srv: srv, registry: reg, b: b, client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(p.Close)
 	return p

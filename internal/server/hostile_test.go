@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -213,7 +214,9 @@ func TestUpstreamFaultsAnswerInDialect(t *testing.T) {
 }
 
 // A client's X-Tether-* headers, and the headers its Connection header names,
-// never reach the provider.
+// never reach the provider. The one X-Tether-* header the provider sees is
+// the proxy's own hop token (upstream.HeaderVia), which no caller's header
+// replaces.
 func TestForgedAndHopByHopHeadersNotForwarded(t *testing.T) {
 	fake, p := hostileSetup(t)
 	h := routes[0].header.Clone()
@@ -222,12 +225,19 @@ func TestForgedAndHopByHopHeadersNotForwarded(t *testing.T) {
 	h.Set("X-Private-Hop", "secret")
 	h.Add("Connection", "X-Private-Hop")
 	h.Set("X-Kept", "yes")
+	h.Set("X-Tether-Via", "forged <script>, 0123456789abcdef")
 	resp, data := p.do(t, http.MethodPost, "/v1/chat/completions", h, []byte(routes[0].body("m")))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
 	got := fake.Requests()[0].Header
 	for k := range got {
+		if k == "X-Tether-Via" {
+			if via := got.Values(k); len(via) != 1 || !regexp.MustCompile(`^0123456789abcdef, [0-9a-f]{16}$`).MatchString(via[0]) {
+				t.Errorf("the provider got %s: %q, want the caller's well-formed hop, then this proxy's token", k, via)
+			}
+			continue
+		}
 		if strings.HasPrefix(strings.ToLower(k), "x-tether-") || strings.EqualFold(k, "X-Private-Hop") {
 			t.Errorf("the provider got %s: %q", k, got.Get(k))
 		}

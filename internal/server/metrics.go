@@ -14,6 +14,7 @@ type httpMetrics struct {
 	hookFailures *metrics.Counter
 	faults       *metrics.CounterVec
 	auxRefused   *metrics.Counter
+	loops        *metrics.Counter
 }
 
 func newHTTPMetrics(reg metrics.Registerer) *httpMetrics {
@@ -35,7 +36,10 @@ func newHTTPMetrics(reg metrics.Registerer) *httpMetrics {
 			Name: "tether_aux_marker_refused_total", Help: "Requests refused for an internal-request marker that was malformed, expired, not signed for their body and depth, or already used.",
 		}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.hookFailures, m.faults, m.auxRefused)
+	m.loops = metrics.NewCounter(metrics.CounterOpts{
+		Name: "tether_forwarding_loops_total", Help: "Requests refused with 508 because they had already passed through this proxy (a provider base_url leading back to it) or through too many Tether proxies.",
+	})
+	reg.MustRegister(m.requests, m.duration, m.hookFailures, m.faults, m.auxRefused, m.loops)
 	return m
 }
 

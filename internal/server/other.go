@@ -106,7 +106,7 @@ func (s *Server) relayOther(w http.ResponseWriter, r *http.Request) {
 		}
 		settle = st
 	}
-	req, err := upstream.Outbound(r.Context(), t, r.Method, r.URL.RequestURI(), r.Header, body)
+	req, err := outbound(r.Context(), t, r.Method, r.URL.RequestURI(), r.Header, body)
 	if err != nil {
 		settle(flow.Outcome{Err: err, Duration: time.Since(start)})
 		writeError(w, d, http.StatusBadGateway, "upstream request could not be built")

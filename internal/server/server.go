@@ -59,6 +59,9 @@ type Server struct {
 	relays  sync.Pool // *relayBuffers, reused across streamed answers
 
 	auxNonces nonceSet // extractor-call markers already accepted
+
+	hop     string       // this process's token in upstream.HeaderVia
+	handler http.Handler // the routes behind the loop guard
 }
 
 // New returns a Server.
@@ -81,7 +84,9 @@ func New(opt Options) *Server {
 		log:     opt.Logger,
 		mux:     http.NewServeMux(),
 		metrics: newHTTPMetrics(opt.Registry),
+		hop:     newHopToken(),
 	}
+	s.handler = s.guardLoops(s.mux)
 	m := s.mux
 	m.HandleFunc("POST /v1/chat/completions", s.proxy(dialect.OpenAIChat, config.FamilyOpenAI))
 	m.HandleFunc("POST /v1/responses", s.proxy(dialect.OpenAIResponses, config.FamilyOpenAI))
@@ -110,7 +115,7 @@ func New(opt Options) *Server {
 func (s *Server) Authenticate(h http.Header) (auth.Principal, error) { return s.auth.Authenticate(h) }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeError(w, dialectForPath(r.URL.Path, r.Header), http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -165,7 +170,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		writeError(w, d, http.StatusNotFound, err.Error())
 		return
 	}
-	req, err := upstream.Outbound(r.Context(), t, http.MethodGet, r.URL.RequestURI(), r.Header, nil)
+	req, err := outbound(r.Context(), t, http.MethodGet, r.URL.RequestURI(), r.Header, nil)
 	if err != nil {
 		writeError(w, d, http.StatusBadGateway, "upstream request could not be built")
 		return
@@ -474,7 +479,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 	var res forwardResult
 	ctx, cancel := context.WithTimeout(r.Context(), x.Target.Provider.Timeout)
 	defer cancel()
-	req, err := upstream.Outbound(ctx, x.Target, x.Method, x.Path, x.Header, x.Body)
+	req, err := outbound(ctx, x.Target, x.Method, x.Path, x.Header, x.Body)
 	if err != nil {
 		res.Err, res.errStatus = err, http.StatusBadGateway
 		writeError(w, x.Dialect, http.StatusBadGateway, "upstream request could not be built")

@@ -128,6 +128,10 @@ var dropHeaders = []string{
 const (
 	HeaderAux      = "X-Tether-Aux"
 	HeaderAuxDepth = "X-Tether-Aux-Depth"
+	// HeaderVia lists the Tether processes a forwarded request passed
+	// through (their random hop tokens), so that a proxy sees a request
+	// come back to it. Only Tether sets it, on the B-leg.
+	HeaderVia = "X-Tether-Via"
 )
 
 // ConnectionHeaders returns the (canonical) names h's Connection header
