@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -217,7 +215,7 @@ func (l *Ledger) Reserve(ctx context.Context, c Charge) (settle func(Result), er
 		holds = append(holds, backend.Hold{Key: key, Amount: amount, Limit: lim.max})
 		lims = append(lims, lim)
 	}
-	bleg := newID()
+	bleg := backend.NewCallID(start)
 	est := c.estimatedUsage()
 	r := backend.Reservation{ID: bleg, Holds: holds, Expires: start.Add(l.ttl),
 		Entry: l.entry(c, bleg, start, dialect.Usage{InputTokens: estTokens - est.OutputTokens, OutputTokens: est.OutputTokens}, estCost, 0, 0)}
@@ -482,8 +480,3 @@ func (l *Ledger) Close(ctx context.Context) error {
 	return l.Flush(ctx)
 }
 
-func newID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "bl_" + hex.EncodeToString(b[:])
-}

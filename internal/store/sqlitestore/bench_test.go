@@ -2,6 +2,8 @@ package sqlitestore_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -30,22 +32,30 @@ func benchStore(b *testing.B) *sqlitestore.Store {
 }
 
 // benchLineage is the lineage commit of turn n of conversation c: the
-// request's record under a fresh key and the A-leg head, upserted.
+// request's record under a fresh key and the A-leg head, upserted. Keys
+// are MACs in production (session.Resolver.key), so they land anywhere in
+// the table's index: here too.
 func benchLineage(c, n int64) []backend.LineagePut {
 	exp := time.Now().Add(30 * 24 * time.Hour)
-	head := fmt.Sprintf("r:%016x%016x%011d", c, n, n)
+	head, prev := benchKey("r", c, n), benchKey("r", c, n-1)
 	return []backend.LineagePut{
 		{Key: head, Value: fmt.Appendf(nil, `{"a":"al_%016x","s":"se_%016x","n":%d,"t":%d}`, c, c, 2*n, 2*n), Expires: exp},
-		{Key: fmt.Sprintf("a:al_%016x", c), Value: fmt.Appendf(nil,
-			`{"a":"al_%016x","s":"se_%016x","n":%d,"t":%d,"h":%q,"b":"r:%016x%016x","k":"","ag":"claude-code","at":%d}`,
-			c, c, 2*n, 2*n, head, c, n-1, time.Now().Unix()), Expires: exp},
+		{Key: benchKey("a", c, 0), Value: fmt.Appendf(nil,
+			`{"a":"al_%016x","s":"se_%016x","n":%d,"t":%d,"h":%q,"b":%q,"k":"","ag":"claude-code","at":%d}`,
+			c, c, 2*n, 2*n, head, prev, time.Now().Unix()), Expires: exp},
 	}
+}
+
+// benchKey is a lineage key of the production shape: kind, then a MAC.
+func benchKey(kind string, c, n int64) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d/%d", kind, c, n))
+	return kind + ":" + base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // benchSettlement is the settlement of call n as the ledger writes it: no
 // reservation row; with budgets, the counters move by the whole amount.
 func benchSettlement(c, n int64, budgets bool) []backend.Settlement {
-	id := fmt.Sprintf("bl_%012x%012x", c, n)
+	id := backend.NewCallID(time.Now())
 	st := backend.Settlement{Entry: backend.LedgerEntry{
 		ID: id, Time: time.Now(), Principal: "alice", Account: "alice", Session: fmt.Sprintf("se_%016x", c),
 		ALeg: fmt.Sprintf("al_%016x", c), BLeg: id, Kind: "primary", Route: "anthropic", Provider: "anthropic",
