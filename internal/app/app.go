@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		Ready:    a.ready,
 		Mount: func(m *http.ServeMux) {
 			a.Ledger.Routes(authn.Authenticate, cfg.AdminKey)(m)
-			wo := web.Options{Store: st, Authn: authn.Authenticate, AdminKey: cfg.AdminKey, Logger: logger, Budgets: a.Ledger.Budgets,
+			wo := web.Options{Store: st, SignOuts: st, Authn: authn.Authenticate, AdminKey: cfg.AdminKey, Logger: logger, Budgets: a.Ledger.Budgets,
 				Conversations: a.describe, SessionSecret: secret, Now: opt.Now}
 			web.Routes(wo)(m)
 			web.UIRoutes(wo)(m)

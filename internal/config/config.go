@@ -117,6 +117,12 @@ type Route struct {
 }
 
 // Principal is an authenticated caller in proxy-key mode.
+// InternalPrincipal is the principal of Tether's internal requests (an
+// extractor call routed back through the proxy) and the namespace of what
+// belongs to no caller (the web view's signed-out tokens); no configured
+// principal may take it.
+const InternalPrincipal = "tether-internal"
+
 type Principal struct {
 	ID      string   `yaml:"id"`
 	Account string   `yaml:"account"`
@@ -453,6 +459,9 @@ func (c *Config) Validate() error {
 		f := fmt.Sprintf("principals[%d]", i)
 		if p.ID == "" {
 			bad(f+".id", "is required")
+		}
+		if p.ID == InternalPrincipal {
+			bad(f+".id", "%q is reserved for Tether's internal requests; choose another id", p.ID)
 		}
 		if len(p.Keys) == 0 {
 			bad(f+".keys", "needs at least one proxy key (use ${ENV} to keep it out of the file)")

@@ -64,6 +64,7 @@ func TestValidationNamesFieldAndFix(t *testing.T) {
 		{"providers: [{name: a, dialect: openai, base_url: ftp://x}]\n", "providers[0].base_url"},
 		{"routes: [{match: '*', provider: nope}]\n", "routes[0].provider"},
 		{"principals: [{id: a, keys: [short]}]\n", "principals[0].keys[0]"},
+		{"principals: [{id: tether-internal, keys: [0123456789abcdef]}]\n", "principals[0].id"},
 		{"principals: [{id: a, keys: [0123456789abcdef]}]\n", "providers[0].api_key"},
 		{"compaction_continuity: {reinjection: sometimes}\n", "compaction_continuity.reinjection"},
 		{"compaction_continuity: {extractor: {route: nowhere}}\n", "compaction_continuity.extractor.route"},

@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tether-dev/tether/internal/config"
 	"net/http"
 	"strconv"
 	"strings"
@@ -140,7 +141,7 @@ func (NopResponseHook) Finish(*Exchange, Outcome) {}
 
 // InternalPrincipal names the caller of internal requests (verified
 // extractor calls); the ledger never bills it.
-const InternalPrincipal = "tether-internal"
+const InternalPrincipal = config.InternalPrincipal
 
 // AuxTTL is how long an extractor call's marker is accepted after it was
 // made: long enough for a loopback hop, too short to be worth stealing.

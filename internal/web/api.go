@@ -48,6 +48,9 @@ type Options struct {
 	// SessionSecret seals the web view's sign-in tokens; replicas that
 	// share it accept each other's sign-ins. Empty: a random one.
 	SessionSecret []byte
+	// SignOuts keeps signed-out sign-in tokens where every replica reads
+	// them (the store); nil keeps them in this process only.
+	SignOuts SignOuts
 	// Now is the clock of sign-in expiry; time.Now if nil.
 	Now func() time.Time
 }

@@ -214,7 +214,7 @@ func uiServer(t *testing.T) *httptest.Server { return uiServerWithCookie(t, "") 
 func uiServerWithCookie(t *testing.T, key string) *httptest.Server {
 	t.Helper()
 	opt := testOptions(t)
-	token := newSessions(opt.SessionSecret, nil).mint(key)
+	token := newSessions(opt.SessionSecret, nil, nil).mint(key)
 	mux := http.NewServeMux()
 	Routes(opt)(mux)
 	UIRoutes(opt)(mux)

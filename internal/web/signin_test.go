@@ -1,7 +1,10 @@
 package web
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -86,7 +89,7 @@ func TestWebViewCookieIsNotTheKey(t *testing.T) {
 	}
 	raw, _ := base64.RawURLEncoding.DecodeString(c.Value)
 	raw[len(raw)-1] ^= 1
-	other := newSessions([]byte("another server's secret"), clock).mint(key)
+	other := newSessions([]byte("another server's secret"), clock, nil).mint(key)
 	for name, forged := range map[string]string{
 		"altered":        base64.RawURLEncoding.EncodeToString(raw),
 		"garbage":        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
@@ -121,5 +124,77 @@ func TestWebViewCookieIsNotTheKey(t *testing.T) {
 	mu.Unlock()
 	if st, body := withCookie(t, srv.URL+"/ui/c/A1", c2.Value); st != http.StatusUnauthorized || strings.Contains(body, "PostgreSQL") {
 		t.Errorf("an expired token: status %d, want 401 and no data", st)
+	}
+}
+
+// flakyStore is a shared store whose reads can fail.
+type flakyStore struct {
+	SignOuts
+	fail bool
+}
+
+func (f *flakyStore) GetLineage(ctx context.Context, principal string, keys []string) (map[string][]byte, error) {
+	if f.fail {
+		return nil, errors.New("store down")
+	}
+	return f.SignOuts.GetLineage(ctx, principal, keys)
+}
+
+// Signing out on one replica signs the token out on every replica that
+// shares the store, and in the next process: the sign-out is kept in the
+// store (under no principal's namespace), not in one process's memory.
+// When the store cannot say whether a token was signed out, the token is
+// refused rather than trusted.
+func TestSignOutHoldsOnEveryReplica(t *testing.T) {
+	opt := testOptions(t)
+	shared := &flakyStore{SignOuts: opt.Store.(SignOuts)}
+	opt.SignOuts = shared
+	opt.SessionSecret = []byte("one secret for every replica")
+	serve := func() string {
+		mux := http.NewServeMux()
+		UIRoutes(opt)(mux)
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	a, b := serve(), serve()
+	c := signIn(t, a, "key-alice")
+	if st, _ := withCookie(t, b+"/ui/", c.Value); st != http.StatusOK {
+		t.Fatalf("replica B refuses replica A's sign-in: status %d", st)
+	}
+	shared.fail = true
+	if st, body := withCookie(t, b+"/ui/c/A1", c.Value); st != http.StatusUnauthorized || strings.Contains(body, "PostgreSQL") {
+		t.Errorf("with the store down: status %d, want 401 and no data", st)
+	}
+	shared.fail = false
+
+	resp, err := noRedirect.Do(func() *http.Request {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, a+"/ui/logout", nil)
+		req.AddCookie(c)
+		return req
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for name, url := range map[string]string{"replica A": a, "replica B": b, "a restarted process": serve()} {
+		if st, body := withCookie(t, url+"/ui/c/A1", c.Value); st != http.StatusUnauthorized || strings.Contains(body, "PostgreSQL") {
+			t.Errorf("%s after sign-out on A: status %d, want 401 and no data", name, st)
+		}
+	}
+	// What the store holds names no principal and is not the token.
+	tables, err := opt.Store.(interface {
+		Dump(context.Context) (map[string][]string, error)
+	}).Dump(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := fmt.Sprint(tables)
+	if strings.Contains(dump, c.Value) || !strings.Contains(dump, "web-signout:") {
+		t.Errorf("the store should hold a digest of the signed-out token, not the token")
+	}
+	// Another sign-in of the same key is not affected.
+	if st, _ := withCookie(t, b+"/ui/", signIn(t, a, "key-alice").Value); st != http.StatusOK {
+		t.Errorf("a new sign-in after sign-out: status %d", st)
 	}
 }

@@ -43,7 +43,7 @@ type pageData struct {
 
 // UIRoutes mounts the read-only web view on mux under /ui/.
 func UIRoutes(opt Options) func(*http.ServeMux) {
-	a := &api{opt: opt, sessions: newSessions(opt.SessionSecret, opt.Now)}
+	a := &api{opt: opt, sessions: newSessions(opt.SessionSecret, opt.Now, opt.SignOuts)}
 	static, _ := fs.Sub(assets, "assets")
 	return func(mux *http.ServeMux) {
 		mux.Handle("GET /ui/static/style.css", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
@@ -62,7 +62,7 @@ func (a *api) keyed(r *http.Request) (r2 *http.Request, present bool, err error)
 	if err != nil || c.Value == "" {
 		return r, false, errBadToken
 	}
-	key, err := a.sessions.open(c.Value)
+	key, err := a.sessions.open(r.Context(), c.Value)
 	if err != nil {
 		return r, true, err
 	}
@@ -174,7 +174,9 @@ func (a *api) uiLogin(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) uiLogout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(cookieName); err == nil {
-		a.sessions.signOut(c.Value)
+		if err := a.sessions.signOut(r.Context(), c.Value); err != nil && a.opt.Logger != nil {
+			a.opt.Logger.Warn("web sign-out not stored; the token is refused by this process only")
+		}
 	}
 	a.clearCookie(w)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
