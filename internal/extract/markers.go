@@ -118,7 +118,15 @@ func markerOps(in Input) []map[string]any {
 	var ops []map[string]any
 	content := contentWords{}
 	for _, t := range userTurns(in) {
-		items := readTurn(t.text)
+		var items []item
+		if picksOption(t.text) {
+			// "Option B, please": the option of the assistant's question
+			// by that number or letter; without one, "option B" as said.
+			items = choiceReply(t.text, t.prev)
+		}
+		if len(items) == 0 {
+			items = readTurn(t.text)
+		}
 		if len(items) == 0 && accepts(t.text) {
 			// "Sounds good, go ahead": what the assistant proposed just
 			// before is what the user settled.

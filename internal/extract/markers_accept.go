@@ -77,13 +77,23 @@ var reasonCut = mustPattern(`(?i)(?:,|\s+(?:because|since|as|so that|which|given
 // ("Which do you prefer?", "Should I stream them or load them first?").
 var asksChoice = mustPattern(`(?:\bwhich\b|\beither\b|\bor\b|\bprefer\b)[^?]*\?\s*$`)
 
-// inlineOption is an option numbered inside a sentence: "(1) stream rows
-// through a generator or (2) load each file into memory first".
-var inlineOption = regexp.MustCompile(`\((\d)\)\s+([^()]+?)(?:[,;.]?\s+or\s+|[,;.]\s+|$)`)
+// inlineOption is an option numbered or lettered inside a sentence: "(1)
+// stream rows through a generator or (2) load each file into memory
+// first", "A) self-managed Postgres on EC2, B) RDS Postgres".
+var inlineOption = regexp.MustCompile(`(?:\(([1-9A-Da-d])\)|(?:^|[\s,;])([1-9A-D])\))\s+([^()]+?)(?:[,;.]?\s+or\b|[,;]|\.\s|\.$|$)`)
 
-// pickNumber: a reply that names an option by its number ("option 2",
-// "(2)", "the second one").
-var pickNumber = mustPattern(`^(?:let'?s go with |go with |i'?ll take |take )?(?:option\s+|number\s+)?\(?(\d)\)?(?:\s+(?:please|then))?$|^(?:the\s+)?(first|second|third)(?:\s+one|\s+option)?(?:\s+(?:please|then))?$`)
+// pickNumber: a reply that names an option by its number or letter
+// ("option 2", "(2)", "option B from your list", "the second one").
+var pickNumber = mustPattern(`^(?:(?:ok|okay|yes|sure|alright),?\s+)?(?:let'?s go with |go with |i'?ll take |take |let'?s do |pick )?(?:` +
+	`(?:option\s+|number\s+)?\(?(\d)\)?|(?:option|choice)\s+\(?([a-d])\)?|(?:the\s+)?(first|second|third)(?:\s+one|\s+option)?)` +
+	`(?:\s+(?:from|in|on) (?:your|the) (?:list|options))?(?:,?\s+(?:please|then))?$`)
+
+// picksOption reports whether a reply only names an option by its number
+// or letter.
+func picksOption(reply string) bool {
+	t := strings.TrimSpace(unwrapArgs(reply))
+	return len(t) < 80 && pickNumber.MatchString(strings.TrimRight(lower(t), ".! "))
+}
 
 var ordinals = map[string]string{"first": "1", "second": "2", "third": "3"}
 
@@ -108,10 +118,10 @@ func choiceReply(reply, prev string) []item {
 	}
 	lt = strings.TrimRight(lt, ".! ")
 	if m := pickNumber.FindStringSubmatch(lt); m != nil {
-		k := firstNonEmpty(m[1], ordinals[m[2]])
+		k := firstNonEmpty(m[1], m[2], ordinals[m[3]])
 		for _, o := range inlineOption.FindAllStringSubmatch(prev, -1) {
-			if o[1] == k {
-				return []item{{kind: "decision", text: capitalise(strings.TrimSpace(o[2]))}}
+			if strings.EqualFold(firstNonEmpty(o[1], o[2]), k) {
+				return []item{{kind: "decision", text: capitalise(strings.TrimSpace(o[3]))}}
 			}
 		}
 		return nil

@@ -93,7 +93,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load)))`)
+	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load)))`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -182,15 +182,29 @@ var (
 	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed)\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+for\s+.+)?$`)
-	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)$`)
+	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?$`)
+	// neverIn: "Secrets never go in env files, only in Vault": a rule about
+	// where things go, not a choice of place.
+	neverIn  = mustPattern(`^\S+(?:\s\S+){0,2}?\s+never\s`)
 	wantToBe = mustPattern(`^(?:i|we)\s+want\s+(?:the\s+|our\s+|all\s+|every\s+)?(\S.*?)\s+to\s+(?:be|use|stay|run on|support)\s+\S.*$`)
-	dislike  = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
+	// dropAndGo: "Let's drop Datadog and go with Grafana Cloud, the bill is
+	// out of control": an option dropped for another, in one breath.
+	dropAndGo = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+|i want to\s+|we need to\s+)?(?:drop|ditch|dump|get rid of|move off|move away from|retire)\s+(.+?)\s+and\s+(?:go with|use|switch to|move to|adopt|pick|take)\s+(.+)$`)
+	// ratherNot: "I'd rather not use Pulumi here": an option turned down.
+	ratherNot = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+rather\s+not\s+(?:use|adopt|bring in|add|go with|pull in|depend on|introduce)\s+(.+?)(?:\s+(?:here|for this|in this (?:project|repo|app|codebase|service)|for now|at all))?$`)
+	dislike   = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
 	// goesThrough: "Email goes through Postmark", "analytics runs on
 	// PostHog": a part of the product and the named service it uses.
 	elidedPart  = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:in|on|to|into|through|via)\s+([\w.\-+#]+)$`)
 	goesThrough = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:goes|go|runs|run|happens|happen|is written|are written|is sent|are sent)\s+(?:out\s+|over\s+|(?:nightly|daily|hourly|weekly|\w+ly)\s+)?(?:through|on|via|to|into|as|in)\s+(\S+)(?:[\s,].*)?$`)
 	// partVia: "Payments through Stripe, obviously", "auth via Auth0": a
 	// part of the product and the named option it goes through, no verb.
+	// partWith: "Observability with OpenTelemetry", "GitOps with Argo CD":
+	// a part of the product and, without a verb, the option that serves it.
+	partWith = mustPattern(`^([\w\- ]{1,25}?)\s+with\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
+	// namedEach: "Kustomize overlays for each environment", "Helm charts for
+	// every service": a well-known option, what it makes, and where.
+	namedEach   = mustPattern(`^([\w.\-+/]+)\s+[\w\-]+\s+for\s+(?:each|every|all)\s+[\w\-]+(?:\s[\w\-]+)?$`)
 	partVia     = mustPattern(`^([\w\-/ ]{1,30}?)\s+(through|via|on)\s+(\S+)(?:,\s.*)?$`)
 	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
 	// minVersion: "Python 3.12 is the minimum", "Node 20 is the oldest we
@@ -200,7 +214,14 @@ var (
 	// everywhere", "mypy in strict mode": a practice stated without a verb.
 	// Only practices are read so ("Errors on every page" is a complaint).
 	practiceRule = mustPattern(`^(?:(?:full|proper|strict|complete|real|explicit)\s+)?(?:type hints|type annotations|types|docstrings|doc comments|unit tests|integration tests|tests|benchmarks|structured logging|error handling|input validation|license headers|changelog entries|request ids|context timeouts)\s+(?:(?:on|for|in|with|across)\s+(?:every|all|each|any)\b.*|everywhere(?:\s.*)?)$|^[\w.\-]+\s+in\s+strict\s+mode$`)
-	onlyRule     = mustPattern(`^(\S+(?:\s\S+)?)\s+is\s+the\s+only\s+(?:language|runtime|database|db|framework|dependency|library|tool|package manager|orm|cloud|provider|queue|cache|linter|formatter)\b`)
+	// perRule: "one state file per environment", "a separate namespace per
+	// team": a layout every case follows.
+	perRule = mustPattern(`^(?:[^:]{1,60}:\s+)?(?:one|a single|exactly one|a separate|its own|their own)\s+[\w\-]+(?:\s[\w\-]+){0,3}\s+per\s+[\w\-]+(?:\s[\w\-]+){0,2}$`)
+	// nobodyOnly: "Nobody applies Terraform from a laptop; only CI
+	// applies", "nobody pushes to main": what nobody does, by a way or to
+	// a place that makes it a rule ("nobody knows why" is a report).
+	nobodyOnly = mustPattern(`^(?:nobody|no one|no-one)\s+\w+s\b.*(?:;\s*only\s+\S|\b(?:by hand|manually|directly|from (?:a|their|your|his|her) (?:laptop|machine|desktop)|to (?:prod|production|main|master)|in prod(?:uction)?|on fridays)\b)`)
+	onlyRule   = mustPattern(`^(\S+(?:\s\S+)?)\s+is\s+the\s+only\s+(?:language|runtime|database|db|framework|dependency|library|tool|package manager|orm|cloud|provider|queue|cache|linter|formatter)\b`)
 	// andVerb: a second decision joined to the first ("… and store links in
 	// SQLite").
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build|cache|queue|index|send|log)\s+.+)$`)
@@ -263,6 +284,9 @@ var (
 	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr)\b`)
 
 	// Reason separators inside a statement.
+	// purposeTail: "… to keep costs down", "… to save money": the reason
+	// for the choice before it, said as its purpose.
+	purposeTail   = mustPattern(`\s+to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)$`)
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
@@ -593,8 +617,15 @@ func (r *reader) sentence(s string) {
 		}
 		return
 	}
+	purpose := ""
+	if m := purposeTail.FindStringSubmatchIndex(low); m != nil && m[0] > 0 {
+		purpose, s, low = strings.TrimRight(s[m[2]:m[3]], ". "), s[:m[0]], low[:m[0]]
+	}
 	n := len(r.items)
 	r.statement(s, r.changed)
+	if purpose != "" {
+		r.attach(seq(n, len(r.items)), purpose)
+	}
 	if len(r.items) == n && len(prevLast) > 0 && reasonish.MatchString(low) {
 		r.attach(prevLast, strings.TrimRight(s, ". "))
 		r.last = prevLast
@@ -657,7 +688,8 @@ var productParts = func() map[string]bool {
 		tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
-		evals experiments embeddings models predictions`) {
+		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
+		mesh certificates certs tls flags toggles fetching containers registry`) {
 		m[w] = true
 	}
 	return m
@@ -684,6 +716,12 @@ func optionOf(subject, option string) bool {
 		return productPart(subject)
 	}
 	return productPart(subject) && isNamed(option)
+}
+
+// optionNamed reports whether opt names an option: a well-known one, or a
+// name (capitalised).
+func optionNamed(opt string) bool {
+	return categoryOf[lower(firstWord(opt))] != "" || isNamed(opt)
 }
 
 // seq returns the item indexes from, …, to-1.
@@ -928,6 +966,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			text += " (instead of " + old + ")"
 		}
 		r.decision(item{kind: "decision", text: text, old: old, why: why, change: true})
+	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
+		old := sub(dropAndGo, 1)
+		to, judged := cutJudgement(sub(dropAndGo, 2))
+		to, why := splitReason(to)
+		r.decision(item{kind: "decision", text: "Use " + to + " (instead of " + old + ")", old: old, why: firstNonEmpty(why, judged), change: true})
 	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(stickWith):
@@ -974,7 +1017,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return true
 		}
 		r.decisionBody(capitalise(body), change)
-	case match(liveIn) && !describes.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "":
+	case match(liveIn) && !describes.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && !neverIn.MatchString(low) && categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "":
 		// "Embeddings live in pgvector": the place is a well-known option.
 		r.partDecision(capitalise(s), change)
 	case change && match(liveIn) && !liveNot.MatchString(low) && foldedAway(s):
@@ -1032,6 +1075,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+s, change)
 	case match(partVia) && !describes.MatchString(low) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
+	case match(partWith) && !describes.MatchString(low) && productPart(lower(sub(partWith, 1))) && optionNamed(sub(partWith, 2)):
+		r.decisionBody("Use "+sub(partWith, 2)+" for "+lower(sub(partWith, 1)), change)
+	case match(namedEach) && categoryOf[lower(sub(namedEach, 1))] != "":
+		r.decisionBody("Use "+s, change)
 	case match(goesThrough) && !describes.MatchString(low) && productPart(lower(sub(goesThrough, 1))) && isNamed(sub(goesThrough, 2)):
 		r.partDecision(s, change)
 	case match(makeSpec) && hasChoice(sub(makeSpec, 1)) && !makeTask.MatchString(low):
@@ -1211,6 +1258,8 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "reject", text: sub(voteNo, 1)})
 	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !notBuildHere.MatchString(low) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
 		r.rejectList(sub(notBuild, 1))
+	case match(ratherNot) && len(strings.Fields(sub(ratherNot, 1))) <= 4 && (hasChoice(sub(ratherNot, 1)) || isNamed(sub(ratherNot, 1))):
+		r.rejectList(sub(ratherNot, 1))
 	case match(dislike) && isNamed(sub(dislike, 1)):
 		r.add(item{kind: "reject", text: sub(dislike, 1)})
 	case match(triedDrop) && !conditional.MatchString(lower(sub(triedDrop, 2))):
@@ -1378,6 +1427,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
+		perRule.MatchString(low), nobodyOnly.MatchString(low),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
 	default:
 		return false
@@ -1561,11 +1611,13 @@ func trimAny(s string, prefixes ...string) string {
 	return s
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
 	}
-	return b
+	return ""
 }
 
 func capitalise(s string) string {

@@ -781,6 +781,28 @@ func TestMarkersGameBackendSession(t *testing.T) {
 	})
 }
 
+// An infrastructure session: parts of a platform and the tools that serve
+// them, said as briefly as people say them.
+func TestMarkersInfraSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Clusters run on GKE.", []string{"GKE"}, nil, nil),
+		says("TLS certificates are handled by cert-manager.", []string{"cert-manager"}, nil, nil),
+		says("The service mesh is Linkerd, not Istio.", []string{"Linkerd"}, nil, []string{"Istio"}),
+		says("Kustomize overlays for each environment, no Helm.", []string{"Kustomize"}, nil, []string{"Helm"}),
+		says("Let's use Jenkins for CI.", []string{"Jenkins"}, nil, nil),
+		says("Let's ditch Jenkins and go with Buildkite, Jenkins upkeep eats our week.", []string{"Buildkite", "upkeep eats our week"}, []string{"Use Jenkins"}, nil),
+		says("I'd rather not use Vault here.", nil, nil, []string{"Vault"}),
+		says("Nobody pushes images by hand; only the pipeline pushes.", []string{"Nobody pushes images by hand"}, nil, nil),
+		says("One namespace per team.", []string{"One namespace per team"}, nil, nil),
+		says("Workers run on Fargate to save money.", []string{"Fargate", "save money"}, nil, nil),
+		says("Observability with OpenTelemetry.", []string{"OpenTelemetry"}, nil, nil),
+		{msgs: []dialect.Message{
+			{Role: "assistant", Text: "For DNS we could use A) Route 53 with health checks or B) Cloudflare DNS in front of everything. Which one?"},
+			{Role: "user", Text: "Option A, please."},
+		}, active: []string{"Route 53"}},
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -804,6 +826,12 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Schedule the cleanup job with cron for tonight.",
 		"Host the demo on Vercel so I can show it.",
 		"Track the bug in Jira.",
+		"Nobody knows why the deploy failed.",
+		"The cluster runs on EKS but the nodes keep dying.",
+		"Problems with Traefik again.",
+		"I'd rather not use the debugger for this.",
+		"One test per file is too strict.",
+		"Helm charts for every service are broken.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
