@@ -171,7 +171,7 @@ var (
 	forPair   = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
-	subjectIs = mustPattern(`^(?:the|our)\s+([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?)$`)
+	subjectIs = mustPattern(`^(?:the|our)\s+([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?(?:\s+with\s+\S+(?:\s\S+)?)?)(?:,\s+(?:one|a|an|the|same|single)\s.*)?$`)
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
 	// partsAre: "Config files are TOML", a part without an article and a
 	// well-known option of some kind (named only is too loose: "Builds are
@@ -205,7 +205,7 @@ var (
 	// namedEach: "Kustomize overlays for each environment", "Helm charts for
 	// every service": a well-known option, what it makes, and where.
 	namedEach   = mustPattern(`^([\w.\-+/]+)\s+[\w\-]+\s+for\s+(?:each|every|all)\s+[\w\-]+(?:\s[\w\-]+)?$`)
-	partVia     = mustPattern(`^([\w\-/ ]{1,30}?)\s+(through|via|on)\s+(\S+)(?:,\s.*)?$`)
+	partVia     = mustPattern(`^([\w\-/ ]{1,30}?)\s+(through|via|on)\s+(\S+(?:\s\S+)?)(?:,\s.*)?$`)
 	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
 	// minVersion: "Python 3.12 is the minimum", "Node 20 is the oldest we
 	// support".
@@ -255,7 +255,20 @@ var (
 	// taken out (not "remove the debug logs", a task).
 	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
 	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
-	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing)\s+(.+)$`)
+	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting)\s+(.+)$`)
+	// stateClause: a clause that says where or how something stands
+	// ("payments stay on the web"), not an option.
+	stateClause = mustPattern(`^[\w\-]+(?:\s[\w\-]+){0,2}\s+(?:stay|stays|remain|remains|live|lives|go|goes|happen|happens|is|are|isn'?t|aren'?t|is not|are not|doesn'?t|does not|won'?t|can'?t)\s+\S`)
+	// forNowTail: how long a rejection holds, not part of the option.
+	forNowTail = mustPattern(`\s+(?:for now|for the time being|in v1|for v1|at launch|for launch|in the first version|yet)$`)
+	// skipNamed: "Skip Redux, Zustand covers what we need": a named option
+	// turned down, and what covers for it.
+	skipNamed  = mustPattern(`^(?:let'?s\s+)?skip\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
+	coversNeed = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:covers|handles|does)\s+(?:what we need|everything we need|all we need|the job)\b`)
+	// swapFor: "Swap Firebase Auth for Clerk, we need organizations".
+	swapFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+)?(?:swap|swap out|trade)\s+(.+?)\s+(?:for|with)\s+(.+)$`)
+	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
+	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
 	// Windows": a part of the product or a platform left out.
 	notBuild = mustPattern(`^(?:(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)|(?:we don'?t|we do not)\s+(?:support|ship|offer))\s+(?:an?\s+|the\s+|any\s+)?(\S.*?)$`)
@@ -286,7 +299,7 @@ var (
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
-	purposeTail   = mustPattern(`\s+to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)$`)
+	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t)\s.*))$`)
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
@@ -597,6 +610,16 @@ func (r *reader) sentence(s string) {
 		// clause before the hedged one.
 		s, low = strings.TrimSpace(s[:i]), low[:i]
 	}
+	// "… to keep costs down", "… so we can ship fixes without review":
+	// the reason of what the sentence settles, said as its purpose.
+	purpose := ""
+	if m := purposeTail.FindStringSubmatchIndex(low); m != nil && m[0] > 0 {
+		g := 2
+		if m[2] < 0 {
+			g = 4
+		}
+		purpose, s, low = strings.TrimRight(s[m[g]:m[g+1]], ". "), s[:m[0]], low[:m[0]]
+	}
 	if m := prefRule.FindStringSubmatchIndex(low); m != nil && !oneOff.MatchString(low) {
 		// "I'd rather we avoid ORMs": a rule, though it reads as a wish.
 		if body := s[m[2]:m[3]]; strings.HasPrefix(lower(body), "use ") {
@@ -616,10 +639,6 @@ func (r *reader) sentence(s string) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
 		}
 		return
-	}
-	purpose := ""
-	if m := purposeTail.FindStringSubmatchIndex(low); m != nil && m[0] > 0 {
-		purpose, s, low = strings.TrimRight(s[m[2]:m[3]], ". "), s[:m[0]], low[:m[0]]
 	}
 	n := len(r.items)
 	r.statement(s, r.changed)
@@ -651,6 +670,9 @@ func hedgedTail(low string) int {
 // forPairs returns the "X for Y" parts of s when every part of it, split at
 // commas, names an option for a part of the product; nil otherwise.
 func forPairs(s string) []string {
+	if swapFor.MatchString(lower(s)) {
+		return nil // "Swap Auth0 for Supabase Auth": a change, not a pair
+	}
 	if m := trailingNowOn.FindStringIndex(lower(s)); m != nil {
 		s = s[:m[0]] // "Datadog for monitoring then"
 	}
@@ -689,7 +711,7 @@ var productParts = func() map[string]bool {
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
-		mesh certificates certs tls flags toggles fetching containers registry`) {
+		mesh certificates certs tls flags toggles fetching containers registry navigation updates`) {
 		m[w] = true
 	}
 	return m
@@ -966,6 +988,13 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			text += " (instead of " + old + ")"
 		}
 		r.decision(item{kind: "decision", text: text, old: old, why: why, change: true})
+	case match(swapFor) && isNamed(sub(swapFor, 1)) && len(strings.Fields(sub(swapFor, 1))) <= 4:
+		old := sub(swapFor, 1)
+		to, judged := cutJudgement(sub(swapFor, 2))
+		to, why := splitReason(to)
+		r.decision(item{kind: "decision", text: "Use " + to + " (instead of " + old + ")", old: old, why: firstNonEmpty(why, judged), change: true})
+	case match(partColon) && productPart(lower(sub(partColon, 1))) && optionNamed(sub(partColon, 2)):
+		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
 		old := sub(dropAndGo, 1)
 		to, judged := cutJudgement(sub(dropAndGo, 2))
@@ -1258,6 +1287,14 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "reject", text: sub(voteNo, 1)})
 	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !notBuildHere.MatchString(low) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
 		r.rejectList(sub(notBuild, 1))
+	case match(skipNamed) && isNamed(sub(skipNamed, 1)) && !pronounLead.MatchString(lower(sub(skipNamed, 1))):
+		opt, rest := sub(skipNamed, 1), sub(skipNamed, 2)
+		if m := coversNeed.FindStringSubmatch(rest); m != nil && isNamed(m[1]) {
+			r.add(item{kind: "reject", text: opt})
+			r.decision(item{kind: "decision", text: "Use " + m[1] + " (instead of " + opt + ")"})
+			break
+		}
+		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(rest, ". ")})
 	case match(ratherNot) && len(strings.Fields(sub(ratherNot, 1))) <= 4 && (hasChoice(sub(ratherNot, 1)) || isNamed(sub(ratherNot, 1))):
 		r.rejectList(sub(ratherNot, 1))
 	case match(dislike) && isNamed(sub(dislike, 1)):
@@ -1370,9 +1407,16 @@ func (r *reader) rejectList(body string) {
 			r.decision(item{kind: "decision", text: capitalise(p)})
 		case i > 0 && commentary.MatchString(lp):
 			// "fetch is fine": a remark, not an option
+		case i > 0 && stateClause.MatchString(lp):
+			// "payments stay on the web": what stands instead, its reason
+			why = firstNonEmpty(why, strings.Join(parts[i:], ", "))
+			goto done
 		default:
 			p = strings.TrimSpace(trimAny(p, "no ", "not ", "using ", "use "))
 			p = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(p, " after all"), " anymore"))
+			if loc := forNowTail.FindStringIndex(lower(p)); loc != nil && loc[0] > 0 {
+				p = p[:loc[0]] // "in-app purchases for now", "tablets in v1"
+			}
 			p = p[len(ideaOf.FindString(lower(p))):]
 			names = append(names, p)
 		}
@@ -1522,6 +1566,10 @@ var judgedSubject = mustPattern(`^(?:the\s+)?([\w.\-/+]+)\s+(?:(?:is|are|was|wer
 func viaOption(prep, opt string) bool {
 	if lower(prep) == "on" {
 		return categoryOf[lower(opt)] != ""
+	}
+	if f := strings.Fields(opt); len(f) == 2 {
+		// "via Expo Router": a name of two words
+		return isNamed(f[0]) && isNamed(f[1])
 	}
 	return isChoiceWord(opt, false)
 }

@@ -803,6 +803,22 @@ func TestMarkersInfraSession(t *testing.T) {
 	})
 }
 
+// A mobile app session: options named in two words, a part and its
+// option after a colon, swaps, skips and purposes.
+func TestMarkersMobileSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("The client is Flutter with Riverpod, one codebase for both stores.", []string{"Flutter"}, nil, nil),
+		says("Routing via Go Router.", []string{"Go Router"}, nil, nil),
+		says("Analytics: PostHog.", []string{"PostHog"}, nil, nil),
+		says("Let's use Auth0 for login.", []string{"Auth0"}, nil, nil),
+		says("Swap Auth0 for Supabase Auth, Auth0 pricing is brutal.", []string{"Supabase Auth", "pricing is brutal"}, []string{"Use Auth0"}, nil),
+		says("Skip Bloc, Riverpod covers what we need.", []string{"Riverpod"}, nil, []string{"Bloc"}),
+		says("We're not supporting landscape mode in v1.", nil, nil, []string{"landscape mode"}),
+		says("Let's not do offline sync for now, the API stays the source of truth.", nil, nil, []string{"offline sync"}),
+		says("Releases with Fastlane so we don't click through the consoles.", []string{"Fastlane", "we don't click through the consoles"}, nil, nil),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -832,6 +848,9 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"I'd rather not use the debugger for this.",
 		"One test per file is too strict.",
 		"Helm charts for every service are broken.",
+		"Skip the flaky test for now.",
+		"The app is slow with large lists, one screen takes seconds.",
+		"Crash logs: attached below.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
