@@ -201,7 +201,7 @@ var (
 	// part of the product and the named option it goes through, no verb.
 	// partWith: "Observability with OpenTelemetry", "GitOps with Argo CD":
 	// a part of the product and, without a verb, the option that serves it.
-	partWith = mustPattern(`^([\w\- ]{1,25}?)\s+with\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
+	partWith = mustPattern(`^([\w\- ]{1,25}?)\s+with\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(no\s.+))?$`)
 	// namedEach: "Kustomize overlays for each environment", "Helm charts for
 	// every service": a well-known option, what it makes, and where.
 	namedEach   = mustPattern(`^([\w.\-+/]+)\s+[\w\-]+\s+for\s+(?:each|every|all)\s+[\w\-]+(?:\s[\w\-]+)?$`)
@@ -267,6 +267,25 @@ var (
 	coversNeed = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:covers|handles|does)\s+(?:what we need|everything we need|all we need|the job)\b`)
 	// swapFor: "Swap Firebase Auth for Clerk, we need organizations".
 	swapFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+)?(?:swap|swap out|trade)\s+(.+?)\s+(?:for|with)\s+(.+)$`)
+	// partInWith: "backend in Kotlin with Spring Boot 3": a part, its
+	// language and its framework.
+	partInWith = mustPattern(`^(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+in\s+([\w.#+\-]+)\s+with\s+(\S+(?:\s\S+){0,2})$`)
+	// talkOver: "We'll talk to other services over gRPC, public API stays
+	// REST": how parts talk, and what else holds.
+	talkOver = mustPattern(`^(?:we'?ll\s+|we will\s+|let'?s\s+|(?:the\s+|our\s+)?[\w\-]+(?:\s[\w\-]+)?\s+)?(?:talk|speak|communicate)\s+(?:to|with)\s+(.+?)\s+(?:over|via|using|with)\s+([\w.\-+/]+)(?:,\s+(.+))?$`)
+	// staysOption: "public API stays REST": a part kept on a known option.
+	staysOption = mustPattern(`^(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+(?:stays|remains|stays on|remains on)\s+([\w.\-+/]+)$`)
+	// ownsPart: "Flyway owns the migrations": a well-known tool and the
+	// part it is responsible for.
+	ownsPart = mustPattern(`^([\w.\-+/]+)\s+(?:owns|handles|takes care of|is responsible for)\s+(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+)?)$`)
+	// holdOff: "Let's hold off on Kafka until we actually need streaming":
+	// an option turned down for now, and until when.
+	holdOff = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+|i want to\s+|we can\s+)?(?:hold off on|hold off with|put off|postpone|defer)\s+(.+?)(?:\s+((?:until|till|unless)\s.+))?$`)
+	// everyDoes: "Every endpoint checks the tenant id from the JWT, never
+	// from the body": what each case of a part does, a rule.
+	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes)\b.+$`)
+	// latencyRule: "p99 latency under 200 ms for all read endpoints".
+	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
 	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
@@ -386,6 +405,11 @@ type reader struct {
 
 func (r *reader) add(it item) {
 	it.text = tidy(it.text)
+	if it.kind == "reject" {
+		if loc := forNowTail.FindStringIndex(lower(it.text)); loc != nil && loc[0] > 0 {
+			it.text = it.text[:loc[0]] // "no Redis yet": Redis
+		}
+	}
 	if it.kind != "plan" && (it.text == "" || len(it.text) > 300) {
 		return
 	}
@@ -711,7 +735,7 @@ var productParts = func() map[string]bool {
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
-		mesh certificates certs tls flags toggles fetching containers registry navigation updates`) {
+		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema`) {
 		m[w] = true
 	}
 	return m
@@ -936,6 +960,9 @@ var pronounLead = mustPattern(`^(?:i|you|we|it|that|this|there|please|let|can|th
 func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	match, sub := matcher(s, low)
 	switch {
+	case match(holdOff) && len(strings.Fields(sub(holdOff, 1))) <= 4 && (hasChoice(sub(holdOff, 1)) || isNamed(sub(holdOff, 1))):
+		// Put off: turned down for now, not a decision.
+		r.add(item{kind: "reject", text: sub(holdOff, 1), why: strings.TrimRight(sub(holdOff, 2), ". ")})
 	case match(decidedAgst):
 		r.rejectList(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))
 	case match(decidedTo):
@@ -993,6 +1020,17 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		to, judged := cutJudgement(sub(swapFor, 2))
 		to, why := splitReason(to)
 		r.decision(item{kind: "decision", text: "Use " + to + " (instead of " + old + ")", old: old, why: firstNonEmpty(why, judged), change: true})
+	case match(partInWith) && productPart(lower(sub(partInWith, 1))) && (categoryOf[lower(sub(partInWith, 2))] != "" || lower(sub(partInWith, 2)) == "go") && optionNamed(sub(partInWith, 3)):
+		r.decisionBody("Use "+sub(partInWith, 2)+" with "+sub(partInWith, 3)+" for the "+lower(sub(partInWith, 1)), change)
+	case match(talkOver) && categoryOf[lower(sub(talkOver, 2))] != "":
+		r.decisionBody("Use "+sub(talkOver, 2)+" to talk to "+sub(talkOver, 1), change)
+		if rest := sub(talkOver, 3); rest != "" {
+			r.statement(rest, change)
+		}
+	case match(staysOption) && productPart(lower(sub(staysOption, 1))) && categoryOf[lower(sub(staysOption, 2))] != "":
+		r.decisionBody("Keep "+sub(staysOption, 2)+" for the "+sub(staysOption, 1), change)
+	case match(ownsPart) && categoryOf[lower(sub(ownsPart, 1))] != "" && productPart(lower(sub(ownsPart, 2))):
+		r.decisionBody("Use "+sub(ownsPart, 1)+" for "+lower(sub(ownsPart, 2)), change)
 	case match(partColon) && productPart(lower(sub(partColon, 1))) && optionNamed(sub(partColon, 2)):
 		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
@@ -1106,6 +1144,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
 	case match(partWith) && !describes.MatchString(low) && productPart(lower(sub(partWith, 1))) && optionNamed(sub(partWith, 2)):
 		r.decisionBody("Use "+sub(partWith, 2)+" for "+lower(sub(partWith, 1)), change)
+		if rest := sub(partWith, 3); rest != "" {
+			r.statement(rest, change) // "…, no Redis yet"
+		}
 	case match(namedEach) && categoryOf[lower(sub(namedEach, 1))] != "":
 		r.decisionBody("Use "+s, change)
 	case match(goesThrough) && !describes.MatchString(low) && productPart(lower(sub(goesThrough, 1))) && isNamed(sub(goesThrough, 2)):
@@ -1471,7 +1512,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
-		perRule.MatchString(low), nobodyOnly.MatchString(low),
+		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low),
+		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
 	default:
 		return false

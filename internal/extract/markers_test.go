@@ -819,6 +819,21 @@ func TestMarkersMobileSession(t *testing.T) {
 	})
 }
 
+// A SaaS backend session: a part in a language with a framework, how
+// services talk, the tool that owns a part, what is put off, and rules
+// about every case and latency.
+func TestMarkersSaaSSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("api in go with chi", []string{"chi"}, nil, nil),
+		says("Services talk to each other over NATS, the public API stays GraphQL.", []string{"NATS", "GraphQL"}, nil, nil),
+		says("Liquibase owns the migrations.", []string{"Liquibase"}, nil, nil),
+		says("Let's hold off on Elasticsearch until search is a real feature.", nil, nil, []string{"Elasticsearch"}),
+		says("Caching with Memcached, no Redis for now.", []string{"Memcached"}, nil, []string{"Redis"}),
+		says("Each handler validates the org id from the session, never from the query string.", []string{"Each handler validates the org id"}, nil, nil),
+		says("p95 response time under 300 ms for the dashboard.", []string{"300 ms"}, nil, nil),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -851,6 +866,10 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Skip the flaky test for now.",
 		"The app is slow with large lists, one screen takes seconds.",
 		"Crash logs: attached below.",
+		"Every request fails with a 500 since the deploy.",
+		"Bob owns the migrations.",
+		"Latency under load is bad.",
+		"Let's hold off on the refactor until Friday.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
