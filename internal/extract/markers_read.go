@@ -286,6 +286,10 @@ var (
 	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes)\b.+$`)
 	// latencyRule: "p99 latency under 200 ms for all read endpoints".
 	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
+	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
+	// a Go service on Fly.io": a part, a verb that places it, and, last,
+	// the well-known option it is placed on.
+	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})$`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
 	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
@@ -764,6 +768,17 @@ func optionOf(subject, option string) bool {
 	return productPart(subject) && isNamed(option)
 }
 
+// placedOption reports whether the words after a placing verb's
+// preposition name a well-known option: the first ("over MQTT to a
+// broker") or the last ("as a Go service on Fly.io").
+func placedOption(first, rest string) bool {
+	if categoryOf[lower(strings.Trim(first, ".,"))] != "" {
+		return true
+	}
+	f := strings.Fields(rest)
+	return len(f) > 0 && categoryOf[lower(strings.Trim(f[len(f)-1], ".,"))] != ""
+}
+
 // optionNamed reports whether opt names an option: a well-known one, or a
 // name (capitalised).
 func optionNamed(opt string) bool {
@@ -1157,6 +1172,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(s, change)
 	case match(insteadBare) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
 		r.decisionBody("Use "+s, change)
+	case match(placedOn) && !describes.MatchString(low) && !mishap.MatchString(low) && !pronounLead.MatchString(low) && placedOption(sub(placedOn, 3), sub(placedOn, 4)):
+		r.decisionBody(capitalise(s), change)
 	case decided && hasChoice(s) && !pronounLead.MatchString(low) && !judgement.MatchString(low):
 		r.decisionBody(s, change)
 	default:

@@ -834,6 +834,17 @@ func TestMarkersSaaSSession(t *testing.T) {
 	})
 }
 
+// Where a part is placed, said with a verb that places it and a
+// well-known option last.
+func TestMarkersPlacementSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Events land in ClickHouse.", []string{"ClickHouse"}, nil, nil),
+		says("The API runs as a container on Fly.io.", []string{"Fly.io"}, nil, nil),
+		says("Backups are kept in R2.", []string{"R2"}, nil, nil),
+		says("Audit logs stream to Loki.", []string{"Loki"}, nil, nil),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -870,6 +881,11 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Bob owns the migrations.",
 		"Latency under load is bad.",
 		"Let's hold off on the refactor until Friday.",
+		"The logs go to stdout on my machine.",
+		"Backups are stored in S3 but restores fail.",
+		"Metrics go to Datadog again after the outage.",
+		"Our data lands in Snowflake every night, which is slow.",
+		"It runs on Kubernetes.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
