@@ -179,7 +179,7 @@ var (
 	// partUses: "Tests use testscript", "the frontend uses React", "releases
 	// are built with GoReleaser", "images are stored in S3": a part of the
 	// product and the named option it uses.
-	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed)\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
+	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+for\s+.+)?$`)
 	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?$`)
@@ -290,6 +290,15 @@ var (
 	// a Go service on Fly.io": a part, a verb that places it, and, last,
 	// the well-known option it is placed on.
 	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})$`)
+	// buildOn: "we're building this on Laravel 11 with Livewire": what the
+	// whole thing is built on.
+	buildOn = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be|let'?s be|i'?m|i am)\s+building\s+(?:this|it|the (?:app|site|service|project|backend|frontend|whole thing))\s+(?:on|in|with)\s+(\S+(?:\s\S+){0,4})$`)
+	// dontPullIn: "Don't pull in Vue, Livewire is enough": a named option
+	// kept out, and why.
+	dontPullIn = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never)\s+(?:pull in|bring in|add|install|depend on)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
+	// canOnly: "Students can only see courses they are enrolled in": who
+	// may do what, a rule.
+	canOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\-]+(?:\s[\w\-]+)?\s+(?:can|may)\s+only\s+\w+\s+\S`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
 	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
@@ -1035,6 +1044,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		to, judged := cutJudgement(sub(swapFor, 2))
 		to, why := splitReason(to)
 		r.decision(item{kind: "decision", text: "Use " + to + " (instead of " + old + ")", old: old, why: firstNonEmpty(why, judged), change: true})
+	case match(buildOn) && optionNamed(sub(buildOn, 1)):
+		r.decisionBody("Build on "+sub(buildOn, 1), change)
 	case match(partInWith) && productPart(lower(sub(partInWith, 1))) && (categoryOf[lower(sub(partInWith, 2))] != "" || lower(sub(partInWith, 2)) == "go") && optionNamed(sub(partInWith, 3)):
 		r.decisionBody("Use "+sub(partInWith, 2)+" with "+sub(partInWith, 3)+" for the "+lower(sub(partInWith, 1)), change)
 	case match(talkOver) && categoryOf[lower(sub(talkOver, 2))] != "":
@@ -1345,6 +1356,8 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "reject", text: sub(voteNo, 1)})
 	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !notBuildHere.MatchString(low) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
 		r.rejectList(sub(notBuild, 1))
+	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1))):
+		r.add(item{kind: "reject", text: sub(dontPullIn, 1), why: strings.TrimRight(sub(dontPullIn, 2), ". ")})
 	case match(skipNamed) && isNamed(sub(skipNamed, 1)) && !pronounLead.MatchString(lower(sub(skipNamed, 1))):
 		opt, rest := sub(skipNamed, 1), sub(skipNamed, 2)
 		if m := coversNeed.FindStringSubmatch(rest); m != nil && isNamed(m[1]) {
@@ -1530,6 +1543,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low),
+		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
 	default:

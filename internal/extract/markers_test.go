@@ -845,6 +845,17 @@ func TestMarkersPlacementSession(t *testing.T) {
 	})
 }
 
+// A web app session: what it is built on, an option kept out with the
+// reason, a part made with a tool, and who may do what.
+func TestMarkersWebAppSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("we're building it on rails 8 with hotwire", []string{"rails 8"}, nil, nil),
+		says("Don't bring in React, Hotwire is enough for this.", nil, nil, []string{"React"}),
+		says("Invoices are rendered as PDFs with Prawn.", []string{"Prawn"}, nil, nil),
+		says("Guests can only view published posts.", []string{"Guests can only view published posts"}, nil, nil),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -886,6 +897,8 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Metrics go to Datadog again after the outage.",
 		"Our data lands in Snowflake every night, which is slow.",
 		"It runs on Kubernetes.",
+		"I can only see half the logs.",
+		"We're building the release notes now.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
