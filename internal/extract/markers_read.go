@@ -182,7 +182,7 @@ var (
 	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+for\s+.+)?$`)
-	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?$`)
+	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[A-Z\w.\-]+(?:\s[\w.\-]+)?)?$`)
 	// neverIn: "Secrets never go in env files, only in Vault": a rule about
 	// where things go, not a choice of place.
 	neverIn  = mustPattern(`^\S+(?:\s\S+){0,2}?\s+never\s`)
@@ -299,6 +299,19 @@ var (
 	// canOnly: "Students can only see courses they are enrolled in": who
 	// may do what, a rule.
 	canOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\-]+(?:\s[\w\-]+)?\s+(?:can|may)\s+only\s+\w+\s+\S`)
+	// wantToKeepOut: what follows "I don't want" when it keeps an option
+	// out: "to support Safari for now", "to use Redux here".
+	wantToKeepOut = mustPattern(`^to\s+(?:support|use|adopt|add|ship|maintain|bring in|pull in|depend on)\s+(.+)$`)
+	// weAlways: "We never send page content to our servers": what we
+	// always or never do, in the present, a rule.
+	weAlways = mustPattern(`^(?:we|you)\s+(?:never|always)\s+(?:send|store|log|keep|write|read|ship|deploy|push|merge|commit|call|expose|share|collect|track|use|run|delete|return|accept|trust|cache|encrypt|hash|sign|check|validate)\b`)
+	// partIn: "Popup UI in Preact, it's tiny": a part and the well-known
+	// language or framework it is written in, without a verb.
+	partIn = mustPattern(`^([\w\- ]{1,25}?)\s+in\s+([\w.\-+#/]+)(?:,\s+(.+))?$`)
+	// partColonVia: "Auth: magic links through Resend".
+	partColonVia = mustPattern(`^([\w\- ]{1,25}?):\s+[\w\- ]{1,30}?\s+(?:through|via|with|using|on)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
+	// targetsOnly: "The extension targets Manifest V3 only".
+	targetsOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,25}?\s+(?:targets|supports|runs on)\s+\S.*\s+only$`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
 	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
@@ -331,7 +344,7 @@ var (
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
-	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t)\s.*))$`)
+	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*))$`)
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
@@ -748,7 +761,7 @@ var productParts = func() map[string]bool {
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
-		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema`) {
+		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension`) {
 		m[w] = true
 	}
 	return m
@@ -776,6 +789,14 @@ func optionOf(subject, option string) bool {
 	}
 	return productPart(subject) && isNamed(option)
 }
+
+// subjectPronoun opens a clause, not a part ("we keep state in S3").
+var subjectPronoun = map[string]bool{"we": true, "i": true, "you": true, "they": true, "it": true, "this": true, "that": true, "he": true, "she": true}
+
+// troubleWord names what goes wrong in a part ("errors in Postgres"), not
+// the part itself.
+var troubleWord = map[string]bool{"errors": true, "error": true, "crashes": true, "bugs": true, "bug": true, "issues": true,
+	"problems": true, "failures": true, "warnings": true, "leaks": true, "timeouts": true}
 
 // placedOption reports whether the words after a placing verb's
 // preposition name a well-known option: the first ("over MQTT to a
@@ -1057,6 +1078,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Keep "+sub(staysOption, 2)+" for the "+sub(staysOption, 1), change)
 	case match(ownsPart) && categoryOf[lower(sub(ownsPart, 1))] != "" && productPart(lower(sub(ownsPart, 2))):
 		r.decisionBody("Use "+sub(ownsPart, 1)+" for "+lower(sub(ownsPart, 2)), change)
+	case match(partIn) && productPart(lower(sub(partIn, 1))) && !troubleWord[lastWord(lower(sub(partIn, 1)))] && !subjectPronoun[firstWord(lower(sub(partIn, 1)))] && categoryOf[lower(sub(partIn, 2))] != "" && !describes.MatchString(low) && (sub(partIn, 3) == "" || reasonLead.MatchString(lower(sub(partIn, 3)))):
+		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + lower(sub(partIn, 1)), why: strings.TrimRight(sub(partIn, 3), ". "), change: change})
+	case match(partColonVia) && productPart(lower(sub(partColonVia, 1))) && optionNamed(sub(partColonVia, 2)):
+		r.decisionBody(capitalise(s), change)
 	case match(partColon) && productPart(lower(sub(partColon, 1))) && optionNamed(sub(partColon, 2)):
 		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
@@ -1385,6 +1410,10 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.changed = true
 	case match(dontWant):
 		body := grab(dontWant)
+		if m := wantToKeepOut.FindStringSubmatch(lower(body)); m != nil && (isNamed(body[len(body)-len(m[1]):]) || hasChoice(m[1])) {
+			r.rejectList(body[len(body)-len(m[1]):]) // "I don't want to support Safari for now"
+			return true
+		}
 		if lb := lower(body); strings.HasPrefix(lb, "to ") || pronounLead.MatchString(lb) {
 			return false // "I don't want to rush this"
 		} else if strings.HasPrefix(lb, "any ") || conditionMid.MatchString(lb) {
@@ -1542,7 +1571,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
-		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low),
+		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
+		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):

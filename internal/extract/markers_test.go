@@ -856,6 +856,20 @@ func TestMarkersWebAppSession(t *testing.T) {
 	})
 }
 
+// A browser extension session: a part in a framework without a verb, a
+// part and what serves it after a colon, what we never do, what is kept
+// out "for now", and what the whole thing targets only.
+func TestMarkersExtensionSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Options page in Svelte, it's small.", []string{"Svelte"}, nil, nil),
+		says("API is Hono on Cloudflare Workers.", []string{"Hono"}, nil, nil),
+		says("Email: receipts through Postmark.", []string{"Postmark"}, nil, nil),
+		says("We never log full URLs, only their hashes.", []string{"We never log full URLs"}, nil, nil),
+		says("I don't want to support Edge yet.", nil, nil, []string{"Edge"}),
+		says("The app supports iOS 17 and up only.", []string{"iOS 17"}, nil, nil),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -899,6 +913,9 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"It runs on Kubernetes.",
 		"I can only see half the logs.",
 		"We're building the release notes now.",
+		"Errors in Postgres, again.",
+		"We always forget to bump the version.",
+		"I don't want to rush this.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
