@@ -1189,7 +1189,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decision(item{kind: "decision", text: capitalise(s), change: change})
 	case match(keepNamed) && isChoiceWord(sub(keepNamed, 1), false):
 		r.decisionBody(capitalise(s), change)
-	case match(forAll) && isNamed(sub(forAll, 1)):
+	case match(forAll) && isNamed(sub(forAll, 1)) && !pronounLead.MatchString(low) && len(strings.Fields(sub(forAll, 1))) <= 3:
 		r.decisionBody("Use "+s, change)
 	case match(partVia) && !describes.MatchString(low) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)

@@ -916,6 +916,7 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Errors in Postgres, again.",
 		"We always forget to bump the version.",
 		"I don't want to rush this.",
+		"I saw a bot that uses Kafka for everything.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
