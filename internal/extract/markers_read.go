@@ -283,7 +283,7 @@ var (
 	holdOff = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+|i want to\s+|we can\s+)?(?:hold off on|hold off with|put off|postpone|defer)\s+(.+?)(?:\s+((?:until|till|unless)\s.+))?$`)
 	// everyDoes: "Every endpoint checks the tenant id from the JWT, never
 	// from the body": what each case of a part does, a rule.
-	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes)\b.+$`)
+	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes)\b.+$`)
 	// latencyRule: "p99 latency under 200 ms for all read endpoints".
 	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
 	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
@@ -312,6 +312,9 @@ var (
 	partColonVia = mustPattern(`^([\w\- ]{1,25}?):\s+[\w\- ]{1,30}?\s+(?:through|via|with|using|on)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// targetsOnly: "The extension targets Manifest V3 only".
 	targetsOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,25}?\s+(?:targets|supports|runs on)\s+\S.*\s+only$`)
+	// weSkip: "We're skipping voice features entirely": a feature left out
+	// for good (or for the version), not a step skipped today.
+	weSkip = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be)\s+skipping\s+(.+?)\s+(?:entirely|altogether|completely|for good|in v1|for v1|at launch)$`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
 	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
@@ -1048,6 +1051,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
 		subject = strings.TrimSuffix(strings.TrimSuffix(subject, " over"), " back") // "move the catalog over to …"
 		to, judged := cutJudgement(to)
+		if judged == "" {
+			to, judged = cutOldRemark(to, old)
+		}
 		to, why := splitReason(to)
 		why = firstNonEmpty(why, judged)
 		to, folded := foldOld(to)
@@ -1383,6 +1389,8 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(sub(notBuild, 1))
 	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1))):
 		r.add(item{kind: "reject", text: sub(dontPullIn, 1), why: strings.TrimRight(sub(dontPullIn, 2), ". ")})
+	case match(weSkip) && !pronounLead.MatchString(lower(sub(weSkip, 1))) && len(strings.Fields(sub(weSkip, 1))) <= 4:
+		r.rejectList(sub(weSkip, 1))
 	case match(skipNamed) && isNamed(sub(skipNamed, 1)) && !pronounLead.MatchString(lower(sub(skipNamed, 1))):
 		opt, rest := sub(skipNamed, 1), sub(skipNamed, 2)
 		if m := coversNeed.FindStringSubmatch(rest); m != nil && isNamed(m[1]) {
@@ -1632,6 +1640,23 @@ func splitReason(s string) (string, string) {
 		return item, strings.TrimRight(why, ". ")
 	}
 	return strings.TrimRight(s, ",;: "), ""
+}
+
+// cutOldRemark splits off a last clause that speaks of the option left
+// behind ("…to a small Hetzner box, Heroku dynos sleep"): the reason for
+// the change.
+func cutOldRemark(s, old string) (choice, remark string) {
+	k := strings.LastIndex(s, ", ")
+	if k <= 0 || old == "" {
+		return s, ""
+	}
+	tail := lower(s[k+2:])
+	for _, w := range words(old) {
+		if len(w) > 2 && !stopWords[w] && strings.Contains(" "+tail+" ", " "+w+" ") {
+			return s[:k], strings.TrimSpace(s[k+2:])
+		}
+	}
+	return s, ""
 }
 
 // cutJudgement splits a choice from a judgement after its last comma, its

@@ -870,6 +870,17 @@ func TestMarkersExtensionSession(t *testing.T) {
 	})
 }
 
+// A bot session: a move whose reason speaks of the option left, every
+// case answering in time, a feature left out for good.
+func TestMarkersBotSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Host the bot on Render.", []string{"Render"}, nil, nil),
+		says("Move the bot off Render to a Hetzner VPS, Render's free tier sleeps.", []string{"Hetzner", "free tier sleeps"}, []string{"Host the bot on Render"}, nil),
+		says("Every webhook responds within 2 seconds.", []string{"Every webhook responds within 2 seconds"}, nil, nil),
+		says("We're skipping music playback entirely.", nil, nil, []string{"music playback"}),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -917,6 +928,7 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"We always forget to bump the version.",
 		"I don't want to rush this.",
 		"I saw a bot that uses Kafka for everything.",
+		"We're skipping the flaky tests today.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
