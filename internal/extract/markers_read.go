@@ -307,7 +307,7 @@ var (
 	weAlways = mustPattern(`^(?:we|you)\s+(?:never|always)\s+(?:send|store|log|keep|write|read|ship|deploy|push|merge|commit|call|expose|share|collect|track|use|run|delete|return|accept|trust|cache|encrypt|hash|sign|check|validate)\b`)
 	// partIn: "Popup UI in Preact, it's tiny": a part and the well-known
 	// language or framework it is written in, without a verb.
-	partIn = mustPattern(`^([\w\- ]{1,25}?)\s+in\s+([\w.\-+#/]+)(?:,\s+(.+))?$`)
+	partIn = mustPattern(`^([\w\- ]{1,25}?)\s+in\s+([\w.\-+#/]+)(?:,\s+(.+)|\s+(?:through|with|via|using|behind)\s+[^,]+)?$`)
 	// partColonVia: "Auth: magic links through Resend".
 	partColonVia = mustPattern(`^([\w\- ]{1,25}?):\s+[\w\- ]{1,30}?\s+(?:through|via|with|using|on)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
 	// targetsOnly: "The extension targets Manifest V3 only".
@@ -316,7 +316,7 @@ var (
 	// for good (or for the version), not a step skipped today.
 	weSkip = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be)\s+skipping\s+(.+?)\s+(?:entirely|altogether|completely|for good|in v1|for v1|at launch)$`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
-	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)$`)
+	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+with\s+[^,]+)?$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
 	// Windows": a part of the product or a platform left out.
 	notBuild = mustPattern(`^(?:(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)|(?:we don'?t|we do not)\s+(?:support|ship|offer))\s+(?:an?\s+|the\s+|any\s+)?(\S.*?)$`)
@@ -764,7 +764,8 @@ var productParts = func() map[string]bool {
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
-		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension`) {
+		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension
+		layer desktop`) {
 		m[w] = true
 	}
 	return m
@@ -1110,8 +1111,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		// "Let's use chi for routing and store links in SQLite": two
 		// decisions, each replaceable on its own.
-		if verb == "run" && runTask.MatchString(lower(obj)) {
-			return false // "let's run the tests with pytest": a task
+		if verb == "run" && (runTask.MatchString(lower(obj)) || !hasChoice(obj)) {
+			// "let's run the tests with pytest", "let's run the app with
+			// the devtools open": a task
+			return false
 		}
 		if lo := lower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo) || shouldLead.MatchString(low)) && !hasChoice(obj) {
 			// "let's use a simpler approach here", "let's store this in a
@@ -1693,7 +1696,9 @@ var judgedSubject = mustPattern(`^(?:the\s+)?([\w.\-/+]+)\s+(?:(?:is|are|was|wer
 // "uploads on Mondays").
 func viaOption(prep, opt string) bool {
 	if lower(prep) == "on" {
-		return categoryOf[lower(opt)] != ""
+		// "on Tauri 2": a known option, perhaps with its version
+		f := strings.Fields(lower(opt))
+		return categoryOf[lower(opt)] != "" || len(f) == 2 && categoryOf[f[0]] != "" && strings.IndexFunc(f[1], unicode.IsDigit) == 0
 	}
 	if f := strings.Fields(opt); len(f) == 2 {
 		// "via Expo Router": a name of two words

@@ -929,6 +929,7 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"I don't want to rush this.",
 		"I saw a bot that uses Kafka for everything.",
 		"We're skipping the flaky tests today.",
+		"Let's run the app with the devtools open.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
