@@ -479,3 +479,4 @@ func (l *Ledger) Close(ctx context.Context) error {
 	}
 	return l.Flush(ctx)
 }
+

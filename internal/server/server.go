@@ -552,9 +552,6 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(resp.StatusCode)
 	n, _ := w.Write(data)
-	// The answer is whole: send it now, not when the handler returns, so
-	// the caller does not wait for the settlement and the log line.
-	_ = http.NewResponseController(w).Flush()
 	res.bytesOut = int64(n)
 	res.Duration = time.Since(x.Start)
 	return res
