@@ -479,4 +479,3 @@ func (l *Ledger) Close(ctx context.Context) error {
 	}
 	return l.Flush(ctx)
 }
-
