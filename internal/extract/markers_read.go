@@ -182,7 +182,7 @@ var (
 	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+for\s+.+)?$`)
-	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[A-Z\w.\-]+(?:\s[\w.\-]+)?)?$`)
+	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[\w.\-]+(?:\s[\w.\-]+)?)?$`)
 	// neverIn: "Secrets never go in env files, only in Vault": a rule about
 	// where things go, not a choice of place.
 	neverIn  = mustPattern(`^\S+(?:\s\S+){0,2}?\s+never\s`)
@@ -803,8 +803,8 @@ var troubleWord = map[string]bool{"errors": true, "error": true, "crashes": true
 	"problems": true, "failures": true, "warnings": true, "leaks": true, "timeouts": true}
 
 // placedOption reports whether the words after a placing verb's
-// preposition name a well-known option: the first ("over MQTT to a
-// broker") or the last ("as a Go service on Fly.io").
+// preposition name a well-known option: the first ("over Kafka to the
+// ingest service") or the last ("as a Go service on Fly.io").
 func placedOption(first, rest string) bool {
 	if categoryOf[lower(strings.Trim(first, ".,"))] != "" {
 		return true
@@ -1068,10 +1068,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		r.decision(item{kind: "decision", text: text, old: old, why: why, change: true})
 	case match(swapFor) && isNamed(sub(swapFor, 1)) && len(strings.Fields(sub(swapFor, 1))) <= 4:
-		old := sub(swapFor, 1)
-		to, judged := cutJudgement(sub(swapFor, 2))
-		to, why := splitReason(to)
-		r.decision(item{kind: "decision", text: "Use " + to + " (instead of " + old + ")", old: old, why: firstNonEmpty(why, judged), change: true})
+		r.replaced(sub(swapFor, 1), sub(swapFor, 2))
 	case match(buildOn) && optionNamed(sub(buildOn, 1)):
 		r.decisionBody("Build on "+sub(buildOn, 1), change)
 	case match(partInWith) && productPart(lower(sub(partInWith, 1))) && (categoryOf[lower(sub(partInWith, 2))] != "" || lower(sub(partInWith, 2)) == "go") && optionNamed(sub(partInWith, 3)):
@@ -1092,10 +1089,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(partColon) && productPart(lower(sub(partColon, 1))) && optionNamed(sub(partColon, 2)):
 		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
-		old := sub(dropAndGo, 1)
-		to, judged := cutJudgement(sub(dropAndGo, 2))
-		to, why := splitReason(to)
-		r.decision(item{kind: "decision", text: "Use " + to + " (instead of " + old + ")", old: old, why: firstNonEmpty(why, judged), change: true})
+		r.replaced(sub(dropAndGo, 1), sub(dropAndGo, 2))
 	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(stickWith):
@@ -1225,6 +1219,19 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		return false
 	}
 	return true
+}
+
+// replaced records the change from the option old to the choice to, whose
+// last clause may give the reason ("swap Auth0 for Clerk, we need
+// organizations", "drop Datadog and go with Grafana Cloud, the bill is out
+// of control").
+func (r *reader) replaced(old, to string) {
+	to, judged := cutJudgement(to)
+	if judged == "" {
+		to, judged = cutOldRemark(to, old) // "…, Jenkins upkeep eats our week"
+	}
+	to, why := splitReason(to)
+	r.decision(item{kind: "decision", text: "Use " + to + " (instead of " + old + ")", old: old, why: firstNonEmpty(why, judged), change: true})
 }
 
 // partDecision records "X goes in Redis", and "…, Y in Postgres" after it
