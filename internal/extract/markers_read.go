@@ -192,7 +192,7 @@ var (
 	dropAndGo = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+|i want to\s+|we need to\s+)?(?:drop|ditch|dump|get rid of|move off|move away from|retire)\s+(.+?)\s+and\s+(?:go with|use|switch to|move to|adopt|pick|take)\s+(.+)$`)
 	// ratherNot: "I'd rather not use Pulumi here": an option turned down.
 	ratherNot = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+rather\s+not\s+(?:use|adopt|bring in|add|go with|pull in|depend on|introduce)\s+(.+?)(?:\s+(?:here|for this|in this (?:project|repo|app|codebase|service)|for now|at all))?$`)
-	dislike   = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
+	dislike   = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+(?:like|trust)\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$|^(?:i'?m|we'?re|i am|we are)\s+not\s+(?:a\s+)?fans?\s+of\s+(\S+(?:\s\S+)?)(?:\s+for\s+.+|\s+here)?$`)
 	// goesThrough: "Email goes through Postmark", "analytics runs on
 	// PostHog": a part of the product and the named service it uses.
 	elidedPart  = mustPattern(`^([\w\-/ ]{1,30}?)\s+(?:in|on|to|into|through|via)\s+([\w.\-+#]+)$`)
@@ -765,7 +765,7 @@ var productParts = func() map[string]bool {
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
 		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension
-		layer desktop`) {
+		layer desktop reports`) {
 		m[w] = true
 	}
 	return m
@@ -1046,8 +1046,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+sub(backTo, 1), true)
 	case match(replaceWith):
 		old, body := sub(replaceWith, 1), sub(replaceWith, 2)
-		body, why := splitReason(body) // "…, we don't need the extra moving parts"
-		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, why: why, change: true})
+		body, remark := cutOldRemark(body, old) // "…, Jest chokes on ESM"
+		body, why := splitReason(body)          // "…, we don't need the extra moving parts"
+		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, why: firstNonEmpty(why, remark), change: true})
 	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
 		subject = strings.TrimSuffix(strings.TrimSuffix(subject, " over"), " back") // "move the catalog over to …"
@@ -1411,8 +1412,8 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(rest, ". ")})
 	case match(ratherNot) && len(strings.Fields(sub(ratherNot, 1))) <= 4 && (hasChoice(sub(ratherNot, 1)) || isNamed(sub(ratherNot, 1))):
 		r.rejectList(sub(ratherNot, 1))
-	case match(dislike) && isNamed(sub(dislike, 1)):
-		r.add(item{kind: "reject", text: sub(dislike, 1)})
+	case match(dislike) && isNamed(firstNonEmpty(sub(dislike, 1), sub(dislike, 2))):
+		r.add(item{kind: "reject", text: firstNonEmpty(sub(dislike, 1), sub(dislike, 2))})
 	case match(triedDrop) && !conditional.MatchString(lower(sub(triedDrop, 2))):
 		opt := sub(triedDrop, 1)
 		if loc := triedCut.FindStringIndex(lower(opt)); loc != nil && loc[0] > 0 {

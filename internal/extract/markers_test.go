@@ -878,6 +878,10 @@ func TestMarkersBotSession(t *testing.T) {
 		says("Move the bot off Render to a Hetzner VPS, Render's free tier sleeps.", []string{"Hetzner", "free tier sleeps"}, []string{"Host the bot on Render"}, nil),
 		says("Every webhook responds within 2 seconds.", []string{"Every webhook responds within 2 seconds"}, nil, nil),
 		says("We're skipping music playback entirely.", nil, nil, []string{"music playback"}),
+		says("Let's use Mocha for tests.", []string{"Mocha"}, nil, nil),
+		says("Replace Mocha with Vitest, Mocha needs too much glue for ESM.", []string{"Vitest", "needs too much glue"}, []string{"Use Mocha"}, nil),
+		says("I'm not a fan of Lodash.", nil, nil, []string{"Lodash"}),
+		says("Error reports: Sentry, with source maps uploaded.", []string{"Sentry"}, nil, nil),
 	})
 }
 
@@ -930,6 +934,7 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"I saw a bot that uses Kafka for everything.",
 		"We're skipping the flaky tests today.",
 		"Let's run the app with the devtools open.",
+		"I'm not a fan of long meetings.",
 		"The admin panel is built with Django by the other team.",
 		"Uploads are capped at 10 MB by the proxy, that explains the 413s.",
 		"Let's deploy the preview to Netlify and see.",
