@@ -116,13 +116,13 @@ type Route struct {
 	Model string `yaml:"model"`
 }
 
-// Principal is an authenticated caller in proxy-key mode.
 // InternalPrincipal is the principal of Tether's internal requests (an
 // extractor call routed back through the proxy) and the namespace of what
 // belongs to no caller (the web view's signed-out tokens); no configured
 // principal may take it.
 const InternalPrincipal = "tether-internal"
 
+// Principal is an authenticated caller in proxy-key mode.
 type Principal struct {
 	ID      string   `yaml:"id"`
 	Account string   `yaml:"account"`

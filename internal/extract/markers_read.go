@@ -794,9 +794,6 @@ func optionOf(subject, option string) bool {
 	return productPart(subject) && isNamed(option)
 }
 
-// subjectPronoun opens a clause, not a part ("we keep state in S3").
-var subjectPronoun = map[string]bool{"we": true, "i": true, "you": true, "they": true, "it": true, "this": true, "that": true, "he": true, "she": true}
-
 // troubleWord names what goes wrong in a part ("errors in Postgres"), not
 // the part itself.
 var troubleWord = map[string]bool{"errors": true, "error": true, "crashes": true, "bugs": true, "bug": true, "issues": true,
@@ -811,12 +808,6 @@ func placedOption(first, rest string) bool {
 	}
 	f := strings.Fields(rest)
 	return len(f) > 0 && categoryOf[lower(strings.Trim(f[len(f)-1], ".,"))] != ""
-}
-
-// optionNamed reports whether opt names an option: a well-known one, or a
-// name (capitalised).
-func optionNamed(opt string) bool {
-	return categoryOf[lower(firstWord(opt))] != "" || isNamed(opt)
 }
 
 // seq returns the item indexes from, …, to-1.
@@ -1070,9 +1061,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decision(item{kind: "decision", text: text, old: old, why: why, change: true})
 	case match(swapFor) && isNamed(sub(swapFor, 1)) && len(strings.Fields(sub(swapFor, 1))) <= 4:
 		r.replaced(sub(swapFor, 1), sub(swapFor, 2))
-	case match(buildOn) && optionNamed(sub(buildOn, 1)):
+	case match(buildOn) && isNamed(sub(buildOn, 1)):
 		r.decisionBody("Build on "+sub(buildOn, 1), change)
-	case match(partInWith) && productPart(lower(sub(partInWith, 1))) && (categoryOf[lower(sub(partInWith, 2))] != "" || lower(sub(partInWith, 2)) == "go") && optionNamed(sub(partInWith, 3)):
+	case match(partInWith) && productPart(lower(sub(partInWith, 1))) && (categoryOf[lower(sub(partInWith, 2))] != "" || lower(sub(partInWith, 2)) == "go") && isNamed(sub(partInWith, 3)):
 		r.decisionBody("Use "+sub(partInWith, 2)+" with "+sub(partInWith, 3)+" for the "+lower(sub(partInWith, 1)), change)
 	case match(talkOver) && categoryOf[lower(sub(talkOver, 2))] != "":
 		r.decisionBody("Use "+sub(talkOver, 2)+" to talk to "+sub(talkOver, 1), change)
@@ -1083,11 +1074,12 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Keep "+sub(staysOption, 2)+" for the "+sub(staysOption, 1), change)
 	case match(ownsPart) && categoryOf[lower(sub(ownsPart, 1))] != "" && productPart(lower(sub(ownsPart, 2))):
 		r.decisionBody("Use "+sub(ownsPart, 1)+" for "+lower(sub(ownsPart, 2)), change)
-	case match(partIn) && productPart(lower(sub(partIn, 1))) && !troubleWord[lastWord(lower(sub(partIn, 1)))] && !subjectPronoun[firstWord(lower(sub(partIn, 1)))] && categoryOf[lower(sub(partIn, 2))] != "" && !describes.MatchString(low) && (sub(partIn, 3) == "" || reasonLead.MatchString(lower(sub(partIn, 3)))):
+	case match(partIn) && productPart(lower(sub(partIn, 1))) && !troubleWord[lastWord(lower(sub(partIn, 1)))] && !pronounLead.MatchString(lower(sub(partIn, 1))) && categoryOf[lower(sub(partIn, 2))] != "" && !describes.MatchString(low) && (sub(partIn, 3) == "" || reasonLead.MatchString(lower(sub(partIn, 3)))):
+		// Not "errors in Postgres" nor "we keep state in S3".
 		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + lower(sub(partIn, 1)), why: strings.TrimRight(sub(partIn, 3), ". "), change: change})
-	case match(partColonVia) && productPart(lower(sub(partColonVia, 1))) && optionNamed(sub(partColonVia, 2)):
+	case match(partColonVia) && productPart(lower(sub(partColonVia, 1))) && isNamed(sub(partColonVia, 2)):
 		r.decisionBody(capitalise(s), change)
-	case match(partColon) && productPart(lower(sub(partColon, 1))) && optionNamed(sub(partColon, 2)):
+	case match(partColon) && productPart(lower(sub(partColon, 1))) && isNamed(sub(partColon, 2)):
 		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
 		r.replaced(sub(dropAndGo, 1), sub(dropAndGo, 2))
@@ -1197,7 +1189,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+s, change)
 	case match(partVia) && !describes.MatchString(low) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
-	case match(partWith) && !describes.MatchString(low) && productPart(lower(sub(partWith, 1))) && optionNamed(sub(partWith, 2)):
+	case match(partWith) && !describes.MatchString(low) && productPart(lower(sub(partWith, 1))) && isNamed(sub(partWith, 2)):
 		r.decisionBody("Use "+sub(partWith, 2)+" for "+lower(sub(partWith, 1)), change)
 		if rest := sub(partWith, 3); rest != "" {
 			r.statement(rest, change) // "…, no Redis yet"

@@ -882,6 +882,11 @@ func TestMarkersBotSession(t *testing.T) {
 		says("Replace Mocha with Vitest, Mocha needs too much glue for ESM.", []string{"Vitest", "needs too much glue"}, []string{"Use Mocha"}, nil),
 		says("I'm not a fan of Lodash.", nil, nil, []string{"Lodash"}),
 		says("Error reports: Sentry, with source maps uploaded.", []string{"Sentry"}, nil, nil),
+		// A drop or swap whose last clause speaks of the old option: that
+		// clause is shown as the reason, not as part of the choice.
+		says("Let's use Travis for CI.", []string{"Travis"}, nil, nil),
+		says("Let's ditch Travis and go with Buildkite, Travis builds queue for hours.", []string{"Use Buildkite (instead of Travis) (why: Travis builds queue for hours)"}, []string{"Use Travis"}, nil),
+		says("Swap Buildkite for CircleCI, Buildkite agents need babysitting.", []string{"Use CircleCI (instead of Buildkite) (why: Buildkite agents need babysitting)"}, nil, nil),
 	})
 }
 

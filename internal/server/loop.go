@@ -78,7 +78,11 @@ func (s *Server) guardLoops(next http.Handler) http.Handler {
 				"forwarding loop: this request has already passed through this proxy (a provider base_url leads back to it)")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), hopKey{}, strings.Join(append(via, s.hop), ", "))))
+		out := s.hop // a caller's request: this proxy is the first hop
+		if len(via) > 0 {
+			out = strings.Join(append(via, s.hop), ", ")
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), hopKey{}, out)))
 	})
 }
 

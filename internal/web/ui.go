@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,6 +44,9 @@ type pageData struct {
 
 // UIRoutes mounts the read-only web view on mux under /ui/.
 func UIRoutes(opt Options) func(*http.ServeMux) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
 	a := &api{opt: opt, sessions: newSessions(opt.SessionSecret, opt.Now, opt.SignOuts)}
 	static, _ := fs.Sub(assets, "assets")
 	return func(mux *http.ServeMux) {
@@ -174,7 +178,7 @@ func (a *api) uiLogin(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) uiLogout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(cookieName); err == nil {
-		if err := a.sessions.signOut(r.Context(), c.Value); err != nil && a.opt.Logger != nil {
+		if err := a.sessions.signOut(r.Context(), c.Value); err != nil {
 			a.opt.Logger.Warn("web sign-out not stored; the token is refused by this process only")
 		}
 	}
