@@ -119,7 +119,8 @@ func markerOps(in Input) []map[string]any {
 	content := contentWords{}
 	for _, t := range userTurns(in) {
 		var items []item
-		if picksOption(t.text) {
+		picked := picksOption(t.text)
+		if picked {
 			// "Option B, please": the option of the assistant's question
 			// by that number or letter; without one, "option B" as said.
 			items = choiceReply(t.text, t.prev)
@@ -131,7 +132,7 @@ func markerOps(in Input) []map[string]any {
 			// "Sounds good, go ahead": what the assistant proposed just
 			// before is what the user settled.
 			items = proposed(t.prev)
-		} else if len(items) == 0 {
+		} else if len(items) == 0 && !picked {
 			// "Load into memory, files are small": the option picked from
 			// those the assistant asked about.
 			items = choiceReply(t.text, t.prev)
