@@ -191,9 +191,15 @@ const (
 	// connection (held by another write of this process).
 	groupTimeout = 30 * time.Second
 	// rideAlongWait bounds how long a write that rides along waits for
-	// another to start a transaction: a turn's settlement follows its
-	// lineage within the answer, well inside it.
-	rideAlongWait = 2 * time.Millisecond
+	// another to start a transaction. What rides along is already safe
+	// elsewhere or may be late: a journaled settlement (in the journal
+	// file), a lineage head the resolver holds in memory, which only
+	// the next process would read. Under load a longer wait puts more
+	// turns in one COMMIT (20 ms against 2 ms: about 7 % more requests
+	// a second at 64 clients, 200 KiB histories); a kill loses at most
+	// this long of heads, whose turns the next process resolves from the
+	// head before them.
+	rideAlongWait = 20 * time.Millisecond
 )
 
 // grouped runs fn in a group transaction, after the parts queued before
