@@ -14,7 +14,7 @@ var (
 	// turnHold: the user says nothing is settled yet; the whole turn is skipped.
 	turnHold = mustPattern(`\b(?:(?:don'?t|do not|not)\s+(?:decide|pick|choose|commit)\b[^.!?\n]*\byet|(?:haven'?t|have not|not|nothing(?: is)?|no)\s+(?:been\s+)?decided|no decision yet|undecided|decision pending|pending decision|brainstorm|thinking out loud|hypothetically|let'?s not decide|decide (?:later|tomorrow|next)|before we (?:pick|choose|decide|commit)|until we (?:have|know|see)|need to decide|torn between|\btodo\b|let me think)`)
 	// hedge: a sentence that only considers, asks or reports.
-	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment|try|trying|let'?s see|we'?ll see|and see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
+	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment\s+(?:with|on|around|a\s+bit|first)|(?:an|one|a quick|a small)\s+experiment|try|trying|let'?s see|we'?ll see|and see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
 	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
@@ -93,7 +93,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load)))`)
+	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out))`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -171,7 +171,7 @@ var (
 	forPair   = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
-	subjectIs = mustPattern(`^(?:the|our)\s+([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?(?:\s+with\s+\S+(?:\s\S+)?)?)(?:,\s+(?:one|a|an|the|same|single)\s.*)?$`)
+	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?(?:\s+with\s+\S+(?:\s\S+)?)?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+))?$`)
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
 	// partsAre: "Config files are TOML", a part without an article and a
 	// well-known option of some kind (named only is too loose: "Builds are
@@ -179,7 +179,7 @@ var (
 	// partUses: "Tests use testscript", "the frontend uses React", "releases
 	// are built with GoReleaser", "images are stored in S3": a part of the
 	// product and the named option it uses.
-	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
+	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed|versioned|tracked|logged|validated|orchestrated|provisioned|monitored|encrypted|hashed|migrated|processed|persisted|trained|evaluated)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+for\s+.+)?$`)
 	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[\w.\-]+(?:\s[\w.\-]+)?)?$`)
@@ -227,7 +227,7 @@ var (
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build|cache|queue|index|send|log)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
-	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+for\s+.+)?$`)
+	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+(?:for|in front of|behind|between|across|as)\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?(?:and\s+)?(?:to|onto)\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
@@ -284,12 +284,17 @@ var (
 	// everyDoes: "Every endpoint checks the tenant id from the JWT, never
 	// from the body": what each case of a part does, a rule.
 	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes)\b.+$`)
+	// insteadLead: "Instead of Flask, serve the model with BentoML".
+	insteadLead = mustPattern(`^(?i:instead of|rather than)\s+([^,]{1,40}),\s+(\S.*)$`)
+	// cadenceRule: "Checkpoints are written every 1000 steps", "Backups
+	// are kept for 30 days": how often, or how long, something is done.
+	cadenceRule = mustPattern(`^(?:(?:the|our|all)\s+)?[a-z][\w\-]*(?:\s[\w\-]+){0,2}?\s+(?:is|are|get|gets|must be|should be)\s+(?:\w+ed|kept|run|built|taken|done|rebuilt|rerun|written|rewritten|sent|shown|drawn)\s+(?:(?:at least|at most|no more than|only)\s+)?(?:every\s+(?:\d[\d,.]*\s*)?[a-z]+|once\s+(?:a|per)\s+[a-z]+|(?:for|up to)\s+(?:a|one|\d+)\s+(?:hour|day|week|month|year)s?|hourly|daily|weekly|nightly|monthly)\b`)
 	// latencyRule: "p99 latency under 200 ms for all read endpoints".
 	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
 	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
 	// a Go service on Fly.io": a part, a verb that places it, and, last,
 	// the well-known option it is placed on.
-	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})$`)
+	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})(?:,\s+[\w\-]+(?:\s[\w\-]+)?)?$`)
 	// buildOn: "we're building this on Laravel 11 with Livewire": what the
 	// whole thing is built on.
 	buildOn = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be|let'?s be|i'?m|i am)\s+building\s+(?:this|it|the (?:app|site|service|project|backend|frontend|whole thing))\s+(?:on|in|with)\s+(\S+(?:\s\S+){0,4})$`)
@@ -347,7 +352,7 @@ var (
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
-	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*))$`)
+	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?)\b.*))$`)
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
@@ -765,7 +770,8 @@ var productParts = func() map[string]bool {
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
 		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension
-		layer desktop reports`) {
+		layer desktop reports datasets dataset data features feature checkpoints artifacts pipelines pipeline code
+		serving tuning`) {
 		m[w] = true
 	}
 	return m
@@ -788,6 +794,9 @@ func productPart(words string) bool {
 func optionOf(subject, option string) bool {
 	subject = lower(subject) // "the API is Go"
 	o := lower(strings.Fields(option)[0])
+	if stopWords[strings.Trim(o, ".,")] && !strings.HasPrefix(bare(option), "Go") {
+		return false // "the release is Monday"; "the API is Go" stays
+	}
 	if c := categoryOf[o]; c != "" {
 		return productPart(subject)
 	}
@@ -1157,6 +1166,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			r.decisionBody(s, change) // "use zerolog for logging"
 			break
 		}
+		if techToken(firstWord(body)) && !oneOff.MatchString(low) {
+			r.decisionBody(s, change) // "Use bf16 mixed precision on the A100s"
+			break
+		}
 		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||
 			strings.Contains(lb, ", not ") || strings.Contains(lb, "from now on") || strings.Contains(lb, "for this repo") ||
 			strings.Contains(lb, " for all ") || strings.Contains(lb, "everywhere") || strings.Contains(lb, "going forward")) {
@@ -1170,7 +1183,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		if m := trailingNowOn.FindStringIndex(lower(opt)); m != nil {
 			opt = opt[:m[0]]
 		}
-		r.decisionBody("Use "+opt+" for the "+sub(subjectIs, 1), change)
+		// "Training code is PyTorch Lightning, not raw loops": the
+		// alternative set aside stays with the choice.
+		r.decisionBody("Use "+opt+" for the "+sentenceCase(sub(subjectIs, 1))+sub(subjectIs, 3), change)
 	case match(partsAre) && !describes.MatchString(low) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+sub(partsAre, 2)+" for "+lower(sub(partsAre, 1)), change)
 	case match(voteYes) && voteOption(sub(voteYes, 1)):
@@ -1307,6 +1322,11 @@ func matcher(s, low string) (match func(re *pattern) bool, sub func(re *pattern,
 // decisionBody records a decision statement, with the reason and folded
 // alternatives it carries ("X, not Y", "X instead of Y", "X; Y is out").
 func (r *reader) decisionBody(body string, change bool) {
+	if m := insteadLead.FindStringSubmatch(strings.TrimSpace(body)); m != nil {
+		// "Instead of Flask, serve the model with BentoML": said as
+		// "… with BentoML instead of Flask".
+		body, change = capitalise(strings.TrimRight(m[2], ". "))+" instead of "+m[1], true
+	}
 	body, judged := cutJudgement(strings.TrimSpace(body))
 	low := lower(body)
 	if m := trailingNowOn.FindStringIndex(low); m != nil {
@@ -1516,8 +1536,13 @@ func (r *reader) rejectList(body string) {
 			goto done
 		case keepForm.MatchString(lp):
 			r.decision(item{kind: "decision", text: capitalise(p)})
+		case i > 0 && judgement.MatchString(lp):
+			// "a single node is enough", "fetch is fine": why the option
+			// is turned down
+			why = firstNonEmpty(why, strings.Join(parts[i:], ", "))
+			goto done
 		case i > 0 && commentary.MatchString(lp):
-			// "fetch is fine": a remark, not an option
+			// "it works for now": a remark, not an option
 		case i > 0 && stateClause.MatchString(lp):
 			// "payments stay on the web": what stands instead, its reason
 			why = firstNonEmpty(why, strings.Join(parts[i:], ", "))
@@ -1583,6 +1608,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
+		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),
@@ -1806,6 +1832,35 @@ func capitalise(s string) string {
 		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
 	}
 	return s
+}
+
+// techToken reports whether w is a name made of letters and digits, as
+// formats, protocols and versions are named ("bf16", "utf8", "http2",
+// "es2022"), not a number or a version alone ("42", "v2").
+func techToken(w string) bool {
+	w = bare(w)
+	letters, digits := 0, 0
+	for _, r := range w {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case unicode.IsDigit(r):
+			digits++
+		case r != '-' && r != '.':
+			return false
+		}
+	}
+	return letters >= 2 && digits > 0 && len(w) >= 3 && unicode.IsLetter([]rune(w)[0])
+}
+
+// sentenceCase lower-cases the capital a sentence gave its first word
+// ("Training code"), not an acronym or a name ("API", "GraphQL").
+func sentenceCase(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	if len(w) < 2 || lower(w[1:]) != w[1:] {
+		return s
+	}
+	return lower(w[:1]) + s[1:]
 }
 
 // tidy trims punctuation and markup around a recorded text.

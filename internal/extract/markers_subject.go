@@ -69,7 +69,13 @@ var categories = map[string][]string{
 	"validation":    {"pydantic", "zod", "yup", "joi", "valibot", "marshmallow", "ajv", "cerberus"},
 	"site":          {"hugo", "jekyll", "eleventy", "docusaurus", "gatsby", "mkdocs", "hexo", "vitepress", "starlight"},
 	"experiments":   {"mlflow", "wandb", "comet", "neptune", "tensorboard", "clearml"},
-	"ml":            {"pytorch", "tensorflow", "jax", "keras", "scikit-learn", "sklearn", "xgboost", "lightgbm"},
+	"ml":            {"pytorch", "tensorflow", "jax", "keras", "scikit-learn", "sklearn", "xgboost", "lightgbm", "lightning", "pytorch-lightning", "huggingface", "transformers"},
+	"data-versions": {"dvc", "lakefs", "git-lfs"},
+	"tuning":        {"optuna", "hyperopt", "ray-tune"},
+	"serving":       {"bentoml", "torchserve", "triton", "vllm", "kserve", "seldon", "tgi"},
+	"distributed":   {"ray", "deepspeed", "fsdp", "horovod"},
+	"pipelines":     {"kubeflow", "metaflow", "zenml", "flyte", "kedro"},
+	"model-format":  {"onnx", "torchscript", "safetensors", "gguf"},
 	"gpu":           {"modal", "runpod", "replicate", "coreweave", "sagemaker", "vertex"},
 	"lint":          {"eslint", "prettier", "biome", "ruff", "golangci-lint", "rubocop", "clippy", "mypy", "pyright"},
 }
@@ -238,13 +244,19 @@ func subjectWords(s string) map[string]bool {
 			continue
 		}
 		for _, w := range words(raw) {
-			if !stopWords[w] && len(w) > 1 {
+			if !stopWords[w] && !genericHead[w] && len(w) > 1 {
 				m[stem(w)] = true
 			}
 		}
 	}
 	return m
 }
+
+// genericHead are words that close the name of many parts ("the training
+// code", "the feature code"; "the UI layer", "the data layer"): shared,
+// they do not make two decisions about one subject.
+var genericHead = map[string]bool{"code": true, "logic": true, "layer": true, "side": true, "part": true, "parts": true,
+	"stuff": true, "bits": true, "module": true, "modules": true}
 
 // additive: the new decision adds to, not replaces, what was decided.
 func additive(s string) bool {
