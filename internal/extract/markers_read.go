@@ -93,7 +93,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out))`)
+	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out)|already\s+[a-z]+s\b|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -106,7 +106,10 @@ var (
 	allNot = mustPattern(`^(?:all|every|each)\s+(?:the|of|these|those|my|one|single)\b|\b(?:passing|passed|pass|failing|failed|fails|broken|done|fixed|green|red|crash\w*|time|now|today|yesterday|works|working|looks?|seems?)\b`)
 	// alwaysDone: "Prices are always stored in cents", "images get resized
 	// on upload, never on the fly": how things are done, as a rule.
-	alwaysDone  = mustPattern(`^(?:the\s+|our\s+)?(?:[\w\-/]+\s+){1,3}?(?:(?:is|are)\s+(?:always|never)\s+(?:\w+ed|written|kept|done|run|made|set|sent|built|held|shown|drawn|given)\b|(?:get|gets|are|is)\s+\w+ed\b.*,\s+never\b).*$`)
+	alwaysDone = mustPattern(`^(?:the\s+|our\s+)?(?:[\w\-/]+\s+){1,3}?(?:(?:is|are)\s+(?:always|never)\s+(?:\w{2,}ed|written|kept|done|run|made|set|sent|built|held|shown|drawn|given)\b|(?:get|gets|are|is)\s+\w+ed\b.*,\s+never\b).*$`)
+	// alwaysIs: "Money is always int64 minor units, never floats",
+	// "Timestamps are always UTC": what a thing always is, named.
+	alwaysIs    = mustPattern(`^(?:the\s+|our\s+|all\s+)?(?:[\w\-/]+\s+){1,3}?(?:is|are)\s+always\s+(?:in\s+|an?\s+)?([\w.\-+/]+)`)
 	liveIn      = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
 	mishap      = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
 	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S|(?:fixed|pinned|locked|set)\s+(?:at|to)\s+\S*\d)`)
@@ -116,7 +119,7 @@ var (
 	// rather than settling them ("images are stored in S3 but some are
 	// missing", "deploys happen on Fridays, which is risky"). The forms
 	// that read a state as a choice or a rule skip it.
-	describes = mustPattern(`\b(?:but|which|that'?s why|even|still|right now|currently|by default|missing|failing|fails|failed|broken|a mess|slow|old|risky|expires?|expiring|too early|too late|forever|somehow|apparently|again|explains?|another team|other team|someone else)\b`)
+	describes = mustPattern(`\b(?:but|which|that'?s why|even|still|right now|currently|by default|missing|failing|fails|failed|broken|a mess|slow|old|risky|expires?|expiring|too early|too late|forever|somehow|apparently|again|explains?|another team|other team|someone else|except)\b`)
 	// comparative: "tests should be faster" is a wish, not a rule.
 	// remark: a clause that remarks on the one before it ("…, which is
 	// old", "…, that's why it fails"): the sentence reports, and its
@@ -171,7 +174,7 @@ var (
 	forPair   = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
-	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+(\S+(?:\s\S+)?(?:\s+with\s+\S+(?:\s\S+)?)?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+))?$`)
+	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+))?$`)
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
 	// partsAre: "Config files are TOML", a part without an article and a
 	// well-known option of some kind (named only is too loose: "Builds are
@@ -181,7 +184,7 @@ var (
 	// product and the named option it uses.
 	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed|versioned|tracked|logged|validated|orchestrated|provisioned|monitored|encrypted|hashed|migrated|processed|persisted|trained|evaluated)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
-	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+for\s+.+)?$`)
+	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+(?:for|on|in|at|by|before|across)\s+.+)?$`)
 	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[\w.\-]+(?:\s[\w.\-]+)?)?$`)
 	// neverIn: "Secrets never go in env files, only in Vault": a rule about
 	// where things go, not a choice of place.
@@ -284,11 +287,21 @@ var (
 	// everyDoes: "Every endpoint checks the tenant id from the JWT, never
 	// from the body": what each case of a part does, a rule.
 	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes)\b.+$`)
+	// fineInstead: "Plain SQL with pgx is fine", after an option turned
+	// down ("… is enough" is the reason).
+	fineInstead = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+fine[.!]*$`)
+	// handledBy: "Stripe handles PCI", "the gateway already does that":
+	// what makes an option turned down unneeded.
+	handledBy = mustPattern(`^(?:the\s+|our\s+)?[\w.\-]+(?:\s[\w.\-]+)?\s+(?:handles|covers|does|gives|provides|owns|manages|takes care of)\b`)
+	// publishTo: "Publish outbox events to Kafka", "Stream the traces to
+	// Tempo": a part's flow sent to a well-known option, for good (not
+	// "publish the test report to S3 for me").
+	publishTo = mustPattern(`^(?:publish|stream|emit|ship)\s+(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:to|into)\s+([\w.\-+]+)(,\s+.+)?$`)
 	// insteadLead: "Instead of Flask, serve the model with BentoML".
 	insteadLead = mustPattern(`^(?i:instead of|rather than)\s+([^,]{1,40}),\s+(\S.*)$`)
 	// cadenceRule: "Checkpoints are written every 1000 steps", "Backups
 	// are kept for 30 days": how often, or how long, something is done.
-	cadenceRule = mustPattern(`^(?:(?:the|our|all)\s+)?[a-z][\w\-]*(?:\s[\w\-]+){0,2}?\s+(?:is|are|get|gets|must be|should be)\s+(?:\w+ed|kept|run|built|taken|done|rebuilt|rerun|written|rewritten|sent|shown|drawn)\s+(?:(?:at least|at most|no more than|only)\s+)?(?:every\s+(?:\d[\d,.]*\s*)?[a-z]+|once\s+(?:a|per)\s+[a-z]+|(?:for|up to)\s+(?:a|one|\d+)\s+(?:hour|day|week|month|year)s?|hourly|daily|weekly|nightly|monthly)\b`)
+	cadenceRule = mustPattern(`^(?:(?:the|our|all)\s+)?[a-z][\w\-]*(?:\s[\w\-]+){0,2}?\s+(?:is|are|get|gets|must be|should be)\s+(?:\w{2,}ed|kept|run|built|taken|done|rebuilt|rerun|written|rewritten|sent|shown|drawn)\s+(?:(?:at least|at most|no more than|only)\s+)?(?:every\s+(?:\d[\d,.]*\s*)?[a-z]+|once\s+(?:a|per)\s+[a-z]+|(?:for|up to)\s+(?:a|one|\d+)\s+(?:hour|day|week|month|year)s?|hourly|daily|weekly|nightly|monthly)\b`)
 	// latencyRule: "p99 latency under 200 ms for all read endpoints".
 	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
 	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
@@ -347,13 +360,13 @@ var (
 	dontSkip     = mustPattern(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
-	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr)\b`)
+	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr|for me)\b`)
 
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
 	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?)\b.*))$`)
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// followReason: a sentence of its own that gives the reason for the
@@ -663,6 +676,12 @@ func (r *reader) sentence(s string) {
 		r.last = prevLast
 		return
 	}
+	if m := fineInstead.FindStringSubmatchIndex(low); m != nil && rejectsOnly(r.items, prevLast) && len(s) == len(low) && hasChoice(s[m[2]:m[3]]) {
+		// "Please don't add an ORM. Plain SQL with pgx is fine.": what
+		// does instead of the option just turned down.
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]]})
+		return
+	}
 	if i := hedgedTail(low); i > 0 {
 		// "We decided to keep X and add Y later": the decision is the
 		// clause before the hedged one.
@@ -765,7 +784,7 @@ var productParts = func() map[string]bool {
 		infra infrastructure styling styles css search metrics monitoring tracing storage migrations build builds bundling bundler packages
 		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
-		tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
+		service services traces tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
@@ -800,7 +819,8 @@ func optionOf(subject, option string) bool {
 	if c := categoryOf[o]; c != "" {
 		return productPart(subject)
 	}
-	return productPart(subject) && isNamed(option)
+	named, _, _ := strings.Cut(option, " with ") // "Go 1.23 with the standard library router", not "built with Flutter"
+	return productPart(subject) && isNamed(named)
 }
 
 // troubleWord names what goes wrong in a part ("errors in Postgres"), not
@@ -1219,7 +1239,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(s, change)
 	case match(insteadBare) && hasChoice(sub(insteadBare, 1)) && len(strings.Fields(sub(insteadBare, 1))) <= 4:
 		r.decisionBody("Use "+s, change)
-	case match(placedOn) && !describes.MatchString(low) && !mishap.MatchString(low) && !pronounLead.MatchString(low) && placedOption(sub(placedOn, 3), sub(placedOn, 4)):
+	case match(publishTo) && productPart(lower(sub(publishTo, 1))) && categoryOf[lower(sub(publishTo, 2))] != "" && !oneOff.MatchString(low):
+		r.decisionBody(capitalise(s), change)
+	case match(placedOn) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low) && placedOption(sub(placedOn, 3), sub(placedOn, 4)):
 		r.decisionBody(capitalise(s), change)
 	case decided && hasChoice(s) && !pronounLead.MatchString(low) && !judgement.MatchString(low):
 		r.decisionBody(s, change)
@@ -1536,7 +1558,7 @@ func (r *reader) rejectList(body string) {
 			goto done
 		case keepForm.MatchString(lp):
 			r.decision(item{kind: "decision", text: capitalise(p)})
-		case i > 0 && judgement.MatchString(lp):
+		case i > 0 && (judgement.MatchString(lp) || handledBy.MatchString(lp)):
 			// "a single node is enough", "fetch is fine": why the option
 			// is turned down
 			why = firstNonEmpty(why, strings.Join(parts[i:], ", "))
@@ -1599,6 +1621,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		cappedAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low), staysAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
 		isMust.MatchString(low) && !pronounLead.MatchString(low),
 		!pronounLead.MatchString(low) && !mishap.MatchString(low) && conventional(s, low),
+		alwaysNamed(s, low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
@@ -1832,6 +1855,28 @@ func capitalise(s string) string {
 		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
 	}
 	return s
+}
+
+// rejectsOnly reports whether the items at idx are all rejections (and
+// there is one).
+func rejectsOnly(items []item, idx []int) bool {
+	for _, i := range idx {
+		if items[i].kind != "reject" {
+			return false
+		}
+	}
+	return len(idx) > 0
+}
+
+// alwaysNamed reports whether s says what a thing always is, with a name
+// ("int64", "UTC", "ULIDs"), not a state ("the build is always red").
+func alwaysNamed(s, low string) bool {
+	m := alwaysIs.FindStringSubmatchIndex(low)
+	if m == nil || pronounLead.MatchString(low) || len(s) != len(low) {
+		return false
+	}
+	w := s[m[2]:m[3]]
+	return techToken(w) || isChoiceWord(w, false)
 }
 
 // techToken reports whether w is a name made of letters and digits, as

@@ -916,6 +916,29 @@ func TestMarkersTrainingSession(t *testing.T) {
 	})
 }
 
+// A payments service session in turns of two or three sentences, as
+// people type them to an agent: a part's option with a longer detail,
+// what a thing always is and never is, what is required where, a change
+// whose reason is what someone already does, an option turned down
+// because another handles it, what does instead of an option just turned
+// down, a change made "now that" something holds.
+func TestMarkersPaymentsSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("OK so the service is Go 1.23 with the standard library router. I don't want gin or echo in here.",
+			[]string{"Go 1.23 with the standard library router"}, nil, []string{"gin", "echo"}),
+		says("Money is always int64 minor units, never floats.", []string{"Money is always int64 minor units, never floats"}, nil, nil),
+		says("Idempotency keys are required on every POST.", []string{"Idempotency keys are required on every POST"}, nil, nil),
+		says("Publish outbox events to RabbitMQ.", []string{"RabbitMQ"}, nil, nil),
+		says("Hmm, actually no RabbitMQ. Publish outbox events to Kafka, the data team already consumes from it.",
+			[]string{"Kafka", "(why: the data team already consumes from it)"}, []string{"RabbitMQ"}, nil),
+		says("We're not doing our own card vault, Stripe handles PCI.", nil, nil, []string{"own card vault (reason: Stripe handles PCI)"}),
+		says("Please don't add an ORM. Plain SQL with pgx is fine.", []string{"Plain SQL with pgx"}, nil, []string{"ORM"}),
+		says("Use zap for logging.", []string{"zap"}, nil, nil),
+		says("Switch logging to slog now that it's in the stdlib, zap isn't worth the dependency.",
+			[]string{"Use slog for logging", "(why: it's in the stdlib)"}, []string{"Use zap"}, nil),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -977,6 +1000,15 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Use 8 workers for this run.",
 		"The trainer ran out of memory again.",
 		"Datasets are versioned in DVC but the remote is broken.",
+		"The build is always red.",
+		"The API is always slow on Mondays.",
+		"Kafka already handles this for the other team.",
+		"Plain SQL is fine.",
+		"Our services are written in Go except the billing one.",
+		"The mobile app is built with Flutter by another team.",
+		"Publish the test report to S3 for me.",
+		"Forward this email to Stripe support.",
+		"Send the invoice to Stripe now.",
 	} {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
