@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-dev/tether/internal/capsule"
@@ -172,6 +173,8 @@ type Pool struct {
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 	killOnce sync.Once
+
+	waiting atomic.Int32 // callers of Wait holding jobs to wait for
 }
 
 // leg is the pool state of one A-leg.
@@ -375,6 +378,8 @@ func (p *Pool) Wait(ctx context.Context, aLeg string, ordinal int64, timeout tim
 		p.m.barrier.WithLabelValues("none").Inc()
 		return false, nil
 	}
+	p.waiting.Add(1)
+	defer p.waiting.Add(-1)
 	start := time.Now()
 	var timer <-chan time.Time
 	if timeout > 0 {

@@ -250,6 +250,13 @@ func TestPoolBarrier(t *testing.T) {
 		}
 		done <- err
 	}()
+	// The job ends only once the waiter holds it: released earlier, it
+	// could end before Wait looks, and Wait would rightly not wait.
+	for deadline := time.Now().Add(10 * time.Second); p.waiting.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Wait never found the running job")
+		}
+	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatalf("joined Wait: %v", err)
