@@ -174,7 +174,7 @@ var (
 	forPair   = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
-	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+))?$`)
+	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+)|\s+and\s+(?:lives?|goes|sits|stays)\s.+)?$`)
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
 	// partsAre: "Config files are TOML", a part without an article and a
 	// well-known option of some kind (named only is too loose: "Builds are
@@ -204,7 +204,7 @@ var (
 	// part of the product and the named option it goes through, no verb.
 	// partWith: "Observability with OpenTelemetry", "GitOps with Argo CD":
 	// a part of the product and, without a verb, the option that serves it.
-	partWith = mustPattern(`^([\w\- ]{1,25}?)\s+with\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(no\s.+))?$`)
+	partWith = mustPattern(`^([\w\- ]{1,25}?)\s+with\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(\s+for\s+[\w\- ]{1,30})?(?:,\s+(no\s.+)|(,\s+not\s+.+))?$`)
 	// namedEach: "Kustomize overlays for each environment", "Helm charts for
 	// every service": a well-known option, what it makes, and where.
 	namedEach   = mustPattern(`^([\w.\-+/]+)\s+[\w\-]+\s+for\s+(?:each|every|all)\s+[\w\-]+(?:\s[\w\-]+)?$`)
@@ -212,7 +212,7 @@ var (
 	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
 	// minVersion: "Python 3.12 is the minimum", "Node 20 is the oldest we
 	// support".
-	minVersion = mustPattern(`^[\w.\-+# ]{1,20}?\s+v?\d[\w.]*\s+is\s+(?:the\s+|our\s+)?(?:minimum|min|baseline|floor|lowest (?:we support|supported)|oldest (?:we support|supported))\b`)
+	minVersion = mustPattern(`^(?:[\w.\-+# ]{1,20}?\s+v?\d[\w.]*\s+is\s+(?:the\s+|our\s+)?(?:minimum|min|baseline|floor|lowest (?:we support|supported)|oldest (?:we support|supported))\b|(?:the\s+|our\s+)?(?:msrv|minimum supported [\w.]+ version)\s+is\s+v?\d)`)
 	// practiceRule: "Type hints on every public function", "docstrings
 	// everywhere", "mypy in strict mode": a practice stated without a verb.
 	// Only practices are read so ("Errors on every page" is a complaint).
@@ -266,7 +266,7 @@ var (
 	forNowTail = mustPattern(`\s+(?:for now|for the time being|in v1|for v1|at launch|for launch|in the first version|yet)$`)
 	// skipNamed: "Skip Redux, Zustand covers what we need": a named option
 	// turned down, and what covers for it.
-	skipNamed  = mustPattern(`^(?:let'?s\s+)?skip\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
+	skipNamed  = mustPattern(`^(?:let'?s\s+|i'?d\s+|we'?d\s+|i would\s+|we would\s+)?skip\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,2}?)(?:\s+(?:for now|in v1|for v1|at launch))?(?:,\s+(.+))?$`)
 	coversNeed = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:covers|handles|does)\s+(?:what we need|everything we need|all we need|the job)\b`)
 	// swapFor: "Swap Firebase Auth for Clerk, we need organizations".
 	swapFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+)?(?:swap|swap out|trade)\s+(.+?)\s+(?:for|with)\s+(.+)$`)
@@ -297,6 +297,11 @@ var (
 	// Tempo": a part's flow sent to a well-known option, for good (not
 	// "publish the test report to S3 for me").
 	publishTo = mustPattern(`^(?:publish|stream|emit|ship)\s+(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:to|into)\s+([\w.\-+]+)(,\s+.+)?$`)
+	// namedDoes: "cargo-dist builds the installers for us".
+	namedDoes = mustPattern(`^([\w.\-+/]+)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|provides|makes|takes care of|already)\b.*)$`)
+	// optionPlace: "anyhow only in the binary", "thiserror in the library
+	// crates".
+	optionPlace = mustPattern(`^([\w.\-+/]+)\s+(?:only\s+)?(?:in|for|on|inside|within)\s+\S.*$`)
 	// insteadLead: "Instead of Flask, serve the model with BentoML".
 	insteadLead = mustPattern(`^(?i:instead of|rather than)\s+([^,]{1,40}),\s+(\S.*)$`)
 	// cadenceRule: "Checkpoints are written every 1000 steps", "Backups
@@ -307,7 +312,7 @@ var (
 	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
 	// a Go service on Fly.io": a part, a verb that places it, and, last,
 	// the well-known option it is placed on.
-	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})(?:,\s+[\w\-]+(?:\s[\w\-]+)?)?$`)
+	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as|under)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})(?:,\s+[\w\-]+(?:\s[\w\-]+){0,2})?$`)
 	// buildOn: "we're building this on Laravel 11 with Livewire": what the
 	// whole thing is built on.
 	buildOn = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be|let'?s be|i'?m|i am)\s+building\s+(?:this|it|the (?:app|site|service|project|backend|frontend|whole thing))\s+(?:on|in|with)\s+(\S+(?:\s\S+){0,4})$`)
@@ -334,7 +339,10 @@ var (
 	// for good (or for the version), not a step skipped today.
 	weSkip = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be)\s+skipping\s+(.+?)\s+(?:entirely|altogether|completely|for good|in v1|for v1|at launch)$`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
-	partColon = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+with\s+[^,]+)?$`)
+	// partColonEach: "Errors: thiserror in the library crates, anyhow only
+	// in the binary": a part and an option for each place.
+	partColonEach = mustPattern(`^([\w\- ]{1,25}?):\s+([^,]+,\s+[^,]+)$`)
+	partColon     = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+with\s+[^,]+)?$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
 	// Windows": a part of the product or a platform left out.
 	notBuild = mustPattern(`^(?:(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)|(?:we don'?t|we do not)\s+(?:support|ship|offer))\s+(?:an?\s+|the\s+|any\s+)?(\S.*?)$`)
@@ -784,7 +792,7 @@ var productParts = func() map[string]bool {
 		infra infrastructure styling styles css search metrics monitoring tracing storage migrations build builds bundling bundler packages
 		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
-		service services traces tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
+		service services traces file tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
@@ -1110,6 +1118,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), change)
 	case match(partColon) && productPart(lower(sub(partColon, 1))) && isNamed(sub(partColon, 2)):
 		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
+	case match(partColonEach) && productPart(lower(sub(partColonEach, 1))) && r.eachPlaced(sub(partColonEach, 1), sub(partColonEach, 2), change):
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
 		r.replaced(sub(dropAndGo, 1), sub(dropAndGo, 2))
 	case match(goWith):
@@ -1225,8 +1234,14 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(partVia) && !describes.MatchString(low) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
 	case match(partWith) && !describes.MatchString(low) && productPart(lower(sub(partWith, 1))) && isNamed(sub(partWith, 2)):
-		r.decisionBody("Use "+sub(partWith, 2)+" for "+lower(sub(partWith, 1)), change)
-		if rest := sub(partWith, 3); rest != "" {
+		// "Snapshot tests with insta for the CLI output"; "…, not the
+		// builder API" stays with the choice (the alternative set aside).
+		purpose := sub(partWith, 3)
+		if purpose != "" {
+			purpose = " " + purpose
+		}
+		r.decisionBody("Use "+sub(partWith, 2)+" for "+lower(sub(partWith, 1))+purpose+sub(partWith, 5), change)
+		if rest := sub(partWith, 4); rest != "" {
 			r.statement(rest, change) // "…, no Redis yet"
 		}
 	case match(namedEach) && categoryOf[lower(sub(namedEach, 1))] != "":
@@ -1459,8 +1474,8 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(sub(removeNamed, 1) + " " + sub(removeNamed, 2))
 		r.changed = true
 	case match(dropForm):
-		r.rejectList(grab(dropForm))
 		r.changed = true
+		r.rejectList(grab(dropForm))
 	case match(dontWant):
 		body := grab(dontWant)
 		if m := wantToKeepOut.FindStringSubmatch(lower(body)); m != nil && (isNamed(body[len(body)-len(m[1]):]) || hasChoice(m[1])) {
@@ -1558,6 +1573,10 @@ func (r *reader) rejectList(body string) {
 			goto done
 		case keepForm.MatchString(lp):
 			r.decision(item{kind: "decision", text: capitalise(p)})
+		case i > 0 && r.changed && r.doesInstead(p):
+			// "Scratch cargo-release, cargo-dist builds the installers
+			// for us": the option that does the work instead.
+			goto done
 		case i > 0 && (judgement.MatchString(lp) || handledBy.MatchString(lp)):
 			// "a single node is enough", "fetch is fine": why the option
 			// is turned down
@@ -1855,6 +1874,36 @@ func capitalise(s string) string {
 		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
 	}
 	return s
+}
+
+// eachPlaced records "X in A, Y in B" said of a part: a decision for each
+// named option and the place it goes (all named, or none is recorded).
+func (r *reader) eachPlaced(part, body string, change bool) bool {
+	var picks []string
+	for _, p := range strings.Split(body, ",") {
+		p = strings.TrimRight(strings.TrimSpace(p), ". ")
+		m := optionPlace.FindStringSubmatch(p)
+		if m == nil || !(isNamed(m[1]) || categoryOf[lower(m[1])] != "") {
+			return false
+		}
+		picks = append(picks, p)
+	}
+	for _, p := range picks {
+		r.decisionBody("Use "+p+" for "+lower(part), change)
+	}
+	return true
+}
+
+// doesInstead records, in a change, a clause that says what another named
+// option does ("cargo-dist builds the installers for us") as that option
+// chosen, with the clause as its reason.
+func (r *reader) doesInstead(p string) bool {
+	m := namedDoes.FindStringSubmatch(p)
+	if m == nil || !(categoryOf[lower(m[1])] != "" || isChoiceWord(m[1], false) || strings.Contains(m[1], "-") && lower(m[1]) == m[1]) {
+		return false
+	}
+	r.decision(item{kind: "decision", text: "Use " + m[1], why: strings.TrimRight(m[2], ". "), change: true})
+	return true
 }
 
 // rejectsOnly reports whether the items at idx are all rejections (and

@@ -939,6 +939,27 @@ func TestMarkersPaymentsSession(t *testing.T) {
 	})
 }
 
+// A command-line tool session: a part with its option and the alternative
+// set aside, a part and an option for each place, a part run under a
+// well-known option with what it excludes, a part's option and where it
+// lives, a change whose second clause says what the new option does (the
+// old one is replaced, the clause is the reason), the minimum supported
+// version by its short name, and an option skipped for now with why.
+func TestMarkersCLISession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Argument parsing with clap derive, not the builder API.", []string{"clap derive"}, nil, []string{"builder API"}),
+		says("Errors: thiserror in the library crates, anyhow only in the binary.",
+			[]string{"thiserror in the library crates", "anyhow only in the binary"}, nil, nil),
+		says("Plugins run as WebAssembly under wasmtime, no native dylibs.", []string{"wasmtime"}, nil, []string{"native dylibs"}),
+		says("The config file is TOML and lives in the XDG config dir.", []string{"Use TOML for the config file"}, nil, nil),
+		says("Use cargo-release for releases.", []string{"cargo-release"}, nil, nil),
+		says("Scratch cargo-release, cargo-dist builds the installers for us.",
+			[]string{"Use cargo-dist", "(why: builds the installers for us)"}, []string{"cargo-release"}, []string{"cargo-release"}),
+		says("MSRV is 1.75 and we don't bump it in patch releases.", []string{"MSRV is 1.75"}, nil, nil),
+		says("I'd skip Windows ARM builds for now, nobody asked for them.", nil, nil, []string{"Windows ARM builds (reason: nobody asked for them)"}),
+	})
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1009,6 +1030,9 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Publish the test report to S3 for me.",
 		"Forward this email to Stripe support.",
 		"Send the invoice to Stripe now.",
+		"I'd skip the slow tests for this run.",
+		"Logging: see the attached file, the errors start at line 40.",
+		"The lockfile is committed and lives in the repo root.",
 	} {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
