@@ -58,7 +58,25 @@ type Exchange struct {
 	Compaction    bool
 
 	responseHooks []ResponseHook
+	hold          func() (release func())
 }
+
+// Hold keeps the request as received (View, and Body where it still
+// shares the bytes read) valid after the exchange ends, for work that
+// outlives it; release ends the hold. The server may reuse a request's
+// buffer once the exchange has ended and every hold is released: a hook
+// whose goroutine reads View or Body after its request's answer must
+// hold it.
+func (x *Exchange) Hold() (release func()) {
+	if x.hold == nil {
+		return func() {}
+	}
+	return x.hold()
+}
+
+// SetHold is how the server that read the request body says how it is
+// held (Hold).
+func (x *Exchange) SetHold(hold func() (release func())) { x.hold = hold }
 
 // AddResponseHook attaches h; response hooks run in reverse order of
 // attachment (the last Before to run sees the response first).

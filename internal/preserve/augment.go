@@ -183,7 +183,11 @@ func (h *commitHook) Opened(x *flow.Exchange, status int) {
 		return
 	}
 	h.done = make(chan struct{})
+	// The answer waits for this commit, though not forever
+	// (lineageWriteBound): the request it reads is held until it ends.
+	release := x.Hold()
 	runCommit(func() {
+		defer release()
 		defer close(h.done)
 		ctx, cancel := context.WithTimeout(context.Background(), lineageWriteBound)
 		defer cancel()

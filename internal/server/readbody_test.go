@@ -23,19 +23,19 @@ func TestReadBodyIgnoresWrongContentLength(t *testing.T) {
 			if slow {
 				r = iotest.OneByteReader(r)
 			}
-			got, err := readBody(r, declared, 1<<20)
+			got, _, err := readBody(r, declared, 1<<20)
 			if err != nil || string(got) != body {
 				t.Fatalf("declared %d, slow %v: %d bytes, %v; want %d bytes", declared, slow, len(got), err, len(body))
 			}
 		}
 	}
 	w := httptest.NewRecorder()
-	_, err := readBody(http.MaxBytesReader(w, io.NopCloser(bytes.NewReader([]byte(body))), 1000), int64(len(body)), 1000)
+	_, _, err := readBody(http.MaxBytesReader(w, io.NopCloser(bytes.NewReader([]byte(body))), 1000), int64(len(body)), 1000)
 	var mbe *http.MaxBytesError
 	if !errors.As(err, &mbe) {
 		t.Fatalf("over the limit: %v, want a MaxBytesError", err)
 	}
-	_, err = readBody(http.MaxBytesReader(w, io.NopCloser(bytes.NewReader([]byte(body))), 1000), 10, 1000)
+	_, _, err = readBody(http.MaxBytesReader(w, io.NopCloser(bytes.NewReader([]byte(body))), 1000), 10, 1000)
 	if !errors.As(err, &mbe) {
 		t.Fatalf("over the limit, declared short: %v, want a MaxBytesError", err)
 	}
@@ -45,7 +45,7 @@ func TestReadBodyIgnoresWrongContentLength(t *testing.T) {
 // largest allowed body and sending ten bytes holds a small buffer, and the
 // buffer never grows past four times what arrived before the claim is reached.
 func TestReadBodyDoesNotTrustDeclaredLength(t *testing.T) {
-	got, err := readBody(strings.NewReader("0123456789"), 32<<20, 32<<20)
+	got, _, err := readBody(strings.NewReader("0123456789"), 32<<20, 32<<20)
 	if err != nil || string(got) != "0123456789" {
 		t.Fatalf("got %q, %v", got, err)
 	}
@@ -53,7 +53,7 @@ func TestReadBodyDoesNotTrustDeclaredLength(t *testing.T) {
 		t.Fatalf("ten bytes sent, %d bytes held for a declared 32 MiB", cap(got))
 	}
 	body := strings.Repeat("x", 300<<10)
-	got, err = readBody(strings.NewReader(body), 32<<20, 32<<20)
+	got, _, err = readBody(strings.NewReader(body), 32<<20, 32<<20)
 	if err != nil || len(got) != len(body) {
 		t.Fatalf("%d bytes, %v", len(got), err)
 	}
@@ -62,21 +62,26 @@ func TestReadBodyDoesNotTrustDeclaredLength(t *testing.T) {
 	}
 }
 
-// An agent's history (a claim up to trustedBody) is read into one buffer of
-// the declared length: no copy on the way.
+// An agent's history (a claim up to trustedBody) is read into one lent
+// buffer of at least the declared length: no copy on the way, and once
+// the buffer is back, the next body of its size allocates nothing.
 func TestReadBodyAllocatesAnHonestClaimOnce(t *testing.T) {
 	body := strings.Repeat("x", 300<<10)
 	sr := strings.NewReader(body)
 	r := iotest.HalfReader(sr)
 	allocs := testing.AllocsPerRun(10, func() {
 		sr.Reset(body)
-		got, err := readBody(r, int64(len(body)), 32<<20)
+		got, lent, err := readBody(r, int64(len(body)), 32<<20)
 		if err != nil || string(got) != body {
 			t.Fatalf("%d bytes, %v", len(got), err)
 		}
+		if lent == nil || &lent.buf[:1][0] != &got[:1][0] {
+			t.Fatalf("a %d-byte body was not read into a lent buffer", len(body))
+		}
+		lent.release()
 	})
-	if allocs != 1 {
-		t.Fatalf("a %d-byte body declared as such took %v allocations, want one buffer", len(body), allocs)
+	if allocs != 0 {
+		t.Fatalf("a %d-byte body declared as such took %v allocations with its buffer returned, want none", len(body), allocs)
 	}
 	if n := trusted.Load(); n != 0 {
 		t.Fatalf("%d bytes still counted as allocated for bodies under way", n)
@@ -98,7 +103,7 @@ func TestReadBodyTrustIsBounded(t *testing.T) {
 		pr, pw := io.Pipe()
 		ws[i] = pw
 		go func() {
-			got, err := readBody(pr, trustedBody-1, 32<<20)
+			got, _, err := readBody(pr, trustedBody-1, 32<<20)
 			out <- result{cap(got), err}
 		}()
 	}

@@ -256,7 +256,9 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 		if t := s.cfg.HTTP.BodyReadTimeout; t > 0 {
 			_ = rc.SetReadDeadline(time.Now().Add(t))
 		}
-		body, err := readBody(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes)
+		body, lent, err := readBody(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes)
+		defer lent.release() // the handler's hold
+		x.SetHold(lent.hold)
 		bytesIn = len(body)
 		if err == nil {
 			_ = rc.SetReadDeadline(time.Time{})
@@ -343,7 +345,7 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 			settle = st
 		}
 
-		out := s.forward(w, r, x)
+		out := s.forward(w, r, x, lent)
 		status = out.Status
 		if status == 0 {
 			status = out.errStatus
@@ -365,16 +367,21 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 //   - Otherwise the buffer starts at 64 KiB and grows fourfold towards the
 //     claim, never to more than four times what has arrived: a caller that
 //     declares 32 MiB and sends nothing holds 64 KiB.
-func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
+func readBody(r io.Reader, declared, limit int64) (body []byte, lent *lentBody, err error) {
 	if declared <= 0 || declared > limit {
-		return io.ReadAll(r)
+		body, err = io.ReadAll(r)
+		return body, nil, err
 	}
 	want := int(declared) + 1 // +1: room to see the end
 	var buf []byte
 	if want <= trustedBody {
 		if trusted.Add(int64(want)) <= trustBudget {
 			defer trusted.Add(-int64(want))
-			buf = make([]byte, 0, want)
+			if lent = lendBody(want); lent != nil {
+				buf = lent.buf
+			} else {
+				buf = make([]byte, 0, want)
+			}
 		} else {
 			trusted.Add(-int64(want))
 		}
@@ -389,14 +396,18 @@ func readBody(r io.Reader, declared, limit int64) ([]byte, error) {
 			} else {
 				buf = append(buf, 0)[:len(buf)] // longer than declared
 			}
+			if lent != nil {
+				lent.release() // copied: nothing reads the lent buffer
+				lent = nil
+			}
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			return buf, nil
+			return buf, lent, nil
 		}
 		if err != nil {
-			return buf, err
+			return buf, lent, err
 		}
 	}
 }
@@ -475,7 +486,7 @@ type forwardResult struct {
 }
 
 // forward opens the B-leg and relays the answer.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchange) forwardResult {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchange, lent *lentBody) forwardResult {
 	var res forwardResult
 	ctx, cancel := context.WithTimeout(r.Context(), x.Target.Provider.Timeout)
 	defer cancel()
@@ -485,6 +496,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *flow.Exchang
 		writeError(w, x.Dialect, http.StatusBadGateway, "upstream request could not be built")
 		return res
 	}
+	// The transport may still be writing the body when the answer has
+	// come and the handler returned: the body holds its buffer until the
+	// transport closes it (x.Body may be a hook's copy; holding costs
+	// nothing then).
+	holdOutbound(req, lent)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		res.Err = err
