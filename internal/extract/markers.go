@@ -375,6 +375,22 @@ func untouched(old, repl []string) []string {
 }
 
 // spelled returns w as text spells it (choices are lower-cased).
+// otherChoices returns the options of a decision (its choices) that the
+// text turning one of them down does not name.
+func otherChoices(decision []string, rejected string) []string {
+	named := " " + strings.Join(words(rejected), " ") + " "
+	var out []string
+	for _, c := range decision {
+		if !strings.Contains(named, " "+c+" ") && !productParts[c] { // "CI" in "Use Jenkins for CI" is no option
+			out = append(out, c)
+		}
+	}
+	if len(out) == len(decision) {
+		return nil // named none of them: not this decision's option
+	}
+	return out
+}
+
 func spelled(text, w string) string {
 	for _, raw := range strings.Fields(text) {
 		if t := bare(raw); lower(t) == w {
@@ -506,6 +522,26 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			if i := findChoice(act, nil, it.text); i >= 0 && (act[i].op < 0 || act[i].turn != turn) {
 				if !retired[i] {
 					withdraw(i, "")
+					if rest := otherChoices(act[i].reading().choices, it.text); len(rest) > 0 {
+						// "Keep Tailwind but drop daisyUI": only the option
+						// turned down leaves; the rest of the decision stands.
+						for k, c := range rest {
+							rest[k] = spelled(act[i].text, c)
+						}
+						kept := "Use " + strings.Join(rest, " and ")
+						op := map[string]any{"op": "add_decision", "statement": kept, "turn": turn}
+						if act[i].op < 0 {
+							op["op"], op["id"] = "supersede_decision", act[i].id
+						}
+						ops = append(ops, op)
+						act = append(act, active{text: kept, op: len(ops) - 1, turn: turn})
+						rej := map[string]any{"op": "reject_alternative", "text": it.text, "turn": turn}
+						if it.why != "" {
+							rej["reason"] = it.why
+						}
+						ops = append(ops, rej)
+						continue
+					}
 					if act[i].op < 0 {
 						ops = append(ops, map[string]any{"op": "reject_decision", "id": act[i].id, "turn": turn})
 					}

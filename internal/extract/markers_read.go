@@ -16,7 +16,7 @@ var (
 	// hedge: a sentence that only considers, asks or reports.
 	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment\s+(?:with|on|around|a\s+bit|first)|(?:an|one|a quick|a small)\s+experiment|try|trying|let'?s see|we'?ll see|and see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
-	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b`)
+	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b|^no\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:was|were|has been|have been|got)\s`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
 	questionLead    = mustPattern(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
 
@@ -119,7 +119,7 @@ var (
 	// rather than settling them ("images are stored in S3 but some are
 	// missing", "deploys happen on Fridays, which is risky"). The forms
 	// that read a state as a choice or a rule skip it.
-	describes = mustPattern(`\b(?:but|which|that'?s why|even|still|right now|currently|by default|missing|failing|fails|failed|broken|a mess|slow|old|risky|expires?|expiring|too early|too late|forever|somehow|apparently|again|explains?|another team|other team|someone else|except)\b`)
+	describes = mustPattern(`\b(?:but|which|that'?s why|even|still|right now|currently|by default|missing|failing|fails|failed|broken|a mess|slow|old|risky|expires?|expiring|too early|too late|forever|somehow|apparently|again|explains?|another team|other team|someone else|except|the problem|the issue|the bug|the culprit|the bottleneck)\b`)
 	// comparative: "tests should be faster" is a wish, not a rule.
 	// remark: a clause that remarks on the one before it ("…, which is
 	// old", "…, that's why it fails"): the sentence reports, and its
@@ -286,10 +286,20 @@ var (
 	holdOff = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+|i want to\s+|we can\s+)?(?:hold off on|hold off with|put off|postpone|defer)\s+(.+?)(?:\s+((?:until|till|unless)\s.+))?$`)
 	// everyDoes: "Every endpoint checks the tenant id from the JWT, never
 	// from the body": what each case of a part does, a rule.
-	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes)\b.+$`)
+	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps)\b.+$`)
+	// emphasisTail: "…, no exceptions", "…, period".
+	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop)[.!]*$`)
+	// keepButDrop: "Keep Tailwind but drop daisyUI, the components fight
+	// with our design tokens".
+	keepButDrop = mustPattern(`^keep\s+\S+(?:\s\S+)?\s+but\s+(?:drop|ditch|remove|lose|get rid of)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
+	// strictRule: "Credo runs in strict mode", "CI fails on any warning".
+	strictRule = mustPattern(`^(?:[\w.\-]+\s+){1,3}?(?:runs?|is|are)\s+(?:in|on)\s+strict\s+mode\b|^(?:the\s+)?(?:ci|build|builds|lint|linting|linter|checks|pipeline|tests|test suite)\s+(?:fails?|breaks?)\s+on\s+any\s+\w+`)
 	// fineInstead: "Plain SQL with pgx is fine", after an option turned
 	// down ("… is enough" is the reason).
 	fineInstead = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+fine[.!]*$`)
+	// clauseOf: "the app pools connections itself": a clause, not an
+	// option's name.
+	clauseOf = mustPattern(`^(?:the|our|this|that|it|they|we)\s+(?:[\w\-]+\s+)?[a-z]+s\s+\w+`)
 	// handledBy: "Stripe handles PCI", "the gateway already does that":
 	// what makes an option turned down unneeded.
 	handledBy = mustPattern(`^(?:the\s+|our\s+)?[\w.\-]+(?:\s[\w.\-]+)?\s+(?:handles|covers|does|gives|provides|owns|manages|takes care of)\b`)
@@ -297,6 +307,8 @@ var (
 	// Tempo": a part's flow sent to a well-known option, for good (not
 	// "publish the test report to S3 for me").
 	publishTo = mustPattern(`^(?:publish|stream|emit|ship)\s+(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:to|into)\s+([\w.\-+]+)(,\s+.+)?$`)
+	// weWillNamed: "we'll hit a real Postgres …", after an option dropped.
+	weWillNamed = mustPattern(`^(?:we'?ll|we will|we can|we'?re going to)\s+(?:just\s+)?`)
 	// namedDoes: "cargo-dist builds the installers for us".
 	namedDoes = mustPattern(`^([\w.\-+/]+)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|provides|makes|takes care of|already)\b.*)$`)
 	// optionPlace: "anyhow only in the binary", "thiserror in the library
@@ -689,6 +701,10 @@ func (r *reader) sentence(s string) {
 		// does instead of the option just turned down.
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]]})
 		return
+	}
+	if m := emphasisTail.FindStringIndex(low); m != nil && m[0] > 0 {
+		// "…, no exceptions": said to stress the rule, nothing turned down.
+		s, low = s[:m[0]], low[:m[0]]
 	}
 	if i := hedgedTail(low); i > 0 {
 		// "We decided to keep X and add Y later": the decision is the
@@ -1471,8 +1487,10 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(sub(triedDrop, 2), ". ")})
 		r.changed = true
 	case match(removeNamed) && isChoiceWord(sub(removeNamed, 1), false) && !strings.HasPrefix(lower(sub(removeNamed, 1)), "the"):
-		r.rejectList(sub(removeNamed, 1) + " " + sub(removeNamed, 2))
 		r.changed = true
+		r.rejectList(sub(removeNamed, 1) + " " + sub(removeNamed, 2))
+	case match(keepButDrop) && isNamed(sub(keepButDrop, 1)):
+		r.add(item{kind: "reject", text: sub(keepButDrop, 1), why: strings.TrimRight(sub(keepButDrop, 2), ". ")})
 	case match(dropForm):
 		r.changed = true
 		r.rejectList(grab(dropForm))
@@ -1568,16 +1586,21 @@ func (r *reader) rejectList(body string) {
 		case p == "":
 		case i > 0 && (goWith.MatchString(lp) || willVerb.MatchString(lp) || switchTo.MatchString(lp) || verbWith.MatchString(lp) && reads(p)):
 			r.statement(p, true)
+		case i > 0 && r.changed && weWillNamed.MatchString(lp) && hasChoice(p):
+			// "Let's get rid of Mox, we'll hit a real Postgres in tests":
+			// what is done instead.
+			r.decision(item{kind: "decision", text: capitalise(p[len(weWillNamed.FindString(lp)):]), change: true})
+			goto done
+		case i > 0 && r.changed && r.doesInstead(p):
+			// "Scratch cargo-release, cargo-dist builds the installers
+			// for us": the option that does the work instead.
+			goto done
 		case i > 0 && reasonLead.MatchString(lp):
 			why = strings.Join(parts[i:], ", ")
 			goto done
 		case keepForm.MatchString(lp):
 			r.decision(item{kind: "decision", text: capitalise(p)})
-		case i > 0 && r.changed && r.doesInstead(p):
-			// "Scratch cargo-release, cargo-dist builds the installers
-			// for us": the option that does the work instead.
-			goto done
-		case i > 0 && (judgement.MatchString(lp) || handledBy.MatchString(lp)):
+		case i > 0 && (judgement.MatchString(lp) || handledBy.MatchString(lp) || clauseOf.MatchString(lp)):
 			// "a single node is enough", "fetch is fine": why the option
 			// is turned down
 			why = firstNonEmpty(why, strings.Join(parts[i:], ", "))
@@ -1651,6 +1674,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
+		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule
 		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),

@@ -150,7 +150,7 @@ func isChoiceWord(raw string, first bool) bool {
 		return true
 	}
 	r := []rune(b)
-	return !first && len(r) > 1 && unicode.IsUpper(r[0]) && raw != "I"
+	return !first && len(r) > 1 && unicode.IsUpper(r[0]) && raw != "I" || innerUpper(r)
 }
 
 // bare is a word of a sentence without the punctuation around it.
@@ -204,7 +204,17 @@ func isNamed(s string) bool {
 	for _, raw := range strings.Fields(s) {
 		b := bare(raw)
 		w, r := lower(b), []rune(b)
-		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) {
+		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) || innerUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// innerUpper: a name with a capital inside ("daisyUI", "tRPC", "macOS").
+func innerUpper(r []rune) bool {
+	for i := 1; i < len(r); i++ {
+		if unicode.IsUpper(r[i]) && unicode.IsLower(r[0]) {
 			return true
 		}
 	}

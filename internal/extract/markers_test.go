@@ -960,6 +960,28 @@ func TestMarkersCLISession(t *testing.T) {
 	})
 }
 
+// A web app session: a rule stressed with "no exceptions" (nothing turned
+// down), one option kept and another dropped with why, strictness as a
+// rule, an option dropped and what is done instead (it replaces the old
+// decision), and names with a capital inside.
+func TestMarkersPhoenixSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Use Tailwind for styling with daisyUI components.", []string{"Tailwind"}, nil, nil),
+		says("Keep Tailwind but drop daisyUI, the components fight with our design tokens.",
+			nil, nil, []string{"daisyUI (reason: the components fight with our design tokens)"}),
+		says("Every LiveView mounts with the current_scope assigned, no exceptions.",
+			[]string{"Every LiveView mounts with the current_scope assigned"}, nil, nil),
+		says("Use Mox for test mocks.", []string{"Mox"}, nil, nil),
+		says("Let's get rid of Mox, we'll hit a real Postgres in tests with the sandbox.",
+			[]string{"real Postgres in tests"}, []string{"Mox"}, []string{"Mox"}),
+		says("Credo runs in strict mode and CI fails on any warning.", []string{"Credo runs in strict mode"}, nil, nil),
+	})
+	c := playSession(t, []sessionStep{says("Every request carries a trace id, no exceptions.", []string{"trace id"}, nil, nil)})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "exceptions") {
+		t.Errorf("'no exceptions' turned something down:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1033,6 +1055,11 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"I'd skip the slow tests for this run.",
 		"Logging: see the attached file, the errors start at line 40.",
 		"The lockfile is committed and lives in the repo root.",
+		"Every page loads slowly, that's the problem.",
+		"The build fails on every push.",
+		"Drop it, we'll talk about it tomorrow.",
+		"No exceptions were thrown in the logs.",
+		"No tests were run.",
 	} {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
