@@ -363,7 +363,9 @@ func (s *Server) proxy(d dialect.Name, family string) http.HandlerFunc {
 //     allocated at once, the body read into it with no copy, while the
 //     bytes so allocated by reads still under way stay within trustBudget
 //     for the whole process: callers declaring bodies they never send hold
-//     at most that much.
+//     at most that much. A claim of minLentBody or more is read into a
+//     lent buffer (bodypool.go), returned as lent with the caller's hold:
+//     release it once nothing reads the body.
 //   - Otherwise the buffer starts at 64 KiB and grows fourfold towards the
 //     claim, never to more than four times what has arrived: a caller that
 //     declares 32 MiB and sends nothing holds 64 KiB.
