@@ -375,6 +375,23 @@ func untouched(old, repl []string) []string {
 }
 
 // spelled returns w as text spells it (choices are lower-cased).
+// restates reports whether a decision only keeps what is decided ("keep
+// BullMQ" with BullMQ active): nothing changes.
+func restates(text string, act []active, retired map[int]bool) bool {
+	if !keepLead.MatchString(lower(text)) {
+		return false
+	}
+	cs := choices(text)
+	for _, c := range cs {
+		if findChoice(act, retired, c) < 0 {
+			return false
+		}
+	}
+	return len(cs) > 0
+}
+
+var keepLead = mustPattern(`^(?:keep|keeping|stick with|sticking with|stay with|stay on|we'?re keeping|we keep)\s`)
+
 // otherChoices returns the options of a decision (its choices) that the
 // text turning one of them down does not name.
 func otherChoices(decision []string, rejected string) []string {
@@ -462,7 +479,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		}
 	}
 	for _, it := range items {
-		if it.kind != "decision" {
+		if it.kind != "decision" || restates(it.text, act, retired) {
 			continue
 		}
 		i := -1

@@ -93,7 +93,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+ ]{1,40}?\s+(?:(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out)|already\s+[a-z]+s\b|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -296,7 +296,7 @@ var (
 	strictRule = mustPattern(`^(?:[\w.\-]+\s+){1,3}?(?:runs?|is|are)\s+(?:in|on)\s+strict\s+mode\b|^(?:the\s+)?(?:ci|build|builds|lint|linting|linter|checks|pipeline|tests|test suite)\s+(?:fails?|breaks?)\s+on\s+any\s+\w+`)
 	// fineInstead: "Plain SQL with pgx is fine", after an option turned
 	// down ("… is enough" is the reason).
-	fineInstead = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+fine[.!]*$`)
+	fineInstead = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:fine|enough(\s+for\s+.{1,40}?))[.!]*$`)
 	// clauseOf: "the app pools connections itself": a clause, not an
 	// option's name.
 	clauseOf = mustPattern(`^(?:the|our|this|that|it|they|we)\s+(?:[\w\-]+\s+)?[a-z]+s\s+\w+`)
@@ -314,6 +314,12 @@ var (
 	// optionPlace: "anyhow only in the binary", "thiserror in the library
 	// crates".
 	optionPlace = mustPattern(`^([\w.\-+/]+)\s+(?:only\s+)?(?:in|for|on|inside|within)\s+\S.*$`)
+	// noUntilTurn: a turn that turns an option down until a condition
+	// holds ("we agreed no microservices until we have …"), which is not
+	// a decision put off (turnHold's "until we have").
+	noUntilTurn = mustPattern(`(?:^|[.!:]\s+|(?:agreed|decided|settled)\s+(?:that\s+)?)no\s+[\w\-]+(?:\s[\w\-]+){0,3}\s+until\b`)
+	// noUntil: "no microservices until we have more than three engineers".
+	noUntil = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)(?:\s+that)?:?\s+)?no\s+(.{1,40}?)\s+((?:until|unless|before|while)\s+.+)$`)
 	// insteadLead: "Instead of Flask, serve the model with BentoML".
 	insteadLead = mustPattern(`^(?i:instead of|rather than)\s+([^,]{1,40}),\s+(\S.*)$`)
 	// cadenceRule: "Checkpoints are written every 1000 steps", "Backups
@@ -324,7 +330,7 @@ var (
 	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
 	// a Go service on Fly.io": a part, a verb that places it, and, last,
 	// the well-known option it is placed on.
-	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as|under)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})(?:,\s+[\w\-]+(?:\s[\w\-]+){0,2})?$`)
+	placedOn = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(lands|land|lives|live|runs|run|goes|go|stays|stay|reports|report|flows|flow|ships|ship|syncs|sync|sits|sit|streams|stream|publishes|publish|is stored|are stored|is written|are written|is built|are built|is deployed|are deployed|is hosted|are hosted|is kept|are kept|is sent|are sent)\s+(?:[\w\-]+\s+){0,4}?(?:in|on|over|via|through|into|to|with|as|under)\s+(?:a\s+|an\s+|the\s+)?([\w.\-+/]+)((?:\s+[\w.\-+/]+){0,2})(?:,\s+[\w\-]+(?:\s[\w\-]+){0,2})?$`)
 	// buildOn: "we're building this on Laravel 11 with Livewire": what the
 	// whole thing is built on.
 	buildOn = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be|let'?s be|i'?m|i am)\s+building\s+(?:this|it|the (?:app|site|service|project|backend|frontend|whole thing))\s+(?:on|in|with)\s+(\S+(?:\s\S+){0,4})$`)
@@ -402,7 +408,7 @@ var (
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
 	text = unwrapArgs(text)
-	if turnHold.MatchString(lower(text)) {
+	if lt := lower(text); turnHold.MatchString(lt) && !noUntilTurn.MatchString(lt) {
 		return nil
 	}
 	r := reader{}
@@ -468,6 +474,10 @@ type reader struct {
 	changed bool
 	items   []item
 	last    []int // the items of the previous sentence, for a following reason
+	// pendingWhy: a judgement said before anything of the turn was
+	// settled ("Prisma's migrations keep fighting us."), for the change
+	// that follows it.
+	pendingWhy string
 }
 
 func (r *reader) add(it item) {
@@ -690,16 +700,23 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
+	pending := r.pendingWhy
+	r.pendingWhy = ""
+	if m := fineInstead.FindStringSubmatchIndex(low); m != nil && rejectsOnly(r.items, prevLast) && len(s) == len(low) && hasChoice(s[m[2]:m[3]]) {
+		// "Please don't add an ORM. Plain SQL with pgx is fine.", "Ditch
+		// Socket.IO. Server-sent events are enough for order tracking.":
+		// what does instead of the option just turned down.
+		text := "Use " + s[m[2]:m[3]]
+		if m[4] >= 0 {
+			text += s[m[4]:m[5]]
+		}
+		r.decision(item{kind: "decision", text: text})
+		return
+	}
 	// A reason of its own, for the statement before it.
 	if m := followReason.FindStringSubmatch(low); m != nil && len(prevLast) > 0 {
 		r.attach(prevLast, strings.TrimRight(s[len(s)-len(m[1]):], ". "))
 		r.last = prevLast
-		return
-	}
-	if m := fineInstead.FindStringSubmatchIndex(low); m != nil && rejectsOnly(r.items, prevLast) && len(s) == len(low) && hasChoice(s[m[2]:m[3]]) {
-		// "Please don't add an ORM. Plain SQL with pgx is fine.": what
-		// does instead of the option just turned down.
-		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]]})
 		return
 	}
 	if m := emphasisTail.FindStringIndex(low); m != nil && m[0] > 0 {
@@ -745,6 +762,15 @@ func (r *reader) sentence(s string) {
 	r.statement(s, r.changed)
 	if purpose != "" {
 		r.attach(seq(n, len(r.items)), purpose)
+	}
+	if n == 0 && len(r.items) == 0 && judgement.MatchString(low) && namesKnown(s) {
+		r.pendingWhy = strings.TrimRight(s, ".! ") // said before what it explains
+	} else if pending != "" {
+		for i := n; i < len(r.items); i++ {
+			if r.items[i].kind == "decision" && r.items[i].change && r.items[i].why == "" {
+				r.items[i].why = pending
+			}
+		}
 	}
 	if len(r.items) == n && len(prevLast) > 0 && reasonish.MatchString(low) {
 		r.attach(prevLast, strings.TrimRight(s, ". "))
@@ -808,7 +834,7 @@ var productParts = func() map[string]bool {
 		infra infrastructure styling styles css search metrics monitoring tracing storage migrations build builds bundling bundler packages
 		docs documentation orm database databases persistence events messaging broker scheduling cron config configuration secrets
 		payments emails email notifications analytics dashboard admin scripts tooling linting lint formatting reporting errors
-		service services traces file tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
+		service services traces file queries query tracking alerts alerting observability crashes releases provisioning realtime matchmaking leaderboards calls voice video chat output outputs exports files validation serialization
 		parsing dependencies packaging orchestration forms i18n charts checkout billing receipts invoices signup login
 		onboarding uploads thumbnails images media assets messages tasks traffic store panel site website cli commands releases backups training inference evaluation eval
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
@@ -1513,6 +1539,10 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(wontCut):
 		r.rejectList(grab(wontCut))
 		r.changed = true
+	case match(noUntil) && len(strings.Fields(sub(noUntil, 1))) <= 4 && !noChitChat.MatchString(lower(sub(noUntil, 1))):
+		// "(We agreed) no microservices until we have more than three
+		// engineers": turned down, for as long as the condition holds.
+		r.add(item{kind: "reject", text: sub(noUntil, 1), why: strings.TrimRight(sub(noUntil, 2), ". ")})
 	case match(noForm):
 		body := grab(noForm)
 		if noChitChat.MatchString(lower(body)) || noMishap.MatchString(lower(body)) {
@@ -1778,8 +1808,16 @@ func judgedOption(judged, choice string) (opt, because string) {
 	if !isChoiceWord(opt, false) || strings.Contains(lower(choice), lower(opt)) {
 		return "", ""
 	}
+	// The judgement is of the option itself ("Spark is overkill"), not of
+	// a thing it names ("the Postgres queue idea was a mistake").
+	if !judgement.MatchString(lower(opt)+lower(judged[m[3]:])) || !judgedVerb.MatchString(lower(judged[m[3]:])) {
+		return "", ""
+	}
 	return opt, strings.TrimSpace(judged[m[4]:])
 }
+
+// judgedVerb: what follows an option judged on its own.
+var judgedVerb = mustPattern(`^\s+(?:is|are|was|were|seems|feels|looks|isn'?t|aren'?t|can'?t|cannot|won'?t|doesn'?t|does not|needs|takes|has|requires|adds|costs|runs|ran|chokes|falls|keeps|already|would)\b`)
 
 var judgedSubject = mustPattern(`^(?:the\s+)?([\w.\-/+]+)\s+(?:(?:is|are|was|were|seems|feels|looks)\s+)?(\S.*)$`)
 
@@ -1928,6 +1966,17 @@ func (r *reader) doesInstead(p string) bool {
 	}
 	r.decision(item{kind: "decision", text: "Use " + m[1], why: strings.TrimRight(m[2], ". "), change: true})
 	return true
+}
+
+// namesKnown reports whether s names a well-known option ("Prisma's
+// migrations …").
+func namesKnown(s string) bool {
+	for _, w := range words(s) {
+		if categoryOf[strings.TrimSuffix(w, "'s")] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // rejectsOnly reports whether the items at idx are all rejections (and

@@ -65,6 +65,7 @@ var categories = map[string][]string{
 	"processing":    {"spark", "flink", "dbt"},
 	"email":         {"postmark", "sendgrid", "mailgun", "ses", "resend", "mailchimp"},
 	"push":          {"onesignal", "fcm", "apns", "pusher"},
+	"realtime":      {"sse", "server-sent", "websocket", "websockets", "socket.io", "long-polling", "webrtc", "mqtt", "centrifugo", "ably"},
 	"language":      {"rust", "python", "typescript", "javascript", "kotlin", "swift", "java", "ruby", "elixir", "zig", "c#", "scala", "php"},
 	"desktop":       {"tauri", "electron", "wails", "qt", "gtk", "winui", "avalonia"},
 	"mobile":        {"react-native", "ionic", "capacitor", "kmp", "xamarin", "maui"},

@@ -982,6 +982,35 @@ func TestMarkersPhoenixSession(t *testing.T) {
 	}
 }
 
+// A backend session with many changes of mind: a judgement of the old
+// option said before the change it explains, what the new option is
+// needed for, a part through an option with the one set aside, an option
+// dropped and what is enough instead, an option turned down until a
+// condition holds, and keeping what is decided (nothing changes: the
+// decision is not replaced by a copy of itself).
+func TestMarkersDeliverySession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("The ORM is Prisma.", []string{"Prisma"}, nil, nil),
+		says("Prisma's migrations keep fighting us. Let's switch to Drizzle.",
+			[]string{"Drizzle", "(why: Prisma's migrations keep fighting us)"}, []string{"Prisma"}, nil),
+		says("The driver app API is REST.", []string{"REST"}, nil, nil),
+		says("On reflection the driver app should talk GraphQL, the screens need nested data.",
+			[]string{"GraphQL", "(why: the screens need nested data)"}, []string{"REST"}, nil),
+		says("Geo queries go through PostGIS, not a separate Elasticsearch.", []string{"PostGIS"}, nil, []string{"Elasticsearch"}),
+		says("Use Socket.IO for live order tracking.", []string{"Socket.IO"}, nil, nil),
+		says("Ditch Socket.IO. Server-sent events are enough for order tracking.",
+			[]string{"Server-sent events for order tracking"}, []string{"Socket.IO"}, nil),
+		says("We agreed no microservices until we have more than three engineers.",
+			nil, nil, []string{"microservices (reason: until we have more than three engineers)"}),
+		says("Payments stay with Stripe Connect, payouts weekly.", []string{"Stripe Connect"}, nil, nil),
+		says("Use BullMQ for the job queue.", []string{"BullMQ"}, nil, nil),
+		says("Actually keep BullMQ, the Postgres queue idea was a mistake.", []string{"Use BullMQ for the job queue"}, nil, nil),
+	})
+	if active, rejected := sections(t, c); strings.Contains(rejected, "BullMQ") || strings.Contains(rejected, "Postgres") || !strings.Contains(active, "PostGIS") {
+		t.Errorf("keeping BullMQ replaced or turned something down:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1060,6 +1089,9 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Drop it, we'll talk about it tomorrow.",
 		"No exceptions were thrown in the logs.",
 		"No tests were run.",
+		"The tests are flaky again. Let's rerun them.",
+		"Let's wait until we have numbers before picking a cache.",
+		"The queue idea was a mistake, I think.",
 	} {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
