@@ -392,13 +392,22 @@ func restates(text string, act []active, retired map[int]bool) bool {
 
 var keepLead = mustPattern(`^(?:keep|keeping|stick with|sticking with|stay with|stay on|we'?re keeping|we keep)\s`)
 
-// otherChoices returns the options of a decision (its choices) that the
-// text turning one of them down does not name.
-func otherChoices(decision []string, rejected string) []string {
+// otherChoices returns the options a decision names (before what it is
+// for: "sessions" in "Use JWT for sessions" is the part) that the text
+// turning one of them down does not name.
+func otherChoices(text, rejected string) []string {
+	purpose := ""
+	if _, p, ok := strings.Cut(text, " for "); ok {
+		p, _, _ = strings.Cut(p, " with ")
+		purpose = " " + strings.Join(words(p), " ") + " "
+	}
+	decision := choices(text)
 	named := " " + strings.Join(words(rejected), " ") + " "
 	var out []string
 	for _, c := range decision {
-		if !strings.Contains(named, " "+c+" ") && !productParts[c] { // "CI" in "Use Jenkins for CI" is no option
+		// "CI" in "Use Jenkins for CI" is no option, nor "sessions" in
+		// "Use JWT for sessions".
+		if !strings.Contains(named, " "+c+" ") && !productParts[c] && !strings.Contains(purpose, " "+c+" ") {
 			out = append(out, c)
 		}
 	}
@@ -539,7 +548,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			if i := findChoice(act, nil, it.text); i >= 0 && (act[i].op < 0 || act[i].turn != turn) {
 				if !retired[i] {
 					withdraw(i, "")
-					if rest := otherChoices(act[i].reading().choices, it.text); len(rest) > 0 {
+					if rest := otherChoices(act[i].text, it.text); len(rest) > 0 {
 						// "Keep Tailwind but drop daisyUI": only the option
 						// turned down leaves; the rest of the decision stands.
 						for k, c := range rest {

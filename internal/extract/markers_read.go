@@ -309,6 +309,10 @@ var (
 	publishTo = mustPattern(`^(?:publish|stream|emit|ship)\s+(?:the\s+|our\s+|all\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:to|into)\s+([\w.\-+]+)(,\s+.+)?$`)
 	// weWillNamed: "we'll hit a real Postgres …", after an option dropped.
 	weWillNamed = mustPattern(`^(?:we'?ll|we will|we can|we'?re going to)\s+(?:just\s+)?`)
+	// comparativeChoice: "plain cookie sessions are simpler".
+	comparativeChoice = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+((?:much\s+|way\s+|a lot\s+|far\s+)?(?:simpler|easier|better|faster|cheaper|lighter|saner|more than enough)\b.*)$`)
+	// outOfScope: "Authentication is out of scope for the first version".
+	outOfScope = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out of scope|not in scope|off the table)\b(?:\s+(?:for|in)\s+(.+))?$`)
 	// namedDoes: "cargo-dist builds the installers for us".
 	namedDoes = mustPattern(`^([\w.\-+/]+)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|provides|makes|takes care of|already)\b.*)$`)
 	// optionPlace: "anyhow only in the binary", "thiserror in the library
@@ -1539,6 +1543,12 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(wontCut):
 		r.rejectList(grab(wontCut))
 		r.changed = true
+	case match(outOfScope) && len(strings.Fields(sub(outOfScope, 1))) <= 4 && !pronounLead.MatchString(lower(sub(outOfScope, 1))):
+		why := sub(outOfScope, 2)
+		if why != "" {
+			why = "out of scope for " + strings.TrimRight(why, ". ")
+		}
+		r.add(item{kind: "reject", text: sub(outOfScope, 1), why: why})
 	case match(noUntil) && len(strings.Fields(sub(noUntil, 1))) <= 4 && !noChitChat.MatchString(lower(sub(noUntil, 1))):
 		// "(We agreed) no microservices until we have more than three
 		// engineers": turned down, for as long as the condition holds.
@@ -1619,9 +1629,15 @@ func (r *reader) rejectList(body string) {
 		case i > 0 && r.changed && weWillNamed.MatchString(lp) && hasChoice(p):
 			// "Let's get rid of Mox, we'll hit a real Postgres in tests":
 			// what is done instead.
-			r.decision(item{kind: "decision", text: capitalise(p[len(weWillNamed.FindString(lp)):]), change: true})
+			r.decision(item{kind: "decision", text: capitalise(p[len(weWillNamed.FindString(lp)):]), change: true, old: lastName(names)})
 			goto done
-		case i > 0 && r.changed && r.doesInstead(p):
+		case i > 0 && r.changed && comparativeChoice.MatchString(lp) && !pronounLead.MatchString(lp):
+			// "Forget JWT, plain cookie sessions are simpler": the
+			// option said to be better is what replaces it.
+			m := comparativeChoice.FindStringSubmatchIndex(lp)
+			r.decision(item{kind: "decision", text: "Use " + p[m[2]:m[3]], why: strings.TrimRight(p[m[4]:m[5]], ". "), change: true, old: lastName(names)})
+			goto done
+		case i > 0 && r.changed && r.doesInstead(p, lastName(names)):
 			// "Scratch cargo-release, cargo-dist builds the installers
 			// for us": the option that does the work instead.
 			goto done
@@ -1959,13 +1975,21 @@ func (r *reader) eachPlaced(part, body string, change bool) bool {
 // doesInstead records, in a change, a clause that says what another named
 // option does ("cargo-dist builds the installers for us") as that option
 // chosen, with the clause as its reason.
-func (r *reader) doesInstead(p string) bool {
+func (r *reader) doesInstead(p, old string) bool {
 	m := namedDoes.FindStringSubmatch(p)
 	if m == nil || !(categoryOf[lower(m[1])] != "" || isChoiceWord(m[1], false) || strings.Contains(m[1], "-") && lower(m[1]) == m[1]) {
 		return false
 	}
-	r.decision(item{kind: "decision", text: "Use " + m[1], why: strings.TrimRight(m[2], ". "), change: true})
+	r.decision(item{kind: "decision", text: "Use " + m[1], why: strings.TrimRight(m[2], ". "), change: true, old: old})
 	return true
+}
+
+// lastName is the last option a list turned down so far, or "".
+func lastName(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[len(names)-1]
 }
 
 // namesKnown reports whether s names a well-known option ("Prisma's

@@ -1011,6 +1011,25 @@ func TestMarkersDeliverySession(t *testing.T) {
 	}
 }
 
+// A scripted-sounding session: out of scope as turned down, a change
+// whose replacement is said to be better (it replaces the old decision,
+// with why), and a decision's purpose that is not one of its options
+// ("Use JWT for sessions", then "forget JWT": "sessions" is not kept as a
+// decision of its own).
+func TestMarkersTodoSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Authentication is out of scope for the first version.", nil, nil, []string{"Authentication"}),
+		says("Use JWT for sessions.", []string{"JWT"}, nil, nil),
+		says("Forget JWT, plain cookie sessions are simpler.",
+			[]string{"Use plain cookie sessions", "(why: simpler)"}, []string{"Use JWT"}, nil),
+		says("Use Redux for state.", []string{"Redux"}, nil, nil),
+		says("Forget Redux, plain React context is simpler.", []string{"React context"}, []string{"Use Redux"}, nil),
+	})
+	if active, _ := sections(t, c); strings.Contains(active, "Use sessions") {
+		t.Errorf("the purpose of a decision turned down was kept as a decision:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1092,6 +1111,8 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"The tests are flaky again. Let's rerun them.",
 		"Let's wait until we have numbers before picking a cache.",
 		"The queue idea was a mistake, I think.",
+		"Is search out of scope?",
+		"Honestly Go is simpler than Rust for this.",
 	} {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
