@@ -374,7 +374,6 @@ func untouched(old, repl []string) []string {
 	return out
 }
 
-// spelled returns w as text spells it (choices are lower-cased).
 // restates reports whether a decision only keeps what is decided ("keep
 // BullMQ" with BullMQ active): nothing changes.
 func restates(text string, act []active, retired map[int]bool) bool {
@@ -392,9 +391,9 @@ func restates(text string, act []active, retired map[int]bool) bool {
 
 var keepLead = mustPattern(`^(?:keep|keeping|stick with|sticking with|stay with|stay on|we'?re keeping|we keep)\s`)
 
-// otherChoices returns the options a decision names (before what it is
-// for: "sessions" in "Use JWT for sessions" is the part) that the text
-// turning one of them down does not name.
+// otherChoices returns the options a decision names (not the part it is
+// for) that the text turning one of them down does not name; nil when
+// that text names none of them.
 func otherChoices(text, rejected string) []string {
 	purpose := ""
 	if _, p, ok := strings.Cut(text, " for "); ok {
@@ -417,6 +416,7 @@ func otherChoices(text, rejected string) []string {
 	return out
 }
 
+// spelled returns w as text spells it (choices are lower-cased).
 func spelled(text, w string) string {
 	for _, raw := range strings.Fields(text) {
 		if t := bare(raw); lower(t) == w {
