@@ -395,18 +395,11 @@ var keepLead = mustPattern(`^(?:keep|keeping|stick with|sticking with|stay with|
 // for) that the text turning one of them down does not name; nil when
 // that text names none of them.
 func otherChoices(text, rejected string) []string {
-	purpose := ""
-	if _, p, ok := strings.Cut(text, " for "); ok {
-		p, _, _ = strings.Cut(p, " with ")
-		purpose = " " + strings.Join(words(p), " ") + " "
-	}
 	decision := choices(text)
 	named := " " + strings.Join(words(rejected), " ") + " "
 	var out []string
 	for _, c := range decision {
-		// "CI" in "Use Jenkins for CI" is no option, nor "sessions" in
-		// "Use JWT for sessions".
-		if !strings.Contains(named, " "+c+" ") && !productParts[c] && !strings.Contains(purpose, " "+c+" ") {
+		if !strings.Contains(named, " "+c+" ") && !forPart(text, c) {
 			out = append(out, c)
 		}
 	}
@@ -414,6 +407,21 @@ func otherChoices(text, rejected string) []string {
 		return nil // named none of them: not this decision's option
 	}
 	return out
+}
+
+// forPart reports whether choice c of a decision's text names the part it
+// is for, not an option: "CI" in "Use Jenkins for CI", "sessions" in "Use
+// JWT for sessions".
+func forPart(text, c string) bool {
+	if productParts[c] {
+		return true
+	}
+	_, p, ok := strings.Cut(text, " for ")
+	if !ok {
+		return false
+	}
+	p, _, _ = strings.Cut(p, " with ")
+	return strings.Contains(" "+strings.Join(words(p), " ")+" ", " "+c+" ")
 }
 
 // spelled returns w as text spells it (choices are lower-cased).
@@ -532,6 +540,9 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			for _, kept := range untouched(act[i].reading().choices, choices(it.text)) {
 				if slices.Contains(choices(it.old), kept) {
 					continue // "…, not Redis": turned down, not left alone
+				}
+				if forPart(act[i].text, kept) {
+					continue // "Use Memcached for sessions": the part, no option
 				}
 				kept = "Use " + spelled(act[i].text, kept)
 				ops = append(ops, map[string]any{"op": "add_decision", "statement": kept, "turn": turn})

@@ -44,7 +44,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then|please)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -93,7 +93,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -143,7 +143,7 @@ var (
 	ellipsis = mustPattern(`\s+and\s+(\S+(?:\s+\S+)?\s+for\s+.+)$`)
 	// judgeComma: "Webpack is too much config, move the build to Vite": a
 	// judgement, then the decision it explains.
-	judgeComma = mustPattern(`^(.{3,80}?),\s+((?:so\s+)?(?:switch|move|use|go with|let'?s|we'?ll|we will|replace|migrate)\b.+)$`)
+	judgeComma = mustPattern(`^(.{3,80}?),\s+((?:so\s+)?(?:just\s+)?(?:switch|move|use|go with|let'?s|we'?ll|we will|replace|migrate)\b.+)$`)
 	// genericUse: "let's use a simpler approach": no option named.
 	// runTask: what is run as a task, not chosen ("the tests", "the
 	// migrations", "the benchmarks").
@@ -230,7 +230,7 @@ var (
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build|cache|queue|index|send|log)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
-	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+(?:for|in front of|behind|between|across|as)\s+.+)?$`)
+	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+(?:for|in front of|behind|between|across|as|with|via|through|over)\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?(?:and\s+)?(?:to|onto)\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
@@ -258,7 +258,7 @@ var (
 	// taken out (not "remove the debug logs", a task).
 	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
 	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
-	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting)\s+(.+)$`)
+	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with)\s+(.+)$`)
 	// stateClause: a clause that says where or how something stands
 	// ("payments stay on the web"), not an option.
 	stateClause = mustPattern(`^[\w\-]+(?:\s[\w\-]+){0,2}\s+(?:stay|stays|remain|remains|live|lives|go|goes|happen|happens|is|are|isn'?t|aren'?t|is not|are not|doesn'?t|does not|won'?t|can'?t)\s+\S`)
@@ -269,7 +269,7 @@ var (
 	skipNamed  = mustPattern(`^(?:let'?s\s+|i'?d\s+|we'?d\s+|i would\s+|we would\s+)?skip\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,2}?)(?:\s+(?:for now|in v1|for v1|at launch))?(?:,\s+(.+))?$`)
 	coversNeed = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:covers|handles|does)\s+(?:what we need|everything we need|all we need|the job)\b`)
 	// swapFor: "Swap Firebase Auth for Clerk, we need organizations".
-	swapFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+)?(?:swap|swap out|trade)\s+(.+?)\s+(?:for|with)\s+(.+)$`)
+	swapFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+)?(?:swap|swap out|trade)\s+(.+?)(?:\s+out)?\s+(?:for|with)\s+(.+)$`)
 	// partInWith: "backend in Kotlin with Spring Boot 3": a part, its
 	// language and its framework.
 	partInWith = mustPattern(`^(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+in\s+([\w.#+\-]+)\s+with\s+(\S+(?:\s\S+){0,2})$`)
@@ -349,7 +349,7 @@ var (
 	wantToKeepOut = mustPattern(`^to\s+(?:support|use|adopt|add|ship|maintain|bring in|pull in|depend on)\s+(.+)$`)
 	// weAlways: "We never send page content to our servers": what we
 	// always or never do, in the present, a rule.
-	weAlways = mustPattern(`^(?:we|you)\s+(?:never|always)\s+(?:send|store|log|keep|write|read|ship|deploy|push|merge|commit|call|expose|share|collect|track|use|run|delete|return|accept|trust|cache|encrypt|hash|sign|check|validate)\b`)
+	weAlways = mustPattern(`^(?:we|you)(?:\s+will|'ll|\s+must|\s+should)?\s+(?:never|always)\s+(?:send|store|log|keep|write|read|ship|deploy|push|merge|commit|call|expose|share|collect|track|use|run|delete|return|accept|trust|cache|encrypt|hash|sign|check|validate)\b`)
 	// partIn: "Popup UI in Preact, it's tiny": a part and the well-known
 	// language or framework it is written in, without a verb.
 	partIn = mustPattern(`^([\w\- ]{1,25}?)\s+in\s+([\w.\-+#/]+)(?:,\s+(.+)|\s+(?:through|with|via|using|behind)\s+[^,]+)?$`)
@@ -770,9 +770,10 @@ func (r *reader) sentence(s string) {
 	if n == 0 && len(r.items) == 0 && judgement.MatchString(low) && namesKnown(s) {
 		r.pendingWhy = strings.TrimRight(s, ".! ") // said before what it explains
 	} else if pending != "" {
+		r.replacing(n, pending) // "Cron was a bad idea, …"
 		for i := n; i < len(r.items); i++ {
-			if r.items[i].kind == "decision" && r.items[i].change && r.items[i].why == "" {
-				r.items[i].why = pending
+			if it := &r.items[i]; it.kind == "decision" && it.change && it.why == "" {
+				it.why = pending
 			}
 		}
 	}
@@ -815,13 +816,17 @@ func forPairs(s string) []string {
 			return nil
 		}
 		x := p[:len(m[1])]
-		if x = unqualified(x); !productPart(m[2]) && !restParts[m[2]] || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] {
+		if x = unqualified(x); !productPart(m[2]) && !restParts[m[2]] || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] || askedFor.MatchString(lower(x)) {
 			return nil
 		}
 		parts[i] = p
 	}
 	return parts
 }
+
+// askedFor: someone asking for a part, not an option chosen for it
+// ("Someone asked for PDF exports").
+var askedFor = mustPattern(`^(?:someone|somebody|everyone|nobody|people|users|customers|a customer|a user|they|he|she)\b|\b(?:asked|asks|wants|wanted|said|says|requested|mentioned|suggested|complained)\b`)
 
 // restParts name what is left once the other parts are chosen for
 // ("plain HTTP for everything else").
@@ -950,8 +955,9 @@ func (r *reader) statement(s string, change bool) {
 	}
 	if m := judgeComma.FindStringSubmatchIndex(low); m != nil && judgement.MatchString(low[:m[3]]) {
 		n := len(r.items)
-		r.statement(s[m[4]:], true)
+		r.statement(capitalise(strings.TrimPrefix(s[m[4]:], "just ")), true)
 		r.attach(seq(n, len(r.items)), s[:m[3]])
+		r.replacing(n, s[:m[3]]) // "Celery is too much …, just use cron"
 		return
 	}
 	// "Skip the Dockerfile step", "drop step 4": a step of the plan cancelled.
@@ -1238,11 +1244,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			break
 		}
 		if m := useNamed.FindStringSubmatchIndex(low); m != nil && (categoryOf[low[m[2]:m[3]]] != "" || isNamed(s[m[2]:m[3]])) {
-			r.decisionBody(s, change) // "use zerolog for logging"
+			r.decisionBody(capitalise(s), change) // "use zerolog for logging"
 			break
 		}
 		if techToken(firstWord(body)) && !oneOff.MatchString(low) {
-			r.decisionBody(s, change) // "Use bf16 mixed precision on the A100s"
+			r.decisionBody(capitalise(s), change) // "Use bf16 mixed precision on the A100s"
 			break
 		}
 		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||
@@ -1990,6 +1996,21 @@ func lastName(names []string) string {
 		return ""
 	}
 	return names[len(names)-1]
+}
+
+// replacing marks the decisions from item from on as replacing the
+// well-known option judgement judges ("Cron was a bad idea"), unless they
+// name what they replace.
+func (r *reader) replacing(from int, judgement string) {
+	m := judgedSubject.FindStringSubmatch(lower(judgement))
+	if m == nil || categoryOf[strings.TrimSuffix(m[1], "'s")] == "" {
+		return
+	}
+	for i := from; i < len(r.items); i++ {
+		if it := &r.items[i]; it.kind == "decision" && it.old == "" && !strings.Contains(lower(it.text), strings.TrimSuffix(m[1], "'s")) {
+			it.old, it.change = strings.TrimSuffix(m[1], "'s"), true
+		}
+	}
 }
 
 // namesKnown reports whether s names a well-known option ("Prisma's

@@ -1030,6 +1030,28 @@ func TestMarkersTodoSession(t *testing.T) {
 	}
 }
 
+// A session that changes one subject again and again: a judgement of the
+// active option with what replaces it in the same sentence or the next,
+// "swap X out for Y", and a change that keeps no part of the old decision
+// ("for the report jobs" is what it was for, not an option).
+func TestMarkersDashboardSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Use Celery for the report jobs.", []string{"Celery"}, nil, nil),
+		says("Celery is too much for five nightly jobs, just use cron with a lock file.",
+			[]string{"Use cron with a lock file", "(why: Celery is too much for five nightly jobs)"}, []string{"Use Celery"}, nil),
+		says("Cron was a bad idea, we need retries. Let's go back to Celery.",
+			[]string{"Use Celery", "(why: Cron was a bad idea, we need retries)"}, []string{"Use cron"}, nil),
+		says("Use Redis for caching query results.", []string{"Redis"}, nil, nil),
+		says("Swap Redis out for an in-process LRU, we only run one instance.",
+			[]string{"in-process LRU", "(why: we only run one instance)"}, []string{"Use Redis"}, nil),
+		says("Use Memcached for sessions.", []string{"Memcached"}, nil, nil),
+		says("Swap Memcached out for Redis, we need persistence.", []string{"Redis"}, []string{"Use Memcached"}, nil),
+	})
+	if active, _ := sections(t, c); strings.Contains(active, "Use sessions") || strings.Contains(active, "Out for") {
+		t.Errorf("a change kept what the old decision was for as a decision:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1113,6 +1135,9 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"The queue idea was a mistake, I think.",
 		"Is search out of scope?",
 		"Honestly Go is simpler than Rust for this.",
+		"Someone asked for PDF exports.",
+		"A customer asked for SSO.",
+		"Users want dark mode.",
 	} {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
