@@ -395,16 +395,20 @@ var keepLead = mustPattern(`^(?:keep|keeping|stick with|sticking with|stay with|
 // for) that the text turning one of them down does not name; nil when
 // that text names none of them.
 func otherChoices(text, rejected string) []string {
-	decision := choices(text)
 	named := " " + strings.Join(words(rejected), " ") + " "
 	var out []string
-	for _, c := range decision {
-		if !strings.Contains(named, " "+c+" ") && !forPart(text, c) {
+	hit := false
+	for _, c := range choices(text) {
+		switch {
+		case forPart(text, c):
+		case strings.Contains(named, " "+c+" "):
+			hit = true
+		default:
 			out = append(out, c)
 		}
 	}
-	if len(out) == len(decision) {
-		return nil // named none of them: not this decision's option
+	if !hit {
+		return nil // none of its options turned down: not a part of it
 	}
 	return out
 }

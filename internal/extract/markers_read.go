@@ -2003,12 +2003,16 @@ func lastName(names []string) string {
 // name what they replace.
 func (r *reader) replacing(from int, judgement string) {
 	m := judgedSubject.FindStringSubmatch(lower(judgement))
-	if m == nil || categoryOf[strings.TrimSuffix(m[1], "'s")] == "" {
+	if m == nil {
+		return
+	}
+	opt := strings.TrimSuffix(m[1], "'s") // "Prisma's migrations …"
+	if categoryOf[opt] == "" {
 		return
 	}
 	for i := from; i < len(r.items); i++ {
-		if it := &r.items[i]; it.kind == "decision" && it.old == "" && !strings.Contains(lower(it.text), strings.TrimSuffix(m[1], "'s")) {
-			it.old, it.change = strings.TrimSuffix(m[1], "'s"), true
+		if it := &r.items[i]; it.kind == "decision" && it.old == "" && !strings.Contains(lower(it.text), opt) {
+			it.old, it.change = opt, true
 		}
 	}
 }
