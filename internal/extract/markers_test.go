@@ -976,7 +976,10 @@ func TestMarkersPhoenixSession(t *testing.T) {
 			[]string{"real Postgres in tests"}, []string{"Mox"}, []string{"Mox"}),
 		says("Credo runs in strict mode and CI fails on any warning.", []string{"Credo runs in strict mode"}, nil, nil),
 	})
-	c := playSession(t, []sessionStep{says("Every request carries a trace id, no exceptions.", []string{"trace id"}, nil, nil)})
+	c := playSession(t, []sessionStep{
+		says("Every request carries a trace id, no exceptions.", []string{"trace id"}, nil, nil),
+		says("Use Postgres for every service, no exceptions.", []string{"Postgres"}, nil, nil),
+	})
 	if _, rejected := sections(t, c); strings.Contains(rejected, "exceptions") {
 		t.Errorf("'no exceptions' turned something down:\n%s", capsule.Render(c))
 	}
