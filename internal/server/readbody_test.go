@@ -80,8 +80,12 @@ func TestReadBodyAllocatesAnHonestClaimOnce(t *testing.T) {
 		}
 		lent.release()
 	})
-	if allocs != 0 {
-		t.Fatalf("a %d-byte body declared as such took %v allocations with its buffer returned, want none", len(body), allocs)
+	// A fresh lent buffer is two allocations (the buffer and its record);
+	// reused, none. sync.Pool may drop a buffer now and then (a collection,
+	// or at random under the race detector), so the average is below two,
+	// not zero.
+	if allocs >= 2 {
+		t.Fatalf("a %d-byte body declared as such took %v allocations with its buffer returned: its buffer is not reused", len(body), allocs)
 	}
 	if n := trusted.Load(); n != 0 {
 		t.Fatalf("%d bytes still counted as allocated for bodies under way", n)
