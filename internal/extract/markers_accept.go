@@ -86,7 +86,7 @@ var inlineOption = regexp.MustCompile(`(?:\(([1-9A-Da-d])\)|(?:^|[\s,;])([1-9A-D
 // ("option 2", "(2)", "option B from your list", "the second one").
 var pickNumber = mustPattern(`^(?:(?:ok|okay|yes|sure|alright),?\s+)?(?:let'?s go with |go with |i'?ll take |take |let'?s do |pick )?(?:` +
 	`(?:option\s+|number\s+)?\(?(\d)\)?|(?:option|choice)\s+\(?([a-d])\)?|(?:the\s+)?(first|second|third)(?:\s+one|\s+option)?)` +
-	`(?:\s+(?:from|in|on) (?:your|the) (?:list|options))?(?:,?\s+(?:please|then))?$`)
+	`(?:\s+(?:from|in|on) (?:your|the) (?:list|options))?(?:,?\s+(?:please|then))?(?:,\s+(?:the|a|an)\s+[^,;.?]{1,40})?$`)
 
 // picksOption reports whether a reply only names an option by its number
 // or letter.

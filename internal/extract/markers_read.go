@@ -44,7 +44,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:so|and so|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|nah|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -112,7 +112,7 @@ var (
 	alwaysIs    = mustPattern(`^(?:the\s+|our\s+|all\s+)?(?:[\w\-/]+\s+){1,3}?(?:is|are)\s+always\s+(?:in\s+|an?\s+)?([\w.\-+/]+)`)
 	liveIn      = mustPattern(`^(?:[\w\-/]+\s+){0,2}?(?:(?:go|goes|live|lives|belong|belongs|stay|stays)\s+(?:in|under|inside|next to|beside|alongside)|comes?\s+from)\s+\S.*$`)
 	mishap      = mustPattern(`\b(?:skipped|ignored|missed|lost|dropped|delayed|blocked|failed|broken|crashed|rejected|timed out|flagged)\b`)
-	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S|(?:fixed|pinned|locked|set)\s+(?:at|to)\s+\S*\d)`)
+	cappedAt    = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:(?:capped|limited|bounded|throttled|rate-limited)\s+(?:at|to)\s+\S|(?:fixed|pinned|locked|set)\s+(?:at|to)\s+\S*\d|(?:at most|at least|no more than|no larger than|never more than)\s+\d)`)
 	followsRule = mustPattern(`^(?:the\s+|our\s+|all\s+)?[\w\- ]{1,30}?\s+(?:follows?|conforms? to|sticks? to|adheres? to)\s+(?:the\s+|our\s+)?([\w.\-]+(?:\s[\w.\-]+){0,2})$`)
 	staysAt     = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,30}?\s+(?:stays?|remains?)\s+(?:at|under|below|above|within)\s+\S*\d`)
 	// describes: a sentence that reports how things are, or complains,
@@ -172,6 +172,12 @@ var (
 	// onTheWire: "Protobuf on the wire between services".
 	onTheWire = mustPattern(`^([\w.\-+#]+)\s+(?:on|over)\s+the\s+wire\b`)
 	forPair   = mustPattern(`^(\S+(?:\s\S+)?)\s+for\s+(?:the\s+|our\s+|all\s+)?([\w\-/ ]{1,30})$`)
+	// asPart: "franz-go as the Kafka client", an option and the part it
+	// is, without a verb.
+	asPart = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+as\s+(?:the|our)\s+([\w\- ]{1,30})$`)
+	// namedIs: "the dead letter topic is events.dlq": a named thing of the
+	// system (a topic, a bucket, a table) and the identifier it goes by.
+	namedIs = mustPattern("^(?:the\\s+|our\\s+)?((?:[\\w\\-]+\\s+){0,3}?(?:topic|queue|bucket|table|channel|index|schema|namespace|branch|stream|exchange|prefix|subject|env var|variable|header|cookie|endpoint|route|port|region|registry|domain|hostname|image|tag))\\s+(?:is|will be|should be|is called|is named|goes by)\\s+`?([a-z0-9][\\w.\\-/:]*\\w)`?$")
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
 	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+)|\s+and\s+(?:lives?|goes|sits|stays)\s.+)?$`)
@@ -212,7 +218,7 @@ var (
 	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
 	// minVersion: "Python 3.12 is the minimum", "Node 20 is the oldest we
 	// support".
-	minVersion = mustPattern(`^(?:[\w.\-+# ]{1,20}?\s+v?\d[\w.]*\s+is\s+(?:the\s+|our\s+)?(?:minimum|min|baseline|floor|lowest (?:we support|supported)|oldest (?:we support|supported))\b|(?:the\s+|our\s+)?(?:msrv|minimum supported [\w.]+ version)\s+is\s+v?\d)`)
+	minVersion = mustPattern(`^(?:[\w.\-+# ]{1,20}?\s+v?\d[\w.]*\s+is\s+(?:the\s+|our\s+)?(?:minimum|min|baseline|floor|lowest (?:we support|supported)|oldest (?:we support|supported))\b|[\w.\-+#]{1,20}(?:\s[\w.\-+#]{1,20})?\s+v?\d[\w.]*\s+(?:minimum|at (?:the )?minimum|or (?:later|newer|above|higher))[.!]?$|(?:the\s+|our\s+)?(?:msrv|minimum supported [\w.]+ version)\s+is\s+v?\d)`)
 	// practiceRule: "Type hints on every public function", "docstrings
 	// everywhere", "mypy in strict mode": a practice stated without a verb.
 	// Only practices are read so ("Errors on every page" is a complaint).
@@ -340,7 +346,7 @@ var (
 	buildOn = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be|let'?s be|i'?m|i am)\s+building\s+(?:this|it|the (?:app|site|service|project|backend|frontend|whole thing))\s+(?:on|in|with)\s+(\S+(?:\s\S+){0,4})$`)
 	// dontPullIn: "Don't pull in Vue, Livewire is enough": a named option
 	// kept out, and why.
-	dontPullIn = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never)\s+(?:pull in|bring in|add|install|depend on)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
+	dontPullIn = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never)\s+(?:pull in|bring in|add|install|depend on)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:\s+(?:for|in|into)\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?(?:,\s+(.+))?$`)
 	// canOnly: "Students can only see courses they are enrolled in": who
 	// may do what, a rule.
 	canOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\-]+(?:\s[\w\-]+)?\s+(?:can|may)\s+only\s+\w+\s+\S`)
@@ -396,17 +402,20 @@ var (
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
 	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?)\b.*))$`)
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
 	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
-	reasonish    = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough)\b`)
-	folded       = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not|but not)\s+|,\s+(?:but\s+)?no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
-	foldedOut    = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
-	cutOld       = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b`)
-	ideaOf       = mustPattern(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
+	// fineTail: "at-least-once plus dedup on event_id is fine": what will
+	// do instead of an option turned down, however long its name.
+	fineTail  = mustPattern(`\s(?:is|are)\s+(?:fine|enough|plenty|good enough|all we need)[.!]?$|\s(?:will do|does the job|do the job)[.!]?$`)
+	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t)\b`)
+	folded    = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not|but not)\s+|,\s+(?:but\s+)?no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
+	foldedOut = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
+	cutOld    = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b|\s+(?:of\s+)?(?:either|both|any kind)$`)
+	ideaOf    = mustPattern(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
 )
 
 // readTurn reads a user turn into items, in order.
@@ -453,24 +462,59 @@ func userLines(text string) []userLine {
 	})
 	text = quoted.ReplaceAllString(text, " ")
 	var out []userLine
-	pasted := false
-	for _, l := range strings.Split(text, "\n") {
+	pasted, sawOutput := false, false
+	lines := strings.Split(text, "\n")
+	// The user's own words after a paste with no blank line between:
+	// the lines from the last that is not prose on.
+	ownFrom := len(lines)
+	for ownFrom > 0 && proseLine(lower(strings.TrimSpace(lines[ownFrom-1]))) {
+		ownFrom--
+	}
+	for i, l := range lines {
 		l = strings.TrimSpace(l)
 		low := lower(l)
 		switch {
 		case low == "":
 			pasted = false
 			out = append(out, userLine{})
+		case pasted && i >= ownFrom && sawOutput:
+			// Prose after program output ends the paste; prose after
+			// prose (a pasted document) may still be the document.
+			pasted = false
+			out = append(out, userLine{l, low})
 		case pasted || outputLine.MatchString(low):
+			sawOutput = sawOutput || pasted && !proseLine(low)
 			pasted = pasted || strings.HasPrefix(low, "$ ")
 		case pasteIntro.MatchString(low) && !labelRe.MatchString(low):
-			pasted = true
+			pasted, sawOutput = true, false
 		default:
 			out = append(out, userLine{l, low})
 		}
 	}
 	return out
 }
+
+// proseLine reports whether a line reads as a person's sentence rather
+// than program output: five words or more, nearly all of them plain words,
+// nothing of a log line's shape.
+func proseLine(low string) bool {
+	if low == "" || outputLine.MatchString(low) || strings.ContainsAny(low, "[]{}()=<>|\t") {
+		return false
+	}
+	f := strings.Fields(low)
+	if len(f) < 5 {
+		return false
+	}
+	plain := 0
+	for _, w := range f {
+		if plainWord.MatchString(w) {
+			plain++
+		}
+	}
+	return plain*5 >= len(f)*4
+}
+
+var plainWord = mustPattern(`^[a-z][a-z'’\-]*[.,;:!?]?$`)
 
 type reader struct {
 	// changed: an earlier sentence of the turn dropped an option ("Mongo is
@@ -882,6 +926,12 @@ func optionOf(subject, option string) bool {
 	return productPart(subject) && isNamed(named)
 }
 
+// identLike reports whether s reads as an identifier (events.dlq,
+// user_events, eu-west-1, 8080), not a word of prose.
+func identLike(s string) bool {
+	return strings.ContainsAny(s, "._-/:0123456789")
+}
+
 // troubleWord names what goes wrong in a part ("errors in Postgres"), not
 // the part itself.
 var troubleWord = map[string]bool{"errors": true, "error": true, "crashes": true, "bugs": true, "bug": true, "issues": true,
@@ -1062,6 +1112,12 @@ func (r *reader) statement(s string, change bool) {
 		r.statement(capitalise(s[loc[2]:]), change)
 		return
 	}
+	if change && perRule.MatchString(low) {
+		// "no, one consumer group per topic": a layout said as a
+		// correction replaces the layout decided before.
+		r.decisionBody(s, true)
+		return
+	}
 	if r.decisionForms(s, low, change, decided) || r.rejectForms(s, low) || r.constraintForms(s, low) {
 		return
 	}
@@ -1082,6 +1138,19 @@ func (r *reader) statement(s string, change bool) {
 		}
 	}
 }
+
+// packageName reports whether s, after "pull in" or "depend on", is one
+// word that names a package ("viper", "lodash"), not a pronoun or a
+// common word ("it", "more").
+func packageName(s string) bool {
+	return packageWord.MatchString(s) && !stopWords[s] && !pronounLead.MatchString(s) && !genericDep[s]
+}
+
+var (
+	addVerb     = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never)\s+add\b`) // "let's not add tests": not a package
+	packageWord = mustPattern(`^[a-z][a-z0-9]*(?:[.\-/][a-z0-9]+)*$`)
+	genericDep  = map[string]bool{"anything": true, "more": true, "another": true, "new": true, "extra": true, "any": true, "everything": true, "stuff": true, "things": true, "deps": true, "dependencies": true, "libraries": true, "packages": true}
+)
 
 var pronounLead = mustPattern(`^(?:i|you|we|it|that|this|there|please|let|can|the bug|the test|the file)\b`)
 
@@ -1259,6 +1328,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(s, change)
 	case match(preferOver) && hasChoice(sub(preferOver, 1)+" "+sub(preferOver, 2)):
 		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
+	case match(asPart) && (categoryOf[lower(sub(asPart, 1))] != "" || isNamed(sub(asPart, 1))) && !pronounLead.MatchString(low):
+		r.decisionBody("Use "+s, change)
+	case match(namedIs) && identLike(sub(namedIs, 2)) && !describes.MatchString(low) && !mishap.MatchString(low):
+		r.decisionBody("Use "+sub(namedIs, 2)+" as the "+lower(sub(namedIs, 1)), change)
 	case match(subjectIs) && optionOf(sub(subjectIs, 1), sub(subjectIs, 2)):
 		opt := sub(subjectIs, 2)
 		if m := trailingNowOn.FindStringIndex(lower(opt)); m != nil {
@@ -1499,7 +1572,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "reject", text: sub(voteNo, 1)})
 	case match(notBuild) && !pronounLead.MatchString(lower(sub(notBuild, 1))) && !notBuildHere.MatchString(low) && !oneOff.MatchString(low) && len(strings.Fields(sub(notBuild, 1))) <= 4:
 		r.rejectList(sub(notBuild, 1))
-	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1))):
+	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1)) || packageName(sub(dontPullIn, 1)) && !addVerb.MatchString(low)):
 		r.add(item{kind: "reject", text: sub(dontPullIn, 1), why: strings.TrimRight(sub(dontPullIn, 2), ". ")})
 	case match(weSkip) && !pronounLead.MatchString(lower(sub(weSkip, 1))) && len(strings.Fields(sub(weSkip, 1))) <= 4:
 		r.rejectList(sub(weSkip, 1))
@@ -1652,7 +1725,7 @@ func (r *reader) rejectList(body string) {
 			goto done
 		case keepForm.MatchString(lp):
 			r.decision(item{kind: "decision", text: capitalise(p)})
-		case i > 0 && (judgement.MatchString(lp) || handledBy.MatchString(lp) || clauseOf.MatchString(lp)):
+		case i > 0 && (judgement.MatchString(lp) || handledBy.MatchString(lp) || clauseOf.MatchString(lp) || fineTail.MatchString(lp)):
 			// "a single node is enough", "fetch is fine": why the option
 			// is turned down
 			why = firstNonEmpty(why, strings.Join(parts[i:], ", "))
@@ -1780,7 +1853,8 @@ func splitReason(s string) (string, string) {
 		item := strings.TrimRight(s[:loc[0]], ",;: ")
 		why := strings.TrimSpace(s[loc[1]:])
 		sep := lower(s[loc[0]:loc[1]])
-		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") || strings.Contains(sep, "we want") || strings.Contains(sep, "need") {
+		if strings.Contains(sep, "it") || strings.Contains(sep, "they") || strings.Contains(sep, "we need") || strings.Contains(sep, "we want") || strings.Contains(sep, "need") ||
+			strings.Contains(sep, "less") || strings.Contains(sep, "fewer") || strings.Contains(sep, "no ") {
 			// the words of the separator that belong to the reason
 			why = strings.TrimSpace(strings.TrimLeft(sep, ", ")) + " " + why
 		}

@@ -70,7 +70,7 @@ var categories = map[string][]string{
 	"desktop":       {"tauri", "electron", "wails", "qt", "gtk", "winui", "avalonia"},
 	"mobile":        {"react-native", "ionic", "capacitor", "kmp", "xamarin", "maui"},
 	"runtime":       {"deno", "bun.js", "nodejs"},
-	"config":        {"toml", "yaml", "ini", "hcl", "jsonnet", "dotenv"},
+	"config":        {"toml", "yaml", "ini", "hcl", "jsonnet", "dotenv", "viper", "koanf", "envconfig", "pydantic-settings", "dynaconf", "figment", "convict"},
 	"format":        {"parquet", "logfmt", "csv", "tsv", "orc", "arrow", "ndjson", "jsonl", "feather", "sqlite-file"},
 	"validation":    {"pydantic", "zod", "yup", "joi", "valibot", "marshmallow", "ajv", "cerberus"},
 	"site":          {"hugo", "jekyll", "eleventy", "docusaurus", "gatsby", "mkdocs", "hexo", "vitepress", "starlight"},
@@ -83,6 +83,10 @@ var categories = map[string][]string{
 	"pipelines":     {"kubeflow", "metaflow", "zenml", "flyte", "kedro"},
 	"model-format":  {"onnx", "torchscript", "safetensors", "gguf"},
 	"gpu":           {"modal", "runpod", "replicate", "coreweave", "sagemaker", "vertex"},
+	"kafka-client":  {"franz-go", "sarama", "confluent-kafka-go", "kafkajs", "kafka-go", "librdkafka", "kafka-python", "aiokafka", "rdkafka"},
+	"db-driver":     {"clickhouse-go", "ch-go", "psycopg", "psycopg2", "psycopg3", "asyncpg", "mysql2", "node-postgres", "go-sql-driver", "lib/pq", "mongo-go-driver", "pymongo", "motor"},
+	"test-deps":     {"testcontainers", "localstack", "wiremock", "msw", "gomock", "mockery", "mockito", "mockall", "nock", "vcr", "pytest-mock", "moto"},
+	"http-client":   {"axios", "httpx", "aiohttp", "resty", "superagent", "node-fetch", "reqwest", "okhttp", "retrofit", "urllib3", "ureq"},
 	"lint":          {"eslint", "prettier", "biome", "ruff", "golangci-lint", "rubocop", "clippy", "mypy", "pyright"},
 }
 

@@ -1055,12 +1055,53 @@ func TestMarkersDashboardSession(t *testing.T) {
 	}
 }
 
+// A session typed the way people type to an agent: lower case, no verb
+// ("franz-go as the kafka client"), answers to the agent's own options by
+// number, a correction that starts "hmm no," and a crash pasted right
+// before the instruction with no blank line between.
+func TestMarkersIngestSession(t *testing.T) {
+	options := sessionStep{
+		msgs: []dialect.Message{
+			{Role: "assistant", Text: "For the sink I see two options: (1) the official clickhouse-go driver with batch inserts, or (2) writing to the HTTP interface ourselves. Which one?"},
+			{Role: "user", Text: "1, the official driver"},
+		},
+		active: []string{"clickhouse-go"},
+	}
+	c := playSession(t, []sessionStep{
+		says("ok so go for the consumer, franz-go as the kafka client", []string{"franz-go as the kafka client"}, nil, nil),
+		options,
+		says("nah don't pull in viper for config, plain env vars are enough", nil, nil, []string{"viper", "plain env vars are enough"}),
+		says("use zerolog for logging", []string{"zerolog"}, nil, nil),
+		says("actually switch logging to log/slog, one less dependency", []string{"Use log/slog for logging", "(why: one less dependency)"}, []string{"zerolog"}, nil),
+		says("batches are at most 10k rows or 2 seconds, whichever comes first", []string{"at most 10k rows"}, nil, nil),
+		says("here's what i get:\npanic: runtime error: invalid memory address or nil pointer dereference\n"+
+			"[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x6c2f1a]\ngoroutine 41 [running]:\nmain.(*sink).flush(0x0)\n"+
+			"looks like flush runs before the conn is set. never call flush from the constructor",
+			[]string{"never call flush from the constructor"}, nil, nil),
+		says("use a single consumer group for all topics", []string{"single consumer group"}, nil, nil),
+		says("hmm no, one consumer group per topic. a slow topic shouldn't stall the others",
+			[]string{"one consumer group per topic", "(why: a slow topic shouldn't stall the others)"}, []string{"single consumer group"}, nil),
+		says("tests use testcontainers for kafka and clickhouse, no mocks of either", []string{"testcontainers"}, nil, []string{"mocks"}),
+		says("let's not do exactly-once, at-least-once plus dedup on event_id in clickhouse is fine",
+			nil, nil, []string{"exactly-once", "at-least-once plus dedup"}),
+		says("the dead letter topic is events.dlq, keep failed messages there for 7 days", []string{"events.dlq", "7 days"}, nil, nil),
+		says("go 1.23 minimum", []string{"go 1.23 minimum"}, nil, nil),
+	})
+	if _, rej := sections(t, c); strings.Contains(rej, "of either") {
+		t.Errorf("the rejected option kept the words after it:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
 // stated with "should be", an instruction with a well-known tool.
 func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 	for _, s := range []string{
+		"Here's the PR description:\nWe will use Redis instead of Memcached for caching and drop the old layer.",
+		"the failing test is events_test.go",
+		"viper is what the old service used",
+		"Let's not add tests for this.",
 		"Our CI runs on GitHub Actions right now but it's slow.",
 		"The build is written in Bash and it's a mess.",
 		"Images are stored in S3 but some are missing.",
