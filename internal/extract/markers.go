@@ -58,6 +58,7 @@ type item struct {
 	why    string
 	old    string // decision: the option it replaces ("instead of Y")
 	change bool   // decision: the user marked it as a change ("actually", "scratch that")
+	stays  bool   // decision: said as staying with its option ("stick with X", "stay on X")
 	steps  []string
 }
 
@@ -376,11 +377,11 @@ func untouched(old, repl []string) []string {
 
 // restates reports whether a decision only keeps what is decided ("keep
 // BullMQ" with BullMQ active): nothing changes.
-func restates(text string, act []active, retired map[int]bool) bool {
-	if !keepLead.MatchString(lower(text)) {
+func restates(it item, act []active, retired map[int]bool) bool {
+	if !it.stays && !keepLead.MatchString(lower(it.text)) {
 		return false
 	}
-	cs := choices(text)
+	cs := choices(it.text)
 	for _, c := range cs {
 		if findChoice(act, retired, c) < 0 {
 			return false
@@ -500,7 +501,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		}
 	}
 	for _, it := range items {
-		if it.kind != "decision" || restates(it.text, act, retired) {
+		if it.kind != "decision" || restates(it, act, retired) {
 			continue
 		}
 		i := -1

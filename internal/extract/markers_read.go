@@ -44,7 +44,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|nah|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|nah|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -57,7 +57,7 @@ var (
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting|veto|vetoed|vetoing|am vetoing)\s+(.+)$|^i'?m\s+vetoing\s+(.+)$`)
 	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
-	stickWith   = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+(?:stick with|sticking with|stay with|staying with|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
+	stickWith   = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+)?(?:stick with|sticking with|stay with|staying with|stay on|staying on|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs        = mustPattern(`^(.{1,40}?)\s+it is$`)
 	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
@@ -154,7 +154,7 @@ var (
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|be|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
 	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
-	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?\s+(?:is|=|of)\s+\d`)
+	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?))\s+(?:is|are|=|of)\s+\d`)
 	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
 	// standingImper: "Keep the tests table-driven from now on": an
@@ -263,7 +263,7 @@ var (
 	// removeNamed: "Remove Lodash, it bloats the bundle": a named option
 	// taken out (not "remove the debug logs", a task).
 	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
-	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
+	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+|we can\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
 	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with)\s+(.+)$`)
 	// stateClause: a clause that says where or how something stands
 	// ("payments stay on the web"), not an option.
@@ -355,7 +355,11 @@ var (
 	wantToKeepOut = mustPattern(`^to\s+(?:support|use|adopt|add|ship|maintain|bring in|pull in|depend on)\s+(.+)$`)
 	// weAlways: "We never send page content to our servers": what we
 	// always or never do, in the present, a rule.
-	weAlways = mustPattern(`^(?:we|you)(?:\s+will|'ll|\s+must|\s+should)?\s+(?:never|always)\s+(?:send|store|log|keep|write|read|ship|deploy|push|merge|commit|call|expose|share|collect|track|use|run|delete|return|accept|trust|cache|encrypt|hash|sign|check|validate)\b`)
+	// partNever: "the API never touches the bytes": what a part of the
+	// system is never to do, by design (not "the webhook never fires", a
+	// fault).
+	partNever = mustPattern(`^(?:the\s+|our\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:must\s+|should\s+|will\s+)?never\s+(?:touch|touches|see|sees|store|stores|write|writes|read|reads|talk to|talks to|hold|holds|log|logs|expose|exposes|send|sends|know|knows|call|calls|own|owns|access|accesses|depend on|depends on|import|imports)\b`)
+	weAlways  = mustPattern(`^(?:we|you)(?:\s+will|'ll|\s+must|\s+should)?\s+(?:never|always)\s+(?:send|store|log|keep|write|read|ship|deploy|push|merge|commit|call|expose|share|collect|track|use|run|delete|return|accept|trust|cache|encrypt|hash|sign|check|validate)\b`)
 	// partIn: "Popup UI in Preact, it's tiny": a part and the well-known
 	// language or framework it is written in, without a verb.
 	partIn = mustPattern(`^([\w\- ]{1,25}?)\s+in\s+([\w.\-+#/]+)(?:,\s+(.+)|\s+(?:through|with|via|using|behind)\s+[^,]+)?$`)
@@ -365,12 +369,18 @@ var (
 	targetsOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,25}?\s+(?:targets|supports|runs on)\s+\S.*\s+only$`)
 	// weSkip: "We're skipping voice features entirely": a feature left out
 	// for good (or for the version), not a step skipped today.
-	weSkip = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be)\s+skipping\s+(.+?)\s+(?:entirely|altogether|completely|for good|in v1|for v1|at launch)$`)
+	// skipFor: "skip the admin dashboard for this milestone, support can
+	// use the database": a part of the product put off, with its reason.
+	skipFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we can\s+|we should\s+)?skip\s+(?:the\s+|an?\s+)?([\w.\-+/]+(?:\s[\w.\-+/]+){0,3}?)\s+(?:for (?:this|the first|the next|our first) (?:milestone|release|version|iteration|sprint|cut)|for the mvp|in the mvp|until (?:after )?(?:launch|later|v2|the beta))(?:,\s+(.+))?$`)
+	// talkedAbout: "we talked about GraphQL for the mobile API but honestly
+	// REST is fine": an option considered and set aside, with why.
+	talkedAbout = mustPattern(`^(?:we|i)\s+(?:talked about|discussed|considered|looked at|thought about|were going to use)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:\s+for\s+.+?)?,?\s+but\s+(?:honestly\s+|really\s+|frankly\s+|i think\s+|tbh\s+)?(.+)$`)
+	weSkip      = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be)\s+skipping\s+(.+?)\s+(?:entirely|altogether|completely|for good|in v1|for v1|at launch)$`)
 	// partColon: "Crash reporting: Sentry": a part, a colon, its option.
 	// partColonEach: "Errors: thiserror in the library crates, anyhow only
 	// in the binary": a part and an option for each place.
 	partColonEach = mustPattern(`^([\w\- ]{1,25}?):\s+([^,]+,\s+[^,]+)$`)
-	partColon     = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+with\s+[^,]+)?$`)
+	partColon     = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,2}?)(?:,\s+with\s+[^,]+|,\s+((?:the|our|it|we|they|nothing|no)\s.+))?$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
 	// Windows": a part of the product or a platform left out.
 	notBuild = mustPattern(`^(?:(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)|(?:we don'?t|we do not)\s+(?:support|ship|offer))\s+(?:an?\s+|the\s+|any\s+)?(\S.*?)$`)
@@ -408,6 +418,10 @@ var (
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
 	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
+	// soured: "I've been burned by Prisma migrations before", "I looked
+	// at the Drizzle output and I don't like it": a judgement of an option
+	// by what it did to us, said before the change it explains.
+	soured = mustPattern(`\b(?:been burned by|got burned by|been bitten by|had (?:bad experiences?|enough|trouble|problems|issues) with|(?:i'?m|we'?re|i am|we are) not happy with)\s|\b(?:i|we) (?:don'?t|do not) like (?:it|them|that|this|the [\w\-]+)[.!]?$`)
 	// fineTail: "at-least-once plus dedup on event_id is fine": what will
 	// do instead of an option turned down, however long its name.
 	fineTail  = mustPattern(`\s(?:is|are)\s+(?:fine|enough|plenty|good enough|all we need)[.!]?$|\s(?:will do|does the job|do the job)[.!]?$`)
@@ -811,7 +825,7 @@ func (r *reader) sentence(s string) {
 	if purpose != "" {
 		r.attach(seq(n, len(r.items)), purpose)
 	}
-	if n == 0 && len(r.items) == 0 && judgement.MatchString(low) && namesKnown(s) {
+	if n == 0 && len(r.items) == 0 && (judgement.MatchString(low) || soured.MatchString(low)) && namesKnown(s) {
 		r.pendingWhy = strings.TrimRight(s, ".! ") // said before what it explains
 	} else if pending != "" {
 		r.replacing(n, pending) // "Cron was a bad idea, …"
@@ -1239,6 +1253,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), change)
 	case match(partColon) && productPart(lower(sub(partColon, 1))) && isNamed(sub(partColon, 2)):
 		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
+		if rest := sub(partColon, 3); rest != "" {
+			r.statement(capitalise(rest), change) // "…, the API never touches the bytes"
+		}
 	case match(partColonEach) && productPart(lower(sub(partColonEach, 1))) && r.eachPlaced(sub(partColonEach, 1), sub(partColonEach, 2), change):
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
 		r.replaced(sub(dropAndGo, 1), sub(dropAndGo, 2))
@@ -1246,7 +1263,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(stickWith):
 		if obj := sub(stickWith, 1); !pronounLead.MatchString(lower(obj)) && !strings.HasPrefix(lower(obj), "me") {
+			n := len(r.items)
 			r.decisionBody("Use "+obj, change)
+			for i := n; i < len(r.items); i++ {
+				r.items[i].stays = r.items[i].kind == "decision"
+			}
 		}
 	case match(itIs):
 		r.decisionBody("Use "+sub(itIs, 1), change)
@@ -1574,6 +1595,11 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(sub(notBuild, 1))
 	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1)) || packageName(sub(dontPullIn, 1)) && !addVerb.MatchString(low)):
 		r.add(item{kind: "reject", text: sub(dontPullIn, 1), why: strings.TrimRight(sub(dontPullIn, 2), ". ")})
+	case match(skipFor) && !pronounLead.MatchString(lower(sub(skipFor, 1))):
+		r.add(item{kind: "reject", text: sub(skipFor, 1), why: strings.TrimSpace(trimAnySuffix(strings.TrimRight(sub(skipFor, 2), ". "), " for now", " for the time being"))})
+	case match(talkedAbout) && (isNamed(sub(talkedAbout, 1)) || categoryOf[lower(sub(talkedAbout, 1))] != "") &&
+		(fineTail.MatchString(lower(strings.TrimRight(sub(talkedAbout, 2), ". "))) || judgement.MatchString(lower(sub(talkedAbout, 2))) || comparativeChoice.MatchString(lower(sub(talkedAbout, 2)))):
+		r.add(item{kind: "reject", text: sub(talkedAbout, 1), why: strings.TrimRight(sub(talkedAbout, 2), ". ")})
 	case match(weSkip) && !pronounLead.MatchString(lower(sub(weSkip, 1))) && len(strings.Fields(sub(weSkip, 1))) <= 4:
 		r.rejectList(sub(weSkip, 1))
 	case match(skipNamed) && isNamed(sub(skipNamed, 1)) && !pronounLead.MatchString(lower(sub(skipNamed, 1))):
@@ -1738,7 +1764,7 @@ func (r *reader) rejectList(body string) {
 			goto done
 		default:
 			p = strings.TrimSpace(trimAny(p, "no ", "not ", "using ", "use "))
-			p = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(p, " after all"), " anymore"))
+			p = strings.TrimSpace(trimAnySuffix(p, " after all", " anymore", " entirely", " completely", " altogether"))
 			if loc := forNowTail.FindStringIndex(lower(p)); loc != nil && loc[0] > 0 {
 				p = p[:loc[0]] // "in-app purchases for now", "tablets in v1"
 			}
@@ -1765,7 +1791,7 @@ var (
 	noListSep        = mustPattern(`(?i),\s*(?:and\s+)?no\s+`) // "no A, and no B"
 	optionSep        = mustPattern(`\s*[,;]\s*|\s+or\s+`)      // "A, B or C"
 	ruleSep          = mustPattern(`,\s*(?:and\s+)?`)          // "a, b, and c"
-	reasonLead       = mustPattern(`^(?:too|it'?s|its|it is|not|way|overkill|because|since|as|they|we)\b`)
+	reasonLead       = mustPattern(`^(?:too|it'?s|its|it is|not|way|overkill|because|since|as|they|we|(?:the\s+)?only|nothing|nobody|no one)\b`)
 	commentary       = mustPattern(`\s(?:is|are|was|were|works|does|do)\b`)
 	keepForm         = mustPattern(`^(?:keep|use|stay with|stick with|go with|we keep|we use)\s+\S`)
 )
@@ -1801,6 +1827,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule
 		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
+		partNever.MatchString(low) && productPart(partNever.FindStringSubmatch(low)[1]) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),
 		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
@@ -2013,6 +2040,16 @@ func trimAny(s string, prefixes ...string) string {
 	for _, p := range prefixes {
 		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
 			return s[len(p):]
+		}
+	}
+	return s
+}
+
+// trimAnySuffix removes the first of suffixes s ends with.
+func trimAnySuffix(s string, suffixes ...string) string {
+	for _, x := range suffixes {
+		if len(s) >= len(x) && strings.EqualFold(s[len(s)-len(x):], x) {
+			return s[:len(s)-len(x)]
 		}
 	}
 	return s

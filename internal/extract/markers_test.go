@@ -1092,6 +1092,36 @@ func TestMarkersIngestSession(t *testing.T) {
 	}
 }
 
+// A session whose decisions are changed, turned down and taken back inside
+// longer turns: a judgement of what an option did to us said before the
+// change it explains, "we can drop X entirely, the only … left", an option
+// talked about and set aside, a part put off for a milestone, staying on
+// what is decided, and a part with its option after a colon followed by a
+// rule.
+func TestMarkersAppBackendSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("alright, the plan looks fine. one thing though: use Fastify instead of Express, we need the schema validation built in.",
+			[]string{"Fastify instead of Express", "(why: we need the schema validation built in)"}, []string{"one thing"}, nil),
+		says("Use Prisma for database access.", []string{"Prisma"}, nil, nil),
+		says("I've been burned by Prisma migrations before. let's use Drizzle for database access instead.",
+			[]string{"Drizzle", "(why: I've been burned by Prisma migrations before)"}, []string{"Prisma"}, nil),
+		says("ok I looked at the Drizzle output and I don't like it. back to Prisma, we'll live with the migrations.",
+			[]string{"Prisma", "I don't like it"}, []string{"Drizzle"}, nil),
+		says("Use BullMQ for background jobs.", []string{"BullMQ"}, nil, nil),
+		says("we can drop BullMQ entirely, the only job left is the nightly digest and a cron on the box does that.", nil, []string{"BullMQ"}, nil),
+		says("image uploads: presigned S3 URLs, the API never touches the bytes.", []string{"presigned S3 URLs", "The API never touches the bytes"}, nil, nil),
+		says("Use REST for the mobile API.", []string{"REST for the mobile API"}, nil, nil),
+		says("we talked about GraphQL for the mobile API but honestly REST is fine for the 12 endpoints we have. stay on REST.",
+			[]string{"Use REST for the mobile API"}, nil, []string{"GraphQL", "REST is fine for the 12 endpoints we have"}),
+		says("rate limit is 100 requests per minute per user", []string{"100 requests per minute"}, nil, nil),
+		says("skip the admin dashboard for this milestone, support can use the database directly for now.",
+			nil, nil, []string{"admin dashboard", "support can use the database directly"}),
+	})
+	if active, _ := sections(t, c); strings.Count(active, "REST") != 1 || strings.Contains(active, "entirely") {
+		t.Errorf("staying on REST changed the decision, or a drop kept its adverb:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1102,6 +1132,10 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"the failing test is events_test.go",
 		"viper is what the old service used",
 		"Let's not add tests for this.",
+		"the webhook never fires",
+		"we talked about GraphQL at the offsite",
+		"skip the flaky test for now",
+		"I don't like it when the build is slow.",
 		"Our CI runs on GitHub Actions right now but it's slow.",
 		"The build is written in Bash and it's a mess.",
 		"Images are stored in S3 but some are missing.",
