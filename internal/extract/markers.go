@@ -119,24 +119,28 @@ func markerOps(in Input) []map[string]any {
 	var ops []map[string]any
 	content := contentWords{}
 	for _, t := range userTurns(in) {
-		var items []item
-		picked := picksOption(t.text)
-		if picked {
-			// "Option B, please": the option of the assistant's question
-			// by that number or letter; without one, "option B" as said.
-			items = choiceReply(t.text, t.prev)
-		}
+		// Numbered answers to the assistant's numbered questions are read
+		// against their questions; any other turn is read on its own.
+		items := numberedAnswers(t.text, t.prev)
 		if len(items) == 0 {
-			items = readTurn(t.text)
-		}
-		if len(items) == 0 && accepts(t.text) {
-			// "Sounds good, go ahead": what the assistant proposed just
-			// before is what the user settled.
-			items = proposed(t.prev)
-		} else if len(items) == 0 && !picked {
-			// "Load into memory, files are small": the option picked from
-			// those the assistant asked about.
-			items = choiceReply(t.text, t.prev)
+			picked := picksOption(t.text)
+			if picked {
+				// "Option B, please": the option of the assistant's question
+				// by that number or letter; without one, "option B" as said.
+				items = choiceReply(t.text, t.prev)
+			}
+			if len(items) == 0 {
+				items = readTurn(t.text)
+			}
+			if len(items) == 0 && accepts(t.text) {
+				// "Sounds good, go ahead": what the assistant proposed just
+				// before is what the user settled.
+				items = proposed(t.prev)
+			} else if len(items) == 0 && !picked {
+				// "Load into memory, files are small": the option picked from
+				// those the assistant asked about.
+				items = choiceReply(t.text, t.prev)
+			}
 		}
 		var skips []item
 		items = slices.DeleteFunc(items, func(it item) bool {

@@ -369,6 +369,12 @@ var (
 	targetsOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,25}?\s+(?:targets|supports|runs on)\s+\S.*\s+only$`)
 	// weSkip: "We're skipping voice features entirely": a feature left out
 	// for good (or for the version), not a step skipped today.
+	// noThenUse: "no Celery, we'll use django-q for the background tasks":
+	// an option turned down and what is used instead.
+	noThenUse = mustPattern(`^no\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?),\s+(?:we'?ll|we will|let'?s|we|just)\s+(?:use|go with|run|do)\s+(.+)$`)
+	// noReason: "No split settings modules, they always drift": an option
+	// turned down, with what it does as the reason.
+	noReason = mustPattern(`^no\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,3}?),\s+((?:they|it|those|these|that)(?:'re|'s|\s+are|\s+is|\s+always|\s+never|\s+just|\s+only|\s+keep|\s+tend to|\s+break|\s+drift|\s+rot)\b.*)$`)
 	// skipFor: "skip the admin dashboard for this milestone, support can
 	// use the database": a part of the product put off, with its reason.
 	skipFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we can\s+|we should\s+)?skip\s+(?:the\s+|an?\s+)?([\w.\-+/]+(?:\s[\w.\-+/]+){0,3}?)\s+(?:for (?:this|the first|the next|our first) (?:milestone|release|version|iteration|sprint|cut)|for the mvp|in the mvp|until (?:after )?(?:launch|later|v2|the beta))(?:,\s+(.+))?$`)
@@ -422,10 +428,15 @@ var (
 	// at the Drizzle output and I don't like it": a judgement of an option
 	// by what it did to us, said before the change it explains.
 	soured = mustPattern(`\b(?:been burned by|got burned by|been bitten by|had (?:bad experiences?|enough|trouble|problems|issues) with|(?:i'?m|we'?re|i am|we are) not happy with)\s|\b(?:i|we) (?:don'?t|do not) like (?:it|them|that|this|the [\w\-]+)[.!]?$`)
+	// optionsNo: options named without a verb, then ", no …".
+	optionsNo = mustPattern(`^([\w.\-+/# ]{1,40}?),\s+(?:but\s+)?no\s+(.+)$`)
+	// placeWord: a place in a rule ("no secrets in the repo"), which makes
+	// "no X" a rule rather than an option turned down.
+	placeWord = mustPattern(`\s(?:in|on|at|to|from|into|inside|under|before|after)\s`)
 	// fineTail: "at-least-once plus dedup on event_id is fine": what will
 	// do instead of an option turned down, however long its name.
 	fineTail  = mustPattern(`\s(?:is|are)\s+(?:fine|enough|plenty|good enough|all we need)[.!]?$|\s(?:will do|does the job|do the job)[.!]?$`)
-	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t)\b`)
+	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t|nobody|no one|adds another|adds an extra)\b`)
 	folded    = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not|but not)\s+|,\s+(?:but\s+)?no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
 	foldedOut = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
 	cutOld    = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b|\s+(?:of\s+)?(?:either|both|any kind)$`)
@@ -1177,6 +1188,16 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.add(item{kind: "reject", text: sub(holdOff, 1), why: strings.TrimRight(sub(holdOff, 2), ". ")})
 	case match(decidedAgst):
 		r.rejectList(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))
+	case match(optionsNo) && optionPhrase(sub(optionsNo, 1)):
+		// "HTMX + Alpine, no React", "Tailwind via the standalone CLI, no
+		// node in the build": options named without a verb, and what is
+		// turned down (an option) or ruled out (somewhere).
+		r.decisionBody("Use "+sub(optionsNo, 1), change)
+		if no := strings.TrimRight(sub(optionsNo, 2), ". "); placeWord.MatchString(" " + lower(no) + " ") {
+			r.add(item{kind: "constraint", text: "no " + no})
+		} else {
+			r.rejectList(no)
+		}
 	case match(decidedTo):
 		body := sub(decidedTo, 2)
 		lb := lower(body)
@@ -1595,6 +1616,11 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(sub(notBuild, 1))
 	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1)) || packageName(sub(dontPullIn, 1)) && !addVerb.MatchString(low)):
 		r.add(item{kind: "reject", text: sub(dontPullIn, 1), why: strings.TrimRight(sub(dontPullIn, 2), ". ")})
+	case match(noThenUse) && (isNamed(sub(noThenUse, 1)) || categoryOf[lower(sub(noThenUse, 1))] != ""):
+		r.add(item{kind: "reject", text: sub(noThenUse, 1)})
+		r.decisionBody("Use "+sub(noThenUse, 2), r.changed)
+	case match(noReason) && !strings.ContainsAny(sub(noReason, 1), "0123456789") && !placeWord.MatchString(lower(sub(noReason, 1))):
+		r.add(item{kind: "reject", text: sub(noReason, 1), why: strings.TrimRight(sub(noReason, 2), ". ")})
 	case match(skipFor) && !pronounLead.MatchString(lower(sub(skipFor, 1))):
 		r.add(item{kind: "reject", text: sub(skipFor, 1), why: strings.TrimSpace(trimAnySuffix(strings.TrimRight(sub(skipFor, 2), ". "), " for now", " for the time being"))})
 	case match(talkedAbout) && (isNamed(sub(talkedAbout, 1)) || categoryOf[lower(sub(talkedAbout, 1))] != "") &&
@@ -1840,9 +1866,19 @@ func (r *reader) constraintForms(s, low string) bool {
 		r.decisionBody(s, true)
 		return true
 	}
+	if loc := ruleAnd.FindStringSubmatchIndex(low); loc != nil && loc[0] > 0 {
+		// "migrations must be reversible, and never edit one that has
+		// been merged": two rules.
+		r.add(item{kind: "constraint", text: strings.TrimRight(s[:loc[0]], ", ")})
+		r.add(item{kind: "constraint", text: s[loc[2]:loc[3]]})
+		return true
+	}
 	r.add(item{kind: "constraint", text: s})
 	return true
 }
+
+// ruleAnd: a second rule joined to a first by ", and".
+var ruleAnd = mustPattern(`,\s+and\s+((?:never|always|don'?t|do not|make sure)\s+.+)$`)
 
 // splitRules splits a rule list at ";", enumerations or ", and".
 func splitRules(body string) []string {
@@ -2044,6 +2080,33 @@ func trimAny(s string, prefixes ...string) string {
 	}
 	return s
 }
+
+// optionPhrase reports whether s only names options: its first word a
+// well-known or named option, six words at most, and at most one word that
+// is neither an option nor a joining word ("Tailwind via the standalone
+// CLI", not "Each worker owns its own queue").
+func optionPhrase(s string) bool {
+	f := strings.Fields(s)
+	if len(f) == 0 || len(f) > 6 || commentary.MatchString(" "+lower(s)) || pronounLead.MatchString(lower(s)) {
+		return false
+	}
+	if categoryOf[lower(f[0])] == "" && (!isNamed(f[0]) || stopWords[lower(f[0])] || determiner[lower(f[0])]) {
+		return false
+	}
+	plain := 0
+	for _, w := range f[1:] {
+		lw := lower(strings.Trim(w, ".,"))
+		if !joinWord[lw] && categoryOf[lw] == "" && !isNamed(w) {
+			plain++
+		}
+	}
+	return plain <= 1
+}
+
+var (
+	determiner = map[string]bool{"each": true, "every": true, "all": true, "our": true, "the": true, "no": true, "any": true, "some": true, "this": true, "that": true}
+	joinWord   = map[string]bool{"+": true, "&": true, "and": true, "with": true, "via": true, "on": true, "over": true, "plus": true, "the": true, "a": true, "an": true, "for": true, "in": true}
+)
 
 // trimAnySuffix removes the first of suffixes s ends with.
 func trimAnySuffix(s string, suffixes ...string) string {

@@ -209,7 +209,23 @@ func isNamed(s string) bool {
 	for _, raw := range strings.Fields(s) {
 		b := bare(raw)
 		w, r := lower(b), []rune(b)
-		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) || innerUpper(r) {
+		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) || innerUpper(r) || ofFamily(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// ofFamily reports whether a lower-case name joins a well-known option
+// with more ("pytest-django", "django-q", "react-query"): a package of
+// that option's ecosystem.
+func ofFamily(w string) bool {
+	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' })
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) >= 3 && categoryOf[p] != "" {
 			return true
 		}
 	}

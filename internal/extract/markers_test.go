@@ -1122,6 +1122,45 @@ func TestMarkersAppBackendSession(t *testing.T) {
 	}
 }
 
+// Feedback given in lists: bullets under a heading, and numbered answers
+// to the agent's numbered questions, each read against its own question
+// (an option it names, a yes, a "not yet").
+func TestMarkersListFeedbackSession(t *testing.T) {
+	questions := "Before I start: 1. Should I use Django REST Framework or Django Ninja? 2. Do you want the tenant resolved from the subdomain or a header? 3. Should I add Sentry now? 4. Should I write a seed script?"
+	answers := sessionStep{
+		msgs: []dialect.Message{
+			{Role: "assistant", Text: questions},
+			{Role: "user", Text: "1. ninja\n2. subdomain\n3. not yet, after the beta\n4. yes"},
+		},
+		active: []string{"Use Django Ninja", "subdomain", "Write a seed script"}, notIn: []string{"REST Framework", "header"}, rejected: []string{"Sentry", "after the beta"},
+	}
+	askedBack := sessionStep{
+		msgs: []dialect.Message{
+			{Role: "assistant", Text: "Two questions: 1. Should I use Redis or Memcached? 2. Should I add a CDN?"},
+			{Role: "user", Text: "1. what's the difference?\n2. maybe later"},
+		},
+		notIn: []string{"Redis", "Memcached", "CDN"},
+	}
+	c := playSession(t, []sessionStep{
+		says("a few things before you start:\n- use Postgres, not SQLite, even locally\n- no Celery, we'll use django-q for the two background tasks\n- all money amounts are stored as integer cents",
+			[]string{"Postgres", "django-q", "integer cents"}, nil, []string{"SQLite", "Celery"}),
+		answers,
+		askedBack,
+		says("For the frontend:\n* HTMX + Alpine, no React\n* Tailwind via the standalone CLI, no node in the build",
+			[]string{"Use HTMX + Alpine", "Use Tailwind via the standalone CLI", "no node in the build"}, nil, []string{"React"}),
+		says("Let's keep the settings in a single settings.py with env overrides. No split settings modules, they always drift.",
+			[]string{"single settings.py"}, nil, []string{"split settings modules", "they always drift"}),
+		says("migrations must be reversible, and never edit one that has been merged",
+			[]string{"migrations must be reversible", "never edit one that has been merged"}, nil, nil),
+		says("Use pytest-django for tests.", []string{"pytest-django"}, nil, nil),
+		says("thinking about it more, stick with Django's own test runner. pytest-django adds another layer nobody on the team knows.",
+			[]string{"Django's own test runner", "nobody on the team knows"}, []string{"pytest-django"}, nil),
+	})
+	if _, rej := sections(t, c); strings.Contains(rej, "node") {
+		t.Errorf("a rule about where something runs was turned into an option turned down:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1136,6 +1175,7 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"we talked about GraphQL at the offsite",
 		"skip the flaky test for now",
 		"I don't like it when the build is slow.",
+		"1. the tests pass\n2. the lint fails on settings.py",
 		"Our CI runs on GitHub Actions right now but it's slow.",
 		"The build is written in Bash and it's a mess.",
 		"Images are stored in S3 but some are missing.",
