@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -264,7 +266,7 @@ var (
 	// taken out (not "remove the debug logs", a task).
 	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
 	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+|we can\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
-	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with)\s+(.+)$`)
+	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with|publishing to|publish to|shipping to|ship to|targeting|target)\s+(.+)$`)
 	// stateClause: a clause that says where or how something stands
 	// ("payments stay on the web"), not an option.
 	stateClause = mustPattern(`^[\w\-]+(?:\s[\w\-]+){0,2}\s+(?:stay|stays|remain|remains|live|lives|go|goes|happen|happens|is|are|isn'?t|aren'?t|is not|are not|doesn'?t|does not|won'?t|can'?t)\s+\S`)
@@ -369,6 +371,15 @@ var (
 	targetsOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\- ]{1,25}?\s+(?:targets|supports|runs on)\s+\S.*\s+only$`)
 	// weSkip: "We're skipping voice features entirely": a feature left out
 	// for good (or for the version), not a step skipped today.
+	// makeIt: "make it installable with pipx": how the product is to be
+	// had, with the option named.
+	makeIt = mustPattern(`^make\s+(?:it|the (?:cli|app|tool|package|library|service))\s+(?:\w+able|available)\s+(?:with|via|through|from|on)\s+([\w.\-+/]+)(?:,\s+(.+))?$`)
+	// defaultIs: "output is plain text by default with a --json flag".
+	defaultIs = mustPattern(`^(?:the\s+)?[\w\- ]{1,25}?\s+(?:is|are)\s+[\w.\-+/ ]{2,40}?\s+by default,?\s+(?:with|and)\s+(?:an?\s+)?(?:--?[\w\-]+|flag|option|switch)`)
+	// needEvery: "I need every command to exit non-zero on failure".
+	needEvery = mustPattern(`^(?:i|we)\s+(?:need|want)\s+(?:every|all|each)\s+[\w\- ]{1,30}?\s+to\s+\w+`)
+	// askFirst: "nothing else without asking me".
+	askFirst = mustPattern(`^(?:nothing|no (?:new )?(?:deps|dependencies|packages|libraries))(?:\s+else|\s+more|\s+new)?\s+without\s+(?:asking|checking with|approval|my ok|telling)`)
 	// noThenUse: "no Celery, we'll use django-q for the background tasks":
 	// an option turned down and what is used instead.
 	noThenUse = mustPattern(`^no\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?),\s+(?:we'?ll|we will|let'?s|we|just)\s+(?:use|go with|run|do)\s+(.+)$`)
@@ -443,9 +454,15 @@ var (
 	ideaOf    = mustPattern(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
 )
 
+// unapostrophised: contractions typed without their apostrophe, in the
+// forms that lead a statement ("lets use", "dont add", "wont need").
+var unapostrophised = regexp.MustCompile(`(?i)\b(?:let(?:s)|don(?:t)|won(?:t)|isn(?:t)|doesn(?:t)|shouldn(?:t)|aren(?:t)|can(?:t))\b`)
+
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
-	text = unwrapArgs(text)
+	text = unapostrophised.ReplaceAllStringFunc(unwrapArgs(text), func(w string) string {
+		return w[:len(w)-1] + "'" + w[len(w)-1:] // "lets use" → "let's use", "dont" → "don't"
+	})
 	if lt := lower(text); turnHold.MatchString(lt) && !noUntilTurn.MatchString(lt) {
 		return nil
 	}
@@ -825,7 +842,7 @@ func (r *reader) sentence(s string) {
 		r.add(item{kind: "constraint", text: strings.TrimRight(s, ".! ")})
 		return
 	}
-	if questionLead.MatchString(low) || hedge.MatchString(strings.ReplaceAll(low, "eventually consistent", "consistent")) || reported.MatchString(low) || negatedDecision.MatchString(low) {
+	if questionLead.MatchString(low) || hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) || reported.MatchString(low) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
 		}
@@ -1159,9 +1176,42 @@ func (r *reader) statement(s string, change bool) {
 			if len(p) > 4 && strings.EqualFold(p[:4], "and ") {
 				p = p[4:] // "…, and mypy in strict mode"
 			}
+			if n := len(r.items); n > 0 && r.items[n-1].kind == "reject" && r.items[n-1].why == "" &&
+				handledBy.MatchString(lower(p)) && r.decidedHere(firstWord(p)) {
+				// "Click directly is a no-go, Typer gives us the help for
+				// free", Typer decided before in the turn: why, not a change.
+				r.items[n-1].why = strings.TrimRight(p, ". ")
+				continue
+			}
 			r.statement(p, change || r.changed)
 		}
 	}
+}
+
+// beforeReason is a statement up to the reason it gives, if any: a hedge
+// in the reason ("…, we want async later") leaves the statement settled.
+func beforeReason(low string) string {
+	for _, loc := range reasonSep.FindAllStringIndex(low, -1) {
+		if loc[0] > 0 && strings.HasPrefix(low[loc[0]:], ", we want") {
+			return low[:loc[0]]
+		}
+	}
+	return low
+}
+
+// decidedHere reports whether a decision read earlier in the turn names
+// the option w.
+func (r *reader) decidedHere(w string) bool {
+	w = lower(strings.Trim(w, ".,"))
+	if len(w) < 2 {
+		return false
+	}
+	for _, it := range r.items {
+		if it.kind == "decision" && slices.Contains(words(it.text), w) {
+			return true
+		}
+	}
+	return false
 }
 
 // packageName reports whether s, after "pull in" or "depend on", is one
@@ -1372,6 +1422,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
 	case match(asPart) && (categoryOf[lower(sub(asPart, 1))] != "" || isNamed(sub(asPart, 1))) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+s, change)
+	case match(defaultIs) && !pronounLead.MatchString(low):
+		// "output is plain text by default with a --json flag": a
+		// default and the way out of it, settled together.
+		r.decisionBody(capitalise(s), change)
 	case match(namedIs) && identLike(sub(namedIs, 2)) && !describes.MatchString(low) && !mishap.MatchString(low):
 		r.decisionBody("Use "+sub(namedIs, 2)+" as the "+lower(sub(namedIs, 1)), change)
 	case match(subjectIs) && optionOf(sub(subjectIs, 1), sub(subjectIs, 2)):
@@ -1616,6 +1670,11 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(sub(notBuild, 1))
 	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1)) || packageName(sub(dontPullIn, 1)) && !addVerb.MatchString(low)):
 		r.add(item{kind: "reject", text: sub(dontPullIn, 1), why: strings.TrimRight(sub(dontPullIn, 2), ". ")})
+	case match(makeIt) && (isNamed(sub(makeIt, 1)) || categoryOf[lower(sub(makeIt, 1))] != ""):
+		r.decisionBody(capitalise(strings.TrimSpace(strings.TrimSuffix(s, ", "+sub(makeIt, 2)))), r.changed)
+		if rest := sub(makeIt, 2); rest != "" {
+			r.statement(rest, r.changed)
+		}
 	case match(noThenUse) && (isNamed(sub(noThenUse, 1)) || categoryOf[lower(sub(noThenUse, 1))] != ""):
 		r.add(item{kind: "reject", text: sub(noThenUse, 1)})
 		r.decisionBody("Use "+sub(noThenUse, 2), r.changed)
@@ -1755,6 +1814,11 @@ func (r *reader) rejectList(body string) {
 		lp := lower(p)
 		switch {
 		case p == "":
+		case i > 0 && !r.changed && handledBy.MatchString(lp) && !switchTo.MatchString(lp):
+			// "Click directly is a no-go, Typer gives us the help for
+			// free": what the option standing does that this one would.
+			why = firstNonEmpty(why, strings.Join(parts[i:], ", "))
+			goto done
 		case i > 0 && (goWith.MatchString(lp) || willVerb.MatchString(lp) || switchTo.MatchString(lp) || verbWith.MatchString(lp) && reads(p)):
 			r.statement(p, true)
 		case i > 0 && r.changed && weWillNamed.MatchString(lp) && hasChoice(p):
@@ -1790,7 +1854,7 @@ func (r *reader) rejectList(body string) {
 			goto done
 		default:
 			p = strings.TrimSpace(trimAny(p, "no ", "not ", "using ", "use "))
-			p = strings.TrimSpace(trimAnySuffix(p, " after all", " anymore", " entirely", " completely", " altogether"))
+			p = strings.TrimSpace(trimAnySuffix(p, " after all", " anymore", " entirely", " completely", " altogether", " directly"))
 			if loc := forNowTail.FindStringIndex(lower(p)); loc != nil && loc[0] > 0 {
 				p = p[:loc[0]] // "in-app purchases for now", "tablets in v1"
 			}
@@ -1853,6 +1917,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule
 		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
+		needEvery.MatchString(low), askFirst.MatchString(low),
 		partNever.MatchString(low) && productPart(partNever.FindStringSubmatch(low)[1]) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),

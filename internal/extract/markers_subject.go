@@ -30,7 +30,7 @@ var categories = map[string][]string{
 	"serde":         {"serde", "serde_json", "serde_yaml"},
 	"e2e":           {"playwright", "cypress", "selenium", "puppeteer"},
 	"logging":       {"zap", "zerolog", "logrus", "slog", "log4j", "winston", "pino", "loguru", "bunyan", "log15", "logback", "serilog"},
-	"packages":      {"npm", "yarn", "pnpm", "bun", "poetry", "pip", "uv", "pipenv"},
+	"packages":      {"npm", "yarn", "pnpm", "bun", "poetry", "pip", "uv", "pipenv", "pipx", "hatch", "pdm", "flit", "conda", "mamba", "homebrew", "brew", "nix", "scoop", "winget", "chocolatey"},
 	"build":         {"make", "bazel", "cmake", "gradle", "maven", "buck", "just", "meson", "sbt", "pants", "nx", "turborepo", "lerna", "goreleaser"},
 	"bundler":       {"webpack", "vite", "esbuild", "rollup", "parcel", "turbopack"},
 	"ci":            {"jenkins", "circleci", "travis", "buildkite", "drone", "teamcity", "github-actions", "gitlab-ci", "argo", "tekton", "fastlane"},
@@ -86,7 +86,7 @@ var categories = map[string][]string{
 	"kafka-client":  {"franz-go", "sarama", "confluent-kafka-go", "kafkajs", "kafka-go", "librdkafka", "kafka-python", "aiokafka", "rdkafka"},
 	"db-driver":     {"clickhouse-go", "ch-go", "psycopg", "psycopg2", "psycopg3", "asyncpg", "mysql2", "node-postgres", "go-sql-driver", "lib/pq", "mongo-go-driver", "pymongo", "motor"},
 	"test-deps":     {"testcontainers", "localstack", "wiremock", "msw", "gomock", "mockery", "mockito", "mockall", "nock", "vcr", "pytest-mock", "moto"},
-	"http-client":   {"axios", "httpx", "aiohttp", "resty", "superagent", "node-fetch", "reqwest", "okhttp", "retrofit", "urllib3", "ureq"},
+	"http-client":   {"axios", "httpx", "requests", "aiohttp", "resty", "superagent", "node-fetch", "reqwest", "okhttp", "retrofit", "urllib3", "ureq"},
 	"lint":          {"eslint", "prettier", "biome", "ruff", "golangci-lint", "rubocop", "clippy", "mypy", "pyright"},
 }
 

@@ -1161,6 +1161,28 @@ func TestMarkersListFeedbackSession(t *testing.T) {
 	}
 }
 
+// A session of long paragraphs that settle several things each, typed
+// without apostrophes ("lets", "dont"), with an option ruled out while the
+// one standing is praised ("Click directly is a no-go, Typer gives us the
+// help for free": the praise is the reason, not a new decision), and a
+// hedge inside a reason ("we want async later") that leaves the change
+// settled.
+func TestMarkersCLIToolSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("ok here's what I want. the CLI is built on Typer, and output is plain text by default with a --json flag. Click directly is a no-go, Typer gives us the help for free.",
+			[]string{"built on Typer", "plain text by default with a --json flag"}, nil, []string{"Click", "Typer gives us the help for free"}),
+		says("make it installable with pipx, we're not publishing to conda", []string{"installable with pipx"}, nil, []string{"conda"}),
+		says("Use requests for HTTP calls.", []string{"requests"}, nil, nil),
+		says("lets use httpx instead of requests, we want async later", []string{"httpx", "(why: we want async later)"}, []string{"Use requests"}, nil),
+		says("I need every command to exit non-zero on failure, scripts depend on it", []string{"exit non-zero on failure"}, nil, nil),
+		says("keep the dependency list short: typer, httpx, rich. nothing else without asking me.", []string{"nothing else without asking me"}, nil, nil),
+		says("dont use pydantic for the config", nil, nil, []string{"pydantic"}),
+	})
+	if active, _ := sections(t, c); strings.Contains(active, "gives us the help") || strings.Contains(active, "directly") {
+		t.Errorf("praise of the option standing was read as a decision:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1176,6 +1198,8 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"skip the flaky test for now",
 		"I don't like it when the build is slow.",
 		"1. the tests pass\n2. the lint fails on settings.py",
+		"Logging is verbose by default.",
+		"lets see what the tests say",
 		"Our CI runs on GitHub Actions right now but it's slow.",
 		"The build is written in Bash and it's a mess.",
 		"Images are stored in S3 but some are missing.",
