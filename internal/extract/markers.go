@@ -511,6 +511,13 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		i := -1
 		if it.old != "" {
 			i = findChoice(act, retired, it.old)
+			for _, w := range strings.Fields(it.old) {
+				// "drop Redis caching and use solid_cache" with "Use
+				// Redis for caching" active: the option the words name.
+				if w = strings.Trim(w, ".,'"); i < 0 && len(strings.Fields(it.old)) > 1 && (categoryOf[lower(w)] != "" || isNamed(w)) {
+					i = findChoice(act, retired, w)
+				}
+			}
 		}
 		if i < 0 {
 			i = sameSubject(act, retired, it.text)

@@ -46,7 +46,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no|nope|nah|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|great|thanks|thank you|hmm)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -380,6 +380,19 @@ var (
 	needEvery = mustPattern(`^(?:i|we)\s+(?:need|want)\s+(?:every|all|each)\s+[\w\- ]{1,30}?\s+to\s+\w+`)
 	// askFirst: "nothing else without asking me".
 	askFirst = mustPattern(`^(?:nothing|no (?:new )?(?:deps|dependencies|packages|libraries))(?:\s+else|\s+more|\s+new)?\s+without\s+(?:asking|checking with|approval|my ok|telling)`)
+	// onlyOption: "minitest only", an option and nothing else.
+	onlyOption = mustPattern(`^(?:use\s+)?([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+only[.!]?$`)
+	// youKeep: "you keep adding devise", "stop suggesting Heroku": what the
+	// agent is told to stop bringing in.
+	youKeep = mustPattern(`^(?:you keep|you'?re still|stop|quit|please stop|don'?t keep)\s+(?:adding|suggesting|using|bringing in|reaching for|pulling in|proposing|putting|recommending|writing|introducing)\s+([^,]+?)(?:,\s+(.+))?$`)
+	// rollOwn: "we roll our own auth with has_secure_password".
+	rollOwn = mustPattern(`^(?:we|we'?ll|let'?s)\s+(?:roll|build|write|do)\s+our\s+own\s+(.+)$`)
+	// wholePoint: ", that was the whole point": the reason of the choice
+	// before it is that it is the point.
+	wholePoint = mustPattern(`,\s+(?:that(?:'s| was| is)|which (?:was|is))\s+the\s+(?:whole\s+)?point$`)
+	// underPath: "service objects under app/services": where a kind of
+	// code goes, by its path.
+	underPath = mustPattern(`^(?:the\s+|all\s+)?[\w\- ]{2,30}?\s+(?:under|in|into)\s+[\w.\-]+/[\w./\-]*$`)
 	// noThenUse: "no Celery, we'll use django-q for the background tasks":
 	// an option turned down and what is used instead.
 	noThenUse = mustPattern(`^no\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?),\s+(?:we'?ll|we will|let'?s|we|just)\s+(?:use|go with|run|do)\s+(.+)$`)
@@ -1422,6 +1435,16 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
 	case match(asPart) && (categoryOf[lower(sub(asPart, 1))] != "" || isNamed(sub(asPart, 1))) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+s, change)
+	case match(onlyOption) && (categoryOf[lower(sub(onlyOption, 1))] != "" || isNamed(sub(onlyOption, 1))) && !stopWords[lower(sub(onlyOption, 1))]:
+		r.decisionBody("Use "+sub(onlyOption, 1)+" only", change)
+	case match(rollOwn) && !pronounLead.MatchString(lower(sub(rollOwn, 1))):
+		body, why := s, ""
+		if loc := wholePoint.FindStringIndex(lower(s)); loc != nil {
+			body, why = s[:loc[0]], strings.TrimLeft(s[loc[0]:], ", ")
+		}
+		n := len(r.items)
+		r.decisionBody(capitalise(strings.TrimPrefix(strings.TrimPrefix(body, "we "), "We ")), change)
+		r.attach(seq(n, len(r.items)), why)
 	case match(defaultIs) && !pronounLead.MatchString(low):
 		// "output is plain text by default with a --json flag": a
 		// default and the way out of it, settled together.
@@ -1675,6 +1698,18 @@ func (r *reader) rejectForms(s, low string) bool {
 		if rest := sub(makeIt, 2); rest != "" {
 			r.statement(rest, r.changed)
 		}
+	case match(youKeep) && !pronounLead.MatchString(lower(sub(youKeep, 1))):
+		// The agent told to stop bringing something in: an option turned
+		// down, or a practice ruled out ("stop putting business logic in
+		// controllers").
+		if obj := strings.TrimRight(sub(youKeep, 1), ". "); len(strings.Fields(obj)) <= 3 && !placeWord.MatchString(" "+lower(obj)+" ") {
+			r.add(item{kind: "reject", text: obj})
+		} else {
+			r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s[:len(s)-len(sub(youKeep, 2))], ", ."))})
+		}
+		if rest := sub(youKeep, 2); rest != "" {
+			r.statement(rest, true)
+		}
 	case match(noThenUse) && (isNamed(sub(noThenUse, 1)) || categoryOf[lower(sub(noThenUse, 1))] != ""):
 		r.add(item{kind: "reject", text: sub(noThenUse, 1)})
 		r.decisionBody("Use "+sub(noThenUse, 2), r.changed)
@@ -1854,7 +1889,7 @@ func (r *reader) rejectList(body string) {
 			goto done
 		default:
 			p = strings.TrimSpace(trimAny(p, "no ", "not ", "using ", "use "))
-			p = strings.TrimSpace(trimAnySuffix(p, " after all", " anymore", " entirely", " completely", " altogether", " directly"))
+			p = strings.TrimSpace(trimAnySuffix(p, " after all", " anymore", " entirely", " completely", " altogether", " directly", " here"))
 			if loc := forNowTail.FindStringIndex(lower(p)); loc != nil && loc[0] > 0 {
 				p = p[:loc[0]] // "in-app purchases for now", "tablets in v1"
 			}
@@ -1917,7 +1952,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule
 		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
-		needEvery.MatchString(low), askFirst.MatchString(low),
+		needEvery.MatchString(low), askFirst.MatchString(low), underPath.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low) && !commentary.MatchString(low),
 		partNever.MatchString(low) && productPart(partNever.FindStringSubmatch(low)[1]) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),

@@ -1183,6 +1183,31 @@ func TestMarkersCLIToolSession(t *testing.T) {
 	}
 }
 
+// Steering an agent that drifted: what was agreed said again ("no no, we
+// agreed on …"), what is ruled out repeated ("I told you already, we don't
+// use RSpec here"), the agent told to stop bringing something in (an
+// option turned down; a practice ruled out), and a change whose old option
+// is named with other words than the decision it replaces ("Redis
+// caching" for "Use Redis for caching").
+func TestMarkersSteeringSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("no no, we agreed on Sidekiq for jobs, not ActiveJob's async adapter.", []string{"Sidekiq"}, nil, []string{"async adapter"}),
+		says("I told you already, we don't use RSpec here. minitest only.", []string{"minitest only"}, nil, []string{"RSpec"}),
+		says("again: every migration needs a matching rollback", []string{"every migration needs a matching rollback"}, nil, nil),
+		says("you keep adding devise. we roll our own auth with has_secure_password, that was the whole point.",
+			[]string{"Roll our own auth with has_secure_password"}, nil, []string{"devise"}),
+		says("Use Redis for caching.", []string{"Redis for caching"}, nil, nil),
+		says("fine, let's drop Redis caching and use solid_cache, one less service to run.",
+			[]string{"solid_cache", "(why: one less service to run)"}, []string{"Redis for caching"}, nil),
+		says("stop suggesting Heroku, we deploy with Kamal to our own boxes", []string{"Kamal"}, nil, []string{"Heroku"}),
+		says("and please stop putting business logic in controllers. service objects under app/services.",
+			[]string{"Stop putting business logic in controllers", "service objects under app/services"}, nil, nil),
+	})
+	if _, rej := sections(t, c); strings.Contains(rej, "RSpec here") || strings.Contains(rej, "business logic") {
+		t.Errorf("a rejected option kept a place word, or a practice was read as an option:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1200,6 +1225,10 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"1. the tests pass\n2. the lint fails on settings.py",
 		"Logging is verbose by default.",
 		"lets see what the tests say",
+		"why did you add devise?",
+		"did we agree on Sidekiq or GoodJob?",
+		"I told you the tests were flaky",
+		"All the fixtures are in tests/fixtures.",
 		"Our CI runs on GitHub Actions right now but it's slow.",
 		"The build is written in Bash and it's a mess.",
 		"Images are stored in S3 but some are missing.",
