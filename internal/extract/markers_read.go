@@ -469,13 +469,18 @@ var (
 
 // unapostrophised: contractions typed without their apostrophe, in the
 // forms that lead a statement ("lets use", "dont add", "wont need").
+var apostropheless = []string{"lets", "dont", "wont", "isnt", "doesnt", "shouldnt", "arent", "cant"}
+
 var unapostrophised = regexp.MustCompile(`(?i)\b(?:let(?:s)|don(?:t)|won(?:t)|isn(?:t)|doesn(?:t)|shouldn(?:t)|aren(?:t)|can(?:t))\b`)
 
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
-	text = unapostrophised.ReplaceAllStringFunc(unwrapArgs(text), func(w string) string {
-		return w[:len(w)-1] + "'" + w[len(w)-1:] // "lets use" → "let's use", "dont" → "don't"
-	})
+	text = unwrapArgs(text)
+	if lt := lower(text); slices.ContainsFunc(apostropheless, func(w string) bool { return strings.Contains(lt, w) }) {
+		text = unapostrophised.ReplaceAllStringFunc(text, func(w string) string {
+			return w[:len(w)-1] + "'" + w[len(w)-1:] // "lets use" → "let's use", "dont" → "don't"
+		})
+	}
 	if lt := lower(text); turnHold.MatchString(lt) && !noUntilTurn.MatchString(lt) {
 		return nil
 	}
@@ -520,12 +525,16 @@ func userLines(text string) []userLine {
 	pasted, sawOutput := false, false
 	lines := strings.Split(text, "\n")
 	// The user's own words after a paste with no blank line between:
-	// the lines from the last that is not prose on.
-	ownFrom := len(lines)
-	for ownFrom > 0 && proseLine(lower(strings.TrimSpace(lines[ownFrom-1]))) {
-		ownFrom--
-	}
+	// the lines from the last that is not prose on (found once a paste
+	// starts).
+	ownFrom := -1
 	for i, l := range lines {
+		if pasted && ownFrom < 0 {
+			ownFrom = len(lines)
+			for ownFrom > 0 && proseLine(lower(strings.TrimSpace(lines[ownFrom-1]))) {
+				ownFrom--
+			}
+		}
 		l = strings.TrimSpace(l)
 		low := lower(l)
 		switch {
@@ -855,7 +864,7 @@ func (r *reader) sentence(s string) {
 		r.add(item{kind: "constraint", text: strings.TrimRight(s, ".! ")})
 		return
 	}
-	if questionLead.MatchString(low) || hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) || reported.MatchString(low) || negatedDecision.MatchString(low) {
+	if questionLead.MatchString(low) || hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) || reported.MatchString(low) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
 		}
@@ -1433,7 +1442,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(s, change)
 	case match(preferOver) && hasChoice(sub(preferOver, 1)+" "+sub(preferOver, 2)):
 		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
-	case match(asPart) && (categoryOf[lower(sub(asPart, 1))] != "" || isNamed(sub(asPart, 1))) && !pronounLead.MatchString(low):
+	case (strings.Contains(low, " as the ") || strings.Contains(low, " as our ")) && match(asPart) && (categoryOf[lower(sub(asPart, 1))] != "" || isNamed(sub(asPart, 1))) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+s, change)
 	case match(onlyOption) && (categoryOf[lower(sub(onlyOption, 1))] != "" || isNamed(sub(onlyOption, 1))) && !stopWords[lower(sub(onlyOption, 1))]:
 		r.decisionBody("Use "+sub(onlyOption, 1)+" only", change)
@@ -1449,7 +1458,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		// "output is plain text by default with a --json flag": a
 		// default and the way out of it, settled together.
 		r.decisionBody(capitalise(s), change)
-	case match(namedIs) && identLike(sub(namedIs, 2)) && !describes.MatchString(low) && !mishap.MatchString(low):
+	case identLike(low[strings.LastIndexByte(low, ' ')+1:]) && match(namedIs) && identLike(sub(namedIs, 2)) && !describes.MatchString(low) && !mishap.MatchString(low):
 		r.decisionBody("Use "+sub(namedIs, 2)+" as the "+lower(sub(namedIs, 1)), change)
 	case match(subjectIs) && optionOf(sub(subjectIs, 1), sub(subjectIs, 2)):
 		opt := sub(subjectIs, 2)
