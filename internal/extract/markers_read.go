@@ -348,7 +348,7 @@ var (
 	buildOn = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be|let'?s be|i'?m|i am)\s+building\s+(?:this|it|the (?:app|site|service|project|backend|frontend|whole thing))\s+(?:on|in|with)\s+(\S+(?:\s\S+){0,4})$`)
 	// dontPullIn: "Don't pull in Vue, Livewire is enough": a named option
 	// kept out, and why.
-	dontPullIn = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never)\s+(?:pull in|bring in|add|install|depend on)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:\s+(?:for|in|into)\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?(?:,\s+(.+))?$`)
+	dontPullIn = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never)\s+(?:pull in|bring in|add|install|depend on|reach for)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:\s+(?:for|in|into)\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?(?:,\s+(.+))?$`)
 	// canOnly: "Students can only see courses they are enrolled in": who
 	// may do what, a rule.
 	canOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\-]+(?:\s[\w\-]+)?\s+(?:can|may)\s+only\s+\w+\s+\S`)
@@ -380,6 +380,12 @@ var (
 	needEvery = mustPattern(`^(?:i|we)\s+(?:need|want)\s+(?:every|all|each)\s+[\w\- ]{1,30}?\s+to\s+\w+`)
 	// askFirst: "nothing else without asking me".
 	askFirst = mustPattern(`^(?:nothing|no (?:new )?(?:deps|dependencies|packages|libraries))(?:\s+else|\s+more|\s+new)?\s+without\s+(?:asking|checking with|approval|my ok|telling)`)
+	// winsForm: "Vitest wins, Jest's ESM support is still painful": a
+	// conclusion, with the judgement of the other option after it.
+	winsForm = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:wins|is the winner|takes it)(?:,\s+(.+))?$`)
+	// bringBack: "bring Nx back, the caching alone is worth it": an option
+	// taken back, with why.
+	bringBack = mustPattern(`^(?:let'?s\s+|we'?ll\s+)?bring\s+(?:([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+back|back\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?))(?:,\s+(.+))?$`)
 	// onlyOption: "minitest only", an option and nothing else.
 	onlyOption = mustPattern(`^(?:use\s+)?([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+only[.!]?$`)
 	// youKeep: "you keep adding devise", "stop suggesting Heroku": what the
@@ -454,13 +460,18 @@ var (
 	soured = mustPattern(`\b(?:been burned by|got burned by|been bitten by|had (?:bad experiences?|enough|trouble|problems|issues) with|(?:i'?m|we'?re|i am|we are) not happy with)\s|\b(?:i|we) (?:don'?t|do not) like (?:it|them|that|this|the [\w\-]+)[.!]?$`)
 	// optionsNo: options named without a verb, then ", no …".
 	optionsNo = mustPattern(`^([\w.\-+/# ]{1,40}?),\s+(?:but\s+)?no\s+(.+)$`)
+	// possessiveJudged: "Jest's ESM support is still painful".
+	possessiveJudged = mustPattern(`^([\w.\-+/]+)'s\s+[\w\- ]{1,30}?\s+(?:is|are|was|were|keeps?|feels?)\s`)
+	// practiceWord: what is ruled out is a way of working ("manual version
+	// bumps", "hand-written SQL"), not an option.
+	practiceWord = mustPattern(`^(?:manual|manually|hand-written|handwritten|hand-rolled|ad hoc|ad-hoc)\b`)
 	// placeWord: a place in a rule ("no secrets in the repo"), which makes
 	// "no X" a rule rather than an option turned down.
 	placeWord = mustPattern(`\s(?:in|on|at|to|from|into|inside|under|before|after)\s`)
 	// fineTail: "at-least-once plus dedup on event_id is fine": what will
 	// do instead of an option turned down, however long its name.
 	fineTail  = mustPattern(`\s(?:is|are)\s+(?:fine|enough|plenty|good enough|all we need)[.!]?$|\s(?:will do|does the job|do the job)[.!]?$`)
-	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t|nobody|no one|adds another|adds an extra)\b`)
+	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t|nobody|no one|adds another|adds an extra|hiding|hides|masking|masks|swallowing|swallows)\b`)
 	folded    = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not|but not)\s+|,\s+(?:but\s+)?no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
 	foldedOut = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
 	cutOld    = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b|\s+(?:of\s+)?(?:either|both|any kind)$`)
@@ -1265,7 +1276,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		// node in the build": options named without a verb, and what is
 		// turned down (an option) or ruled out (somewhere).
 		r.decisionBody("Use "+sub(optionsNo, 1), change)
-		if no := strings.TrimRight(sub(optionsNo, 2), ". "); placeWord.MatchString(" " + lower(no) + " ") {
+		if no := strings.TrimRight(sub(optionsNo, 2), ". "); placeWord.MatchString(" "+lower(no)+" ") || practiceWord.MatchString(lower(no)) {
 			r.add(item{kind: "constraint", text: "no " + no})
 		} else {
 			r.rejectList(no)
@@ -1443,6 +1454,18 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(preferOver) && hasChoice(sub(preferOver, 1)+" "+sub(preferOver, 2)):
 		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
 	case (strings.Contains(low, " as the ") || strings.Contains(low, " as our ")) && match(asPart) && (categoryOf[lower(sub(asPart, 1))] != "" || isNamed(sub(asPart, 1))) && !pronounLead.MatchString(low):
+		r.decisionBody("Use "+s, change)
+	case match(winsForm) && knownOption(sub(winsForm, 1)):
+		body := "Use " + sub(winsForm, 1)
+		if rest := sub(winsForm, 2); rest != "" {
+			body += ", " + rest
+		}
+		r.decisionBody(body, change)
+	case match(bringBack) && knownOption(firstNonEmpty(sub(bringBack, 1), sub(bringBack, 2))):
+		r.decision(item{kind: "decision", text: "Use " + firstNonEmpty(sub(bringBack, 1), sub(bringBack, 2)), why: strings.TrimRight(sub(bringBack, 3), ". "), change: true})
+	case optionPhrase(s) && strings.ContainsAny(s, "+&") || optionPhrase(s) && (strings.Contains(low, " with ") || strings.Contains(low, " and ")) && len(strings.Fields(s)) <= 5 && !strings.Contains(s, ","):
+		// "pnpm workspaces with Turborepo", "HTMX + Alpine": options named
+		// together without a verb.
 		r.decisionBody("Use "+s, change)
 	case match(onlyOption) && (categoryOf[lower(sub(onlyOption, 1))] != "" || isNamed(sub(onlyOption, 1))) && !stopWords[lower(sub(onlyOption, 1))]:
 		r.decisionBody("Use "+sub(onlyOption, 1)+" only", change)
@@ -1644,6 +1667,13 @@ func (r *reader) decisionBody(body string, change bool) {
 	}
 	_, old := foldOld(body)
 	if lb := lower(body); old != "" && (strings.Contains(lb, ", no ") || strings.Contains(lb, ", but no ")) {
+		if i := strings.LastIndex(lb, ", "); i > 0 && practiceWord.MatchString(lower(old)) {
+			// "Changesets for versioning, no manual version bumps": a
+			// practice ruled out beside the choice, a rule.
+			r.decision(item{kind: "decision", text: body[:i], why: why, change: change})
+			r.add(item{kind: "constraint", text: strings.TrimSpace(body[i+2:])})
+			return
+		}
 		r.decision(item{kind: "decision", text: body, why: why, change: change})
 		r.add(item{kind: "reject", text: old})
 		return
@@ -1791,6 +1821,10 @@ func (r *reader) rejectForms(s, low string) bool {
 		body := grab(noForm)
 		if noChitChat.MatchString(lower(body)) || noMishap.MatchString(lower(body)) {
 			return true // "no worries", "no issues at launch, please": a wish
+		}
+		if practiceWord.MatchString(lower(body)) && !strings.Contains(body, ",") {
+			r.add(item{kind: "constraint", text: strings.TrimRight(s, ". ")}) // "no manual version bumps": a way of working ruled out
+			return true
 		}
 		if m := noButOnly.FindStringSubmatchIndex(lower(body)); m != nil {
 			// "No server-side sessions, JWTs only": one turned down, the
@@ -2068,6 +2102,12 @@ func cutJudgement(s string) (choice, judged string) {
 // and what it says of it, when that is another option than the ones the
 // choice names ("Spark is overkill here" after "Go with DuckDB").
 func judgedOption(judged, choice string) (opt, because string) {
+	if p := possessiveJudged.FindStringSubmatch(lower(judged)); p != nil && judgement.MatchString(lower(judged)) &&
+		sameCategory([]string{p[1]}, words(choice)) && !strings.Contains(lower(choice), p[1]) {
+		// "Vitest wins, Jest's ESM support is still painful": a part of
+		// the other option of the same kind judged is that option's.
+		return judged[:len(p[1])], strings.TrimSpace(judged)
+	}
 	m := judgedSubject.FindStringSubmatchIndex(lower(judged))
 	if m == nil {
 		return "", ""
@@ -2199,8 +2239,8 @@ func optionPhrase(s string) bool {
 	if len(f) == 0 || len(f) > 6 || commentary.MatchString(" "+lower(s)) || pronounLead.MatchString(lower(s)) {
 		return false
 	}
-	if categoryOf[lower(f[0])] == "" && (!isNamed(f[0]) || stopWords[lower(f[0])] || determiner[lower(f[0])]) {
-		return false
+	if first := strings.Trim(f[0], ".,"); categoryOf[lower(first)] == "" && !ofFamily(lower(first)) && !spelledName(first) {
+		return false // a capital at the start of a sentence names nothing
 	}
 	plain := 0
 	for _, w := range f[1:] {
@@ -2212,9 +2252,26 @@ func optionPhrase(s string) bool {
 	return plain <= 1
 }
 
+// knownOption reports whether s names an option by more than a capital
+// at the start of a sentence ("Vitest wins", not "Debuggability wins").
+func knownOption(s string) bool {
+	for _, w := range strings.Fields(s) {
+		if lw := lower(strings.Trim(w, ".,")); categoryOf[lw] != "" || ofFamily(lw) || spelledName(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// spelledName reports whether w is written as a name wherever it stands:
+// all capitals ("HTMX") or a capital inside ("daisyUI", "tRPC").
+func spelledName(w string) bool {
+	r := []rune(w)
+	return len(r) >= 2 && strings.ToUpper(w) == w && strings.ToLower(w) != w || innerUpper(r)
+}
+
 var (
-	determiner = map[string]bool{"each": true, "every": true, "all": true, "our": true, "the": true, "no": true, "any": true, "some": true, "this": true, "that": true}
-	joinWord   = map[string]bool{"+": true, "&": true, "and": true, "with": true, "via": true, "on": true, "over": true, "plus": true, "the": true, "a": true, "an": true, "for": true, "in": true}
+	joinWord = map[string]bool{"+": true, "&": true, "and": true, "with": true, "via": true, "on": true, "over": true, "plus": true, "the": true, "a": true, "an": true, "for": true, "in": true}
 )
 
 // trimAnySuffix removes the first of suffixes s ends with.

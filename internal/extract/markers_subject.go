@@ -32,7 +32,7 @@ var categories = map[string][]string{
 	"logging":       {"zap", "zerolog", "logrus", "slog", "log4j", "winston", "pino", "loguru", "bunyan", "log15", "logback", "serilog"},
 	"packages":      {"npm", "yarn", "pnpm", "bun", "poetry", "pip", "uv", "pipenv", "pipx", "hatch", "pdm", "flit", "conda", "mamba", "homebrew", "brew", "nix", "scoop", "winget", "chocolatey"},
 	"build":         {"make", "bazel", "cmake", "gradle", "maven", "buck", "just", "meson", "sbt", "pants", "nx", "turborepo", "lerna", "goreleaser"},
-	"bundler":       {"webpack", "vite", "esbuild", "rollup", "parcel", "turbopack"},
+	"bundler":       {"webpack", "vite", "esbuild", "rollup", "parcel", "turbopack", "tsup", "tsc", "swc", "babel", "unbuild", "rspack"},
 	"ci":            {"jenkins", "circleci", "travis", "buildkite", "drone", "teamcity", "github-actions", "gitlab-ci", "argo", "tekton", "fastlane"},
 	"orchestration": {"kubernetes", "k8s", "nomad", "swarm", "ecs", "eks", "gke", "aks", "openshift", "k3s"},
 	"mesh":          {"istio", "linkerd", "consul"},

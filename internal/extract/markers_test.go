@@ -1208,6 +1208,29 @@ func TestMarkersSteeringSession(t *testing.T) {
 	}
 }
 
+// A monorepo session: options named together without a verb, a
+// conclusion said as "X wins" with the other option's flaw after it, a
+// practice ruled out beside a choice ("no manual version bumps" is a rule,
+// not an option), and an option turned down earlier taken back ("bring Nx
+// back"), which leaves the things not to use.
+func TestMarkersMonorepoSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("pnpm workspaces with Turborepo. no Nx, it's too much magic for a team of three.",
+			[]string{"Use pnpm workspaces with Turborepo"}, nil, []string{"Nx", "too much magic"}),
+		says("ok so Vitest wins, Jest's ESM support is still painful.", []string{"Use Vitest"}, nil, []string{"Jest"}),
+		says("Use tsup for building packages.", []string{"tsup"}, nil, nil),
+		says("let's move the packages from tsup to plain tsc. the bundling was hiding type errors.",
+			[]string{"plain tsc", "the bundling was hiding type errors"}, []string{"Use tsup"}, nil),
+		says("don't reach for lodash, write the two helpers we need", nil, nil, []string{"lodash", "write the two helpers we need"}),
+		says("Changesets for versioning, no manual version bumps.", []string{"Changesets", "no manual version bumps"}, nil, nil),
+		says("bring Nx back, the caching alone is worth it now that we're twelve people.",
+			[]string{"Use Nx", "the caching alone is worth it"}, nil, nil),
+	})
+	if _, rej := sections(t, c); strings.Contains(rej, "version bumps") || strings.Contains(rej, "Nx") {
+		t.Errorf("a practice was turned down as an option, or Nx taken back is still not to be used:\n%s", capsule.Render(c))
+	}
+}
+
 // What users tell an agent about how things are, complaints, and tasks
 // done with a tool settle nothing, though each looks like a form that
 // does: a part and the option it uses, where things go, a limit, a rule
@@ -1229,6 +1252,9 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"did we agree on Sidekiq or GoodJob?",
 		"I told you the tests were flaky",
 		"All the fixtures are in tests/fixtures.",
+		"Debuggability wins.",
+		"Lunch with Priya.",
+		"Nx came up in the retro again",
 		"Our CI runs on GitHub Actions right now but it's slow.",
 		"The build is written in Bash and it's a mess.",
 		"Images are stored in S3 but some are missing.",
