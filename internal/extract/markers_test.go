@@ -1237,7 +1237,7 @@ func TestMarkersMonorepoSession(t *testing.T) {
 // stated with "should be", an instruction with a well-known tool.
 func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 	for _, s := range []string{
-		"Here's the PR description:\nWe will use Redis instead of Memcached for caching and drop the old layer.",
+		"Here's the PR description:\nUse Redis instead of Memcached for the session cache.",
 		"the failing test is events_test.go",
 		"viper is what the old service used",
 		"Let's not add tests for this.",
