@@ -418,6 +418,26 @@ func otherChoices(text, rejected string) []string {
 	return out
 }
 
+// findOld returns the active decision a change names as the one it
+// replaces, or -1: by the words as said, else by the option among them
+// ("drop Redis caching and use solid_cache" with "Use Redis for caching"
+// active).
+func findOld(act []active, retired map[int]bool, old string) int {
+	if i := findChoice(act, retired, old); i >= 0 {
+		return i
+	}
+	if ws := strings.Fields(old); len(ws) > 1 {
+		for _, w := range ws {
+			if w = bare(w); isNamed(w) {
+				if i := findChoice(act, retired, w); i >= 0 {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
 // forPart reports whether choice c of a decision's text names the part it
 // is for, not an option: "CI" in "Use Jenkins for CI", "sessions" in "Use
 // JWT for sessions".
@@ -510,14 +530,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		}
 		i := -1
 		if it.old != "" {
-			i = findChoice(act, retired, it.old)
-			for _, w := range strings.Fields(it.old) {
-				// "drop Redis caching and use solid_cache" with "Use
-				// Redis for caching" active: the option the words name.
-				if w = strings.Trim(w, ".,'"); i < 0 && len(strings.Fields(it.old)) > 1 && (categoryOf[lower(w)] != "" || isNamed(w)) {
-					i = findChoice(act, retired, w)
-				}
-			}
+			i = findOld(act, retired, it.old)
 		}
 		if i < 0 {
 			i = sameSubject(act, retired, it.text)

@@ -480,9 +480,10 @@ var (
 
 // unapostrophised: contractions typed without their apostrophe, in the
 // forms that lead a statement ("lets use", "dont add", "wont need").
-var apostropheless = []string{"lets", "dont", "wont", "isnt", "doesnt", "shouldnt", "arent", "cant"}
-
-var unapostrophised = regexp.MustCompile(`(?i)\b(?:let(?:s)|don(?:t)|won(?:t)|isn(?:t)|doesn(?:t)|shouldn(?:t)|aren(?:t)|can(?:t))\b`)
+var (
+	apostropheless  = []string{"lets", "dont", "wont", "isnt", "doesnt", "shouldnt", "arent", "cant"}
+	unapostrophised = regexp.MustCompile(`(?i)\b(?:` + strings.Join(apostropheless, "|") + `)\b`)
+)
 
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
@@ -1453,7 +1454,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(s, change)
 	case match(preferOver) && hasChoice(sub(preferOver, 1)+" "+sub(preferOver, 2)):
 		r.decisionBody("Prefer "+sub(preferOver, 1)+" over "+sub(preferOver, 2), change)
-	case (strings.Contains(low, " as the ") || strings.Contains(low, " as our ")) && match(asPart) && (categoryOf[lower(sub(asPart, 1))] != "" || isNamed(sub(asPart, 1))) && !pronounLead.MatchString(low):
+	case (strings.Contains(low, " as the ") || strings.Contains(low, " as our ")) && match(asPart) && isNamed(sub(asPart, 1)) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+s, change)
 	case match(winsForm) && knownOption(sub(winsForm, 1)):
 		body := "Use " + sub(winsForm, 1)
@@ -1467,7 +1468,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		// "pnpm workspaces with Turborepo", "HTMX + Alpine": options named
 		// together without a verb.
 		r.decisionBody("Use "+s, change)
-	case match(onlyOption) && (categoryOf[lower(sub(onlyOption, 1))] != "" || isNamed(sub(onlyOption, 1))) && !stopWords[lower(sub(onlyOption, 1))]:
+	case match(onlyOption) && isNamed(sub(onlyOption, 1)) && !stopWords[lower(sub(onlyOption, 1))]:
 		r.decisionBody("Use "+sub(onlyOption, 1)+" only", change)
 	case match(rollOwn) && !pronounLead.MatchString(lower(sub(rollOwn, 1))):
 		body, why := s, ""
@@ -1732,7 +1733,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(sub(notBuild, 1))
 	case match(dontPullIn) && (isNamed(sub(dontPullIn, 1)) || hasChoice(sub(dontPullIn, 1)) || packageName(sub(dontPullIn, 1)) && !addVerb.MatchString(low)):
 		r.add(item{kind: "reject", text: sub(dontPullIn, 1), why: strings.TrimRight(sub(dontPullIn, 2), ". ")})
-	case match(makeIt) && (isNamed(sub(makeIt, 1)) || categoryOf[lower(sub(makeIt, 1))] != ""):
+	case match(makeIt) && isNamed(sub(makeIt, 1)):
 		r.decisionBody(capitalise(strings.TrimSpace(strings.TrimSuffix(s, ", "+sub(makeIt, 2)))), r.changed)
 		if rest := sub(makeIt, 2); rest != "" {
 			r.statement(rest, r.changed)
@@ -1749,14 +1750,14 @@ func (r *reader) rejectForms(s, low string) bool {
 		if rest := sub(youKeep, 2); rest != "" {
 			r.statement(rest, true)
 		}
-	case match(noThenUse) && (isNamed(sub(noThenUse, 1)) || categoryOf[lower(sub(noThenUse, 1))] != ""):
+	case match(noThenUse) && isNamed(sub(noThenUse, 1)):
 		r.add(item{kind: "reject", text: sub(noThenUse, 1)})
 		r.decisionBody("Use "+sub(noThenUse, 2), r.changed)
 	case match(noReason) && !strings.ContainsAny(sub(noReason, 1), "0123456789") && !placeWord.MatchString(lower(sub(noReason, 1))):
 		r.add(item{kind: "reject", text: sub(noReason, 1), why: strings.TrimRight(sub(noReason, 2), ". ")})
 	case match(skipFor) && !pronounLead.MatchString(lower(sub(skipFor, 1))):
 		r.add(item{kind: "reject", text: sub(skipFor, 1), why: strings.TrimSpace(trimAnySuffix(strings.TrimRight(sub(skipFor, 2), ". "), " for now", " for the time being"))})
-	case match(talkedAbout) && (isNamed(sub(talkedAbout, 1)) || categoryOf[lower(sub(talkedAbout, 1))] != "") &&
+	case match(talkedAbout) && isNamed(sub(talkedAbout, 1)) &&
 		(fineTail.MatchString(lower(strings.TrimRight(sub(talkedAbout, 2), ". "))) || judgement.MatchString(lower(sub(talkedAbout, 2))) || comparativeChoice.MatchString(lower(sub(talkedAbout, 2)))):
 		r.add(item{kind: "reject", text: sub(talkedAbout, 1), why: strings.TrimRight(sub(talkedAbout, 2), ". ")})
 	case match(weSkip) && !pronounLead.MatchString(lower(sub(weSkip, 1))) && len(strings.Fields(sub(weSkip, 1))) <= 4:
