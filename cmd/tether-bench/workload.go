@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A workload is what the clients send. "small" is one short Chat
@@ -21,6 +22,10 @@ type workload struct {
 	size   int    // approximate body size; 0 for the small call
 	middle []byte // shared filler history (messages 1…), without brackets
 	turns  int    // requests per session; a client then starts a new one
+
+	stepsOnce sync.Once
+	steps     []byte // every turn's newest items, written once (stepItems)
+	stepEnds  []int  // end of turn t's items in steps
 }
 
 // defaultAgentTurns is the default length of one session. A new session's
@@ -67,28 +72,51 @@ func (w *workload) describe() string {
 	return fmt.Sprintf("Claude Code–shaped Anthropic Messages history of about %d KiB, growing by one tool call per request, sessions of %d turns", w.size>>10, w.turns)
 }
 
-// body writes the request of a client's seq-th request into buf.
+// body writes the request of a client's seq-th request into buf. It only
+// copies bytes prepared once (w.steps) and formats the few that name the
+// client and session: the clients share the CPUs with the proxy under test,
+// and formatting a 400-turn tail on every request was a sizeable share of
+// the run's CPU that no real agent spends on the proxy's machine.
 func (w *workload) body(buf []byte, client, seq int, stream bool) []byte {
 	if !w.agent() {
 		return requestBody(stream)
 	}
 	session, turn := seq/w.turns, seq%w.turns
-	b := bytes.NewBuffer(buf[:0])
-	b.WriteString(`{"model":"claude-bench","max_tokens":1024,"messages":[`)
-	fmt.Fprintf(b, `{"role":"user","content":[{"type":"text","text":"Session %d-%d: add a reservation endpoint to the inventory service. Make a plan first."}]},`, client, session)
-	b.Write(w.middle)
-	for i := range turn {
-		fmt.Fprintf(b, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_new_%d","name":"Read","input":{"file_path":"/repo/internal/inventory/file%d.go"}}]}`, i, i)
-		fmt.Fprintf(b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_new_%d","content":"package inventory\n\n// file %d\nfunc reserve() error { return nil }\n"}]}`, i, i)
-	}
-	b.WriteString(`],"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude."},{"type":"text","text":"You are an interactive agent that helps users with software engineering tasks.","cache_control":{"type":"ephemeral"}}],`)
-	b.WriteString(`"tools":[{"name":"Bash","description":"Run a shell command","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}},{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}],`)
-	fmt.Fprintf(b, `"metadata":{"user_id":"user_0123456789abcdef_account_00000000-0000-0000-0000-000000000000_session_bench-%d-%d"}`, client, session)
+	b := buf[:0]
+	b = append(b, `{"model":"claude-bench","max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":"Session `...)
+	b = strconv.AppendInt(b, int64(client), 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(session), 10)
+	b = append(b, `: add a reservation endpoint to the inventory service. Make a plan first."}]},`...)
+	b = append(b, w.middle...)
+	b = append(b, w.stepItems()[:w.stepEnds[turn]]...)
+	b = append(b, `],"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude."},{"type":"text","text":"You are an interactive agent that helps users with software engineering tasks.","cache_control":{"type":"ephemeral"}}],`...)
+	b = append(b, `"tools":[{"name":"Bash","description":"Run a shell command","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}},{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}],`...)
+	b = append(b, `"metadata":{"user_id":"user_0123456789abcdef_account_00000000-0000-0000-0000-000000000000_session_bench-`...)
+	b = strconv.AppendInt(b, int64(client), 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(session), 10)
+	b = append(b, `"}`...)
 	if stream {
-		b.WriteString(`,"stream":true`)
+		b = append(b, `,"stream":true`...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
+}
+
+// stepItems is every turn's newest tool call and result, in order, written
+// once: a request of turn t carries its first w.stepEnds[t] bytes.
+func (w *workload) stepItems() []byte {
+	w.stepsOnce.Do(func() {
+		var b bytes.Buffer
+		w.stepEnds = make([]int, w.turns)
+		for i := range w.turns {
+			w.stepEnds[i] = b.Len()
+			fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_new_%d","name":"Read","input":{"file_path":"/repo/internal/inventory/file%d.go"}}]}`, i, i)
+			fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_new_%d","content":"package inventory\n\n// file %d\nfunc reserve() error { return nil }\n"}]}`, i, i)
+		}
+		w.steps = b.Bytes()
+	})
+	return w.steps
 }
 
 // The Anthropic answers of the fake upstream: a fixed message, or the same
