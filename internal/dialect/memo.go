@@ -23,11 +23,13 @@ type itemMemo struct {
 // length and two independently seeded 64-bit hashes of its bytes (the seeds
 // are drawn per process, so nobody can craft two items that share a key).
 // Two items with one key have the same bytes, so anything computed from an
-// item's bytes alone may be memoised by its key (View.ItemKeys).
+// item's bytes alone may be memoised by its key (View.ItemKeys). It holds
+// no pointer: a request's keys are one array per history item that the
+// garbage collector never scans, and copying them is a plain copy.
 type ItemKey struct {
-	Name   Name
 	N      int
 	H1, H2 uint64
+	D      uint8 // the dialect (code)
 }
 
 // memoBudget bounds the memo by the raw bytes its entries stand for; the
@@ -37,7 +39,7 @@ const memoBudget = 64 << 20
 var memo = &itemMemo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 
 func (c *itemMemo) key(name Name, raw []byte) ItemKey {
-	return ItemKey{Name: name, N: len(raw), H1: hashBytes(c.seeds[0], raw), H2: hashBytes(c.seeds[1], raw)}
+	return ItemKey{N: len(raw), H1: hashBytes(c.seeds[0], raw), H2: hashBytes(c.seeds[1], raw), D: code(name)}
 }
 
 func (c *itemMemo) get(k ItemKey) (Message, bool) {

@@ -44,12 +44,21 @@ func Parse(name Name, path string, header http.Header, body []byte) (*View, erro
 	return &View{name: name, path: path, header: header, body: body, idx: idx}, nil
 }
 
-func known(name Name) bool {
+func known(name Name) bool { return code(name) != 0 }
+
+// code is a known dialect's small number (ItemKey.D), 0 for any other name.
+func code(name Name) uint8 {
 	switch name {
-	case OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini:
-		return true
+	case OpenAIChat:
+		return 1
+	case OpenAIResponses:
+		return 2
+	case AnthropicMessages:
+		return 3
+	case Gemini:
+		return 4
 	}
-	return false
+	return 0
 }
 
 func unknownDialect(name Name) error {
