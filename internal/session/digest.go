@@ -59,11 +59,48 @@ func (r *Resolver) EpochToken(ref Ref) string {
 	if ref.ALeg == "" {
 		return ""
 	}
-	return r.mac("token", ref.Principal, ref.ALeg)
+	return r.token(ref.Principal, ref.ALeg)
 }
 
 func (r *Resolver) alegKey(principal, aLeg string) string {
-	return kindALeg + ":" + r.mac("token", principal, aLeg)
+	return kindALeg + ":" + r.token(principal, aLeg)
+}
+
+// token is the MAC behind an A-leg's epoch token and head key. A turn asks
+// for it several times (lookup, commit, the block's ref), and a process
+// serves few A-legs at a time, so the tokens made are remembered.
+func (r *Resolver) token(principal, aLeg string) string {
+	k := [2]string{principal, aLeg}
+	if t, ok := r.tokens.get(k); ok {
+		return t
+	}
+	t := r.mac("token", principal, aLeg)
+	r.tokens.put(k, t)
+	return t
+}
+
+// tokenMemo remembers A-leg tokens; it starts over past tokenMemoMax.
+type tokenMemo struct {
+	mu sync.Mutex
+	m  map[[2]string]string
+}
+
+const tokenMemoMax = 1 << 14
+
+func (c *tokenMemo) get(k [2]string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[k]
+	return t, ok
+}
+
+func (c *tokenMemo) put(k [2]string, t string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= tokenMemoMax {
+		c.m = make(map[[2]string]string)
+	}
+	c.m[k] = t
 }
 
 func writeField(h hash.Hash, b []byte) {

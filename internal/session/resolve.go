@@ -339,7 +339,7 @@ type turnFacts struct {
 	hints    Hints
 	client   clientHint
 	hintKey  string
-	headKeys []string           // head-record key of each prefix of hist, once made
+	headKeys map[int]string     // head-record key of a prefix of hist (by its last index), once made
 	headKey  func(i int) string // the head-record key of prefix i
 	last     string             // chain digest of the whole history ("" when empty)
 	look     *lookup
@@ -431,13 +431,16 @@ func capsuleWanted(best int, hist []entry, rec record) string {
 func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	p, hist := t.ref.Principal, t.hist
 	// Head keys (an HMAC each) are made on demand: a turn that extends a
-	// known head needs those of its newest prefixes only.
-	t.headKeys = make([]string, len(hist))
+	// known head needs those of its newest prefixes only, so they are
+	// kept by index rather than in an array as long as the history.
+	t.headKeys = make(map[int]string, 4)
 	t.headKey = func(i int) string {
-		if t.headKeys[i] == "" {
-			t.headKeys[i] = r.key(kindHead, p, string(hist[i].chain[:]))
+		k, ok := t.headKeys[i]
+		if !ok {
+			k = r.key(kindHead, p, string(hist[i].chain[:]))
+			t.headKeys[i] = k
 		}
-		return t.headKeys[i]
+		return k
 	}
 	if len(hist) > 0 {
 		t.last = string(hist[len(hist)-1].chain[:])

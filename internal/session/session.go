@@ -162,6 +162,7 @@ type Resolver struct {
 	heads  stripes     // serialises head moves per A-leg inside this process
 	behind writeChains // orders per A-leg the writes CommitBehind leaves running
 	macs   sync.Pool   // HMAC hashes under the secret
+	tokens tokenMemo   // A-leg tokens made (alegKey, EpochToken)
 	seal   sealKey     // the AEAD of client descriptions
 	known  *known      // keys an exclusive store may hold (IndexKeys); nil: ask the store
 }
