@@ -114,7 +114,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		rules = compaction.Default()
 	}
 	hub := compaction.NewHub(append([]compaction.Observer{compaction.NewMetrics(reg)}, opt.Observers...)...)
-	a.Resolver = session.NewResolver(st, session.Options{Secret: secret, Now: opt.Now, Exclusive: !shared(cfg, st)})
+	a.Resolver = session.NewResolver(st, session.Options{Secret: secret, Now: opt.Now, Exclusive: !shared(cfg, st),
+		Coalesce: cfg.Continuity.LineageWriteInterval})
 	if err := a.Resolver.IndexKeys(ctx); err != nil {
 		logger.Warn("indexing lineage keys failed; every lineage lookup asks the store")
 	}

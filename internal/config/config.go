@@ -170,9 +170,14 @@ type Continuity struct {
 	Billing          Billing       `yaml:"billing,omitempty"`
 	MaxCapsuleTokens int           `yaml:"max_capsule_tokens"`
 	BarrierTimeout   time.Duration `yaml:"barrier_timeout"`
-	Reinjection      string        `yaml:"reinjection"` // every_turn | first_turn
-	CopyOnFork       bool          `yaml:"copy_on_fork"`
-	SourcePolicy     string        `yaml:"source_policy"` // auto | structured_only
+	// LineageWriteInterval is how long the lineage records of a turn that
+	// continues its branch may wait to be written with a store this
+	// process alone writes (SQLite): a newer turn of the branch meanwhile
+	// takes their place (session.Options.Coalesce).
+	LineageWriteInterval time.Duration `yaml:"lineage_write_interval"`
+	Reinjection          string        `yaml:"reinjection"` // every_turn | first_turn
+	CopyOnFork           bool          `yaml:"copy_on_fork"`
+	SourcePolicy         string        `yaml:"source_policy"` // auto | structured_only
 	// Deprecated: preservation always fails open.
 	FailureMode string        `yaml:"failure_mode,omitempty"`
 	CapsuleTTL  time.Duration `yaml:"capsule_ttl"`
@@ -370,6 +375,7 @@ func (c *Config) WithDefaults(getenv func(string) string) {
 	}
 	cc.MaxCapsuleTokens = cmp.Or(cc.MaxCapsuleTokens, DefaultMaxCapsuleTokens)
 	cc.BarrierTimeout = cmp.Or(cc.BarrierTimeout, 2*time.Second)
+	cc.LineageWriteInterval = cmp.Or(cc.LineageWriteInterval, time.Second)
 	cc.Reinjection = cmp.Or(cc.Reinjection, "every_turn")
 	cc.SourcePolicy = cmp.Or(cc.SourcePolicy, "auto")
 	cc.CapsuleTTL = cmp.Or(cc.CapsuleTTL, 30*24*time.Hour)
@@ -523,6 +529,9 @@ func (c *Config) Validate() error {
 	}
 	if cc.MaxCapsuleTokens < 200 || cc.MaxCapsuleTokens > 32000 {
 		bad("compaction_continuity.max_capsule_tokens", "must be between 200 and 32000 (got %d)", cc.MaxCapsuleTokens)
+	}
+	if cc.LineageWriteInterval < 0 || cc.LineageWriteInterval > time.Minute {
+		bad("compaction_continuity.lineage_write_interval", "must be between 0 and 1m (got %s)", cc.LineageWriteInterval)
 	}
 	if cc.BarrierTimeout < 0 || cc.BarrierTimeout > time.Minute {
 		bad("compaction_continuity.barrier_timeout", "must be between 0 and 1m (got %s)", cc.BarrierTimeout)

@@ -149,6 +149,7 @@ func TestDecodeErrorsNameYAMLPathAndLine(t *testing.T) {
 		{"compaction_continuity:\n  barier_timeout: 2s\n", `line 2: compaction_continuity.barier_timeout: unknown setting`},
 		{"compaction_continuity:\n  max_capsule_tokens: [1]\n", `line 2: compaction_continuity.max_capsule_tokens: must be a whole number (got a list)`},
 		{"compaction_continuity:\n  enabled: true\n  max_capsule_tokens: 5\n", `line 3: compaction_continuity.max_capsule_tokens: must be between 200 and 32000`},
+		{"compaction_continuity:\n  enabled: true\n  lineage_write_interval: 5m\n", `line 3: compaction_continuity.lineage_write_interval: must be between 0 and 1m (got 5m0s)`},
 	} {
 		_, err := Parse([]byte(tc.yaml), noEnv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -38,6 +38,8 @@ type Resolver interface {
 	Lock(ref session.Ref) (unlock func())
 	// Exclusive reports that this process alone writes the lineage store.
 	Exclusive() bool
+	// Flush queues the lineage records still waiting to be written.
+	Flush()
 }
 
 // Extractor is the background extraction boundary (extract.Pool).
@@ -97,10 +99,12 @@ func New(opt Options) *Engine {
 	return &Engine{opt: opt, log: log, m: m, plans: harvest.NewMemo(planMemoMax)}
 }
 
-// Wait returns once the lineage commits no answer waited for have ended
-// (or ctx is done): a process calls it after its server stopped, before it
-// closes the store.
+// Wait queues the lineage records still waiting to be written
+// (Resolver.Flush) and returns once the lineage commits no answer waited
+// for have ended (or ctx is done): a process calls it after its server
+// stopped, before it closes the store.
 func (e *Engine) Wait(ctx context.Context) error {
+	e.opt.Resolver.Flush()
 	done := make(chan struct{})
 	go func() {
 		e.behind.Wait()

@@ -88,6 +88,16 @@ func (c *lru) release(key string, rec record, stored bool) {
 	}
 }
 
+// held returns the record of key whose write is held (hold), if any.
+func (c *lru) held(key string) (record, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok && el.Value.(*lruItem).pending > 0 {
+		return el.Value.(*lruItem).rec, true
+	}
+	return record{}, false
+}
+
 // read caches rec as read from the store, unless a write of key is held.
 func (c *lru) read(key string, rec record) {
 	c.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tether-dev/tether/internal/compaction"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -27,7 +28,11 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 		return err
 	}
 	defer unlock()
-	if err := r.behind.wait(ctx, r.alegKey(ref.Principal, ref.ALeg)); err != nil {
+	ak := r.alegKey(ref.Principal, ref.ALeg)
+	if b := r.waits.take(ak); b != nil {
+		b.queue() // the A-leg's continuation before this one lands first
+	}
+	if err := r.behind.wait(ctx, ak); err != nil {
 		return wrap("commit", err)
 	}
 	return wrap("commit", w.flush(ctx))
@@ -50,7 +55,121 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 	}
 	defer unlock()
 	w.hold()
-	return r.writeHeld(ctx, "commit", r.alegKey(ref.Principal, ref.ALeg), w)
+	ak := r.alegKey(ref.Principal, ref.ALeg)
+	if q, ok := r.st.(backend.LineageEnqueuer); ok && r.opt.Coalesce > 0 && len(w.keys) > 0 {
+		done := r.waits.add(r, q, ak, w)
+		return func() error { return wrap("commit", <-done) }, nil
+	}
+	return r.writeHeld(ctx, "commit", ak, w)
+}
+
+// Flush queues for the store every continuation record waiting
+// (Options.Coalesce) now; a process calls it before it waits for its
+// writes and closes the store.
+func (r *Resolver) Flush() { r.waits.flushAll(r) }
+
+// waiting holds, per A-leg, the records of the newest continuation
+// committed behind and not yet queued for the store (Options.Coalesce).
+type waiting struct {
+	mu    sync.Mutex
+	m     map[string]*waitingBatch // A-leg key → its records
+	timer *time.Timer              // queues them all; nil when none wait
+}
+
+type waitingBatch struct {
+	w    *writes
+	q    backend.LineageEnqueuer
+	done chan error // the outcome of the write; nil when a newer batch took over
+}
+
+// add makes w the records waiting for A-leg ak (the caller holds its
+// lock), taking over those of the continuation before it: its records that
+// w does not replace are kept, except its head record, a turn passed over.
+// The returned channel receives the outcome of w's write.
+func (c *waiting) add(r *Resolver, q backend.LineageEnqueuer, ak string, w *writes) <-chan error {
+	b := &waitingBatch{w: w, q: q, done: make(chan error, 1)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[ak]; old != nil {
+		w.takeOver(old.w)
+		old.done <- nil
+	}
+	if c.m == nil {
+		c.m = make(map[string]*waitingBatch)
+	}
+	c.m[ak] = b
+	if c.timer == nil {
+		c.timer = time.AfterFunc(r.opt.Coalesce, func() { c.flushAll(r) })
+	}
+	return b.done
+}
+
+// take removes and returns what waits for ak (nil if nothing).
+func (c *waiting) take(ak string) *waitingBatch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.m[ak]
+	delete(c.m, ak)
+	return b
+}
+
+// flushAll queues every batch waiting, each under its A-leg's lock, so
+// that no other write of the A-leg is queued between the take and the
+// queueing.
+func (c *waiting) flushAll(r *Resolver) {
+	c.mu.Lock()
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	keys := slices.Collect(maps.Keys(c.m))
+	c.mu.Unlock()
+	for _, ak := range keys {
+		unlock := r.heads.lock(ak, "")
+		if b := c.take(ak); b != nil {
+			b.queue()
+		}
+		unlock()
+	}
+}
+
+// queue hands the batch to the store; its outcome ends the hold of its
+// records and goes to done.
+func (b *waitingBatch) queue() {
+	puts, err := b.w.puts()
+	if err != nil {
+		b.w.release(err)
+		b.done <- err
+		return
+	}
+	stored := b.q.EnqueueLineages(b.w.principal, puts)
+	go func() {
+		err := <-stored
+		b.w.release(err)
+		b.done <- err
+	}()
+}
+
+// takeOver adds to w the records of old, the continuation of the same
+// A-leg before it that was not written yet, that w does not replace,
+// ahead of w's own (the order they were committed). old's head record is
+// dropped: a turn passed over need not be found after a restart. The
+// records w does not carry end their hold unstored.
+func (w *writes) takeOver(old *writes) {
+	mine := make(map[string]bool, len(w.keys))
+	for _, k := range w.keys {
+		mine[k] = true
+	}
+	var keys []string
+	var recs []record
+	for i, k := range old.keys {
+		if mine[k] || strings.HasPrefix(k, kindHead+":") {
+			w.r.cache.release(old.principal+"\x00"+k, old.recs[i], false)
+			continue
+		}
+		keys, recs = append(keys, k), append(recs, old.recs[i])
+	}
+	w.keys, w.recs = append(keys, w.keys...), append(recs, w.recs...)
 }
 
 // writeHeld starts the write of w (for op, which names its errors), whose
@@ -62,6 +181,9 @@ func (r *Resolver) CommitBehind(ctx context.Context, ref Ref, v *dialect.View) (
 // keeps them in the order they were queued; otherwise the A-leg's write
 // chain does.
 func (r *Resolver) writeHeld(ctx context.Context, op, ak string, w *writes) (write func() error, err error) {
+	if b := r.waits.take(ak); b != nil {
+		b.queue() // the A-leg's continuation before this write lands first
+	}
 	if q, ok := r.st.(backend.LineageEnqueuer); ok && len(w.keys) > 0 {
 		puts, err := w.puts()
 		if err != nil {

@@ -1068,3 +1068,41 @@ func TestCommitBehindWritesInOrder(t *testing.T) {
 		t.Errorf("the stored A-leg head is %s, want the newest turn's head %s", raw[r.alegKey("alice", first.ALeg)], want)
 	}
 }
+
+// A store read cannot undo a turn committed behind: without the key index
+// (IndexKeys failed, or a turn whose keys the store must be asked for),
+// the next turn reads the A-leg head from the store while the write of
+// the turn before is still under way, and the store's older head must not
+// make the continuation look like a fork.
+func TestHeldHeadOutranksTheStore(t *testing.T) {
+	gate := make(chan struct{})
+	st := &gatedStore{memStore: newMemStore()}
+	r := NewResolver(queuingStore{st}, Options{Secret: testSecret, Exclusive: true}) // no IndexKeys
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "held-session"}
+	hist := conversation("held", 3)
+	first := turn(t, r, "alice", chatView(t, hdr, hist...), Hints{})
+	st.gate = gate // the writes from here on wait
+	var outcomes []func() error
+	for i := range 3 {
+		hist = append(hist, a(fmt.Sprintf("calling tool %d", i)), u(fmt.Sprintf("tool %d said: fine", i)))
+		v := chatView(t, hdr, hist...)
+		ref, err := r.Resolve(t.Context(), "alice", v, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.Event != EventContinue || ref.ALeg != first.ALeg {
+			t.Fatalf("turn %d while the writes before it wait: %s on %s, want a continuation of %s", i, ref.Event, ref.ALeg, first.ALeg)
+		}
+		w, err := r.CommitBehind(t.Context(), ref, v)
+		if err != nil || w == nil {
+			t.Fatalf("CommitBehind: %v", err)
+		}
+		outcomes = append(outcomes, w)
+	}
+	close(gate)
+	for _, w := range outcomes {
+		if err := w(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -121,6 +121,14 @@ func (r *Resolver) fetchWith(ctx context.Context, principal string, keys []strin
 		out[k] = rec
 		r.remember(principal, k, rec)
 	}
+	// A record whose write this process holds (CommitBehind) is newer than
+	// what the store returned, or returned nothing for: the store has not
+	// got it yet.
+	for _, k := range uniq {
+		if rec, ok := r.cache.held(principal + "\x00" + k); ok {
+			out[k] = rec
+		}
+	}
 	return out, nil
 }
 

@@ -138,6 +138,18 @@ type Options struct {
 	// holds, and a turn whose every record is cached reads nothing.
 	// Never set it for a store that replicas share.
 	Exclusive bool
+	// Coalesce, when positive, is how long the records of a continuation
+	// committed behind (CommitBehind) may wait before they are queued for
+	// the store, with a store that takes writes without their caller
+	// waiting (backend.LineageEnqueuer): a newer continuation of the same
+	// A-leg arriving meanwhile takes their place, so an A-leg whose turns
+	// come faster than that writes its newest head once per period instead
+	// of a head per turn. The head records of the turns passed over are not
+	// written (a restart finds the newest written head and continues from
+	// it, as after a kill: TestLostContinuationHeals); every other record
+	// is. Any other write of the A-leg first queues what waits, and Flush
+	// queues everything. Zero: every continuation is queued at once.
+	Coalesce time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -163,6 +175,7 @@ type Resolver struct {
 	behind writeChains // orders per A-leg the writes CommitBehind leaves running
 	macs   sync.Pool   // HMAC hashes under the secret
 	tokens tokenMemo   // A-leg tokens made (alegKey, EpochToken)
+	waits  waiting     // continuations waiting to be queued (Options.Coalesce)
 	seal   sealKey     // the AEAD of client descriptions
 	known  *known      // keys an exclusive store may hold (IndexKeys); nil: ask the store
 }
