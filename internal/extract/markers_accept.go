@@ -117,11 +117,20 @@ func choiceReply(reply, prev string) []item {
 		return nil
 	}
 	lt = strings.TrimRight(lt, ".! ")
-	if m := pickNumber.FindStringSubmatch(lt); m != nil {
+	pick, rest := lt, ""
+	if i := strings.IndexAny(lt, ",;"); i > 0 && !pickNumber.MatchString(lt) {
+		// "2, and make the window configurable": the option, then more.
+		pick, rest = lt[:i], strings.TrimSpace(t[i+1:])
+	}
+	if m := pickNumber.FindStringSubmatch(pick); m != nil {
 		k := firstNonEmpty(m[1], m[2], ordinals[m[3]])
 		for _, o := range inlineOption.FindAllStringSubmatch(prev, -1) {
 			if strings.EqualFold(firstNonEmpty(o[1], o[2]), k) {
-				return []item{{kind: "decision", text: capitalise(strings.TrimSpace(o[3]))}}
+				out := []item{{kind: "decision", text: capitalise(strings.TrimSpace(o[3]))}}
+				if rest != "" {
+					out = append(out, readTurn(rest)...)
+				}
+				return out
 			}
 		}
 		return nil

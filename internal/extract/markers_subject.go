@@ -87,7 +87,10 @@ var categories = map[string][]string{
 	"db-driver":     {"clickhouse-go", "ch-go", "psycopg", "psycopg2", "psycopg3", "asyncpg", "mysql2", "node-postgres", "go-sql-driver", "lib/pq", "mongo-go-driver", "pymongo", "motor"},
 	"test-deps":     {"testcontainers", "localstack", "wiremock", "msw", "gomock", "mockery", "mockito", "mockall", "nock", "vcr", "pytest-mock", "moto"},
 	"http-client":   {"axios", "httpx", "requests", "aiohttp", "resty", "superagent", "node-fetch", "reqwest", "okhttp", "retrofit", "urllib3", "ureq"},
-	"lint":          {"eslint", "prettier", "biome", "ruff", "golangci-lint", "rubocop", "clippy", "mypy", "pyright"},
+	"lint":          {"eslint", "prettier", "biome", "ruff", "golangci-lint", "rubocop", "clippy", "mypy", "pyright", "sqlfluff", "sqlfmt", "shellcheck", "hadolint", "stylelint"},
+	"ingestion":     {"fivetran", "airbyte", "dlt", "meltano", "stitch", "singer", "debezium", "hevo"},
+	"dashboards":    {"looker", "metabase", "superset", "tableau", "lightdash", "redash", "hex", "grafana-dashboards", "powerbi"},
+	"data-quality":  {"elementary", "soda", "great_expectations", "montecarlo", "dbt-expectations"},
 }
 
 var categoryOf = func() map[string]string {

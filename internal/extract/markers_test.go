@@ -1285,6 +1285,15 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"Bob owns the migrations.",
 		"Latency under load is bad.",
 		"Let's hold off on the refactor until Friday.",
+		"hold off on the cleanup until Monday",
+		"we used Airflow at my old job, it was fine honestly",
+		"the dagster UI is kinda slow today",
+		"Priya mentioned Airbyte in standup, no idea if it's any good",
+		"our builds run on Buildkite, which is flaky lately",
+		"Charts with Recharts for now, we can revisit later.",
+		"the tests are slow, so I went for a walk",
+		"always.",
+		"it never touches the database",
 		"The logs go to stdout on my machine.",
 		"Backups are stored in S3 but restores fail.",
 		"Metrics go to Datadog again after the outage.",
@@ -1339,5 +1348,46 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		if items := readTurn(s); len(items) > 0 {
 			t.Errorf("%q read as %+v", s, items)
 		}
+	}
+}
+
+// An analytics pipeline settled in a chat window: a turn-down then the
+// option alone ("nah, not Airflow. Dagster."), a reason in the last clause
+// ("…, too expensive for 12 sources"), preferences said as comparisons, a
+// part put off until a condition, a rule stressed by a sentence of one
+// word ("always."), an answer by the option's number with more after it,
+// a reason then ", so X it is", and a take-back of the orchestrator.
+func TestMarkersAnalyticsSession(t *testing.T) {
+	options := sessionStep{
+		msgs: []dialect.Message{
+			{Role: "assistant", Text: "For late-arriving events we can (1) reprocess the last 3 days on every run, or (2) use a lookback window driven by the loaded_at column. Which do you prefer?"},
+			{Role: "user", Text: "2, and make the window configurable"},
+		},
+		active: []string{"lookback window"},
+	}
+	c := playSession(t, []sessionStep{
+		says("nah, not Airflow. Dagster. the asset model maps way better onto our dbt models",
+			[]string{"Use Dagster", "(why: the asset model maps way better"}, nil, []string{"Airflow"}),
+		says("Fivetran is out, too expensive for 12 sources. we'll write the extractors with dlt",
+			[]string{"dlt"}, nil, []string{"Fivetran", "too expensive for 12 sources"}),
+		says("prefer sqlfluff over sqlfmt, we need the lint rules not just formatting", []string{"Use sqlfluff"}, nil, []string{"sqlfmt"}),
+		says("let's hold off on the semantic layer until the core marts are stable", nil, nil, []string{"semantic layer", "until the core marts are stable"}),
+		says("Use Looker for dashboards.", []string{"Looker"}, nil, nil),
+		says("we're switching dashboards to Metabase, the Looker renewal quote was insane",
+			[]string{"Metabase", "the Looker renewal quote was insane"}, []string{"Looker for dashboards"}, nil),
+		says("secrets go through Secret Manager, never in profiles.yml", []string{"never in profiles.yml"}, nil, nil),
+		says("one dbt project, not a project per team.", []string{"One dbt project"}, nil, []string{"project per team"}),
+		says("dagster schedules in UTC. always.", []string{"Dagster schedules in UTC"}, nil, nil),
+		options,
+		says("turn freshness off for ads_*, their API only syncs once a day", []string{"freshness off", "their API only syncs once a day"}, nil, nil),
+		says("ugh ok, Dagster's out after all. the platform team will only support Airflow, so Airflow it is",
+			[]string{"Use Airflow", "the platform team will only support Airflow"}, []string{"Use Dagster"}, nil),
+		says("Great Expectations is overkill for us, dbt tests plus elementary will do", []string{"elementary"}, nil, []string{"Great Expectations", "overkill"}),
+		says("local runs never touch the prod dataset.", []string{"never touch the prod dataset"}, nil, nil),
+		says("nope, not Jenkins. Buildkite. the agents run on our own boxes",
+			[]string{"Use Buildkite", "(why: the agents run on our own boxes"}, nil, []string{"Jenkins"}),
+	})
+	if _, rej := sections(t, c); strings.Contains(rej, "Airflow") {
+		t.Errorf("Airflow, taken back, is still turned down:\n%s", capsule.Render(c))
 	}
 }
