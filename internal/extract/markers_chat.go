@@ -56,9 +56,10 @@ var (
 	neverTail = mustPattern(`,\s+(?:never|not ever)\s+(?:in|on|to|through|via|from|with|into|inside)\s+\S`)
 )
 
-// yields reports whether s read alone settles something.
-func yields(s string) bool {
-	rr := reader{}
+// yields reports whether s read alone settles something. Its readings
+// count with r's (reads).
+func (r *reader) yields(s string) bool {
+	rr := reader{probe: true, reads: r.reads}
 	rr.statement(s, false)
 	return len(rr.items) > 0
 }
@@ -68,7 +69,7 @@ func yields(s string) bool {
 // sources"): it must read as a reason, settle nothing itself, and leave
 // a head that settles something; it must not judge another named option
 // ("Use Postgres, MySQL is too slow" turns MySQL down).
-func trailingReason(s string) (head, why string) {
+func (r *reader) trailingReason(s string) (head, why string) {
 	i := strings.LastIndex(s, ", ")
 	if i <= 0 {
 		return s, ""
@@ -83,7 +84,7 @@ func trailingReason(s string) (head, why string) {
 		praised.MatchString(lt) && isNamed(tail) { // "Forget Redux, plain React context is simpler": the replacement
 		return s, ""
 	}
-	if yields(tail) || !yields(s[:i]) {
+	if r.yields(tail) || !r.yields(s[:i]) {
 		return s, ""
 	}
 	return s[:i], strings.TrimRight(tail, ".! ")
@@ -100,9 +101,9 @@ func bareOption(s string) bool {
 // chatForms reads the decisions of chat-window forms; it reports whether
 // one applied.
 func (r *reader) chatForms(s, low string, change bool) bool {
-	if m := judgedThen.FindStringSubmatchIndex(low); m != nil && judgement.MatchString(low[m[2]:m[3]]) {
+	if m := judgedThen.FindStringSubmatchIndex(low); m != nil && !r.probe && judgement.MatchString(low[m[2]:m[3]]) {
 		head, subject, tail := s[m[2]:m[3]], s[m[4]:m[5]], s[m[8]:m[9]]
-		if isNamed(subject) && len(strings.Fields(subject)) <= 3 && !pronounLead.MatchString(lower(subject)) && !yields(head) && yields(tail) {
+		if isNamed(subject) && len(strings.Fields(subject)) <= 3 && !pronounLead.MatchString(lower(subject)) && !r.yields(head) && r.yields(tail) {
 			n := len(r.items)
 			r.statement(tail, true)
 			r.attach(seq(n, len(r.items)), head)

@@ -496,10 +496,17 @@ func readTurn(text string) []item {
 	if lt := lower(text); turnHold.MatchString(lt) && !noUntilTurn.MatchString(lt) {
 		return nil
 	}
-	r := reader{}
+	reads := 0
+	r := reader{reads: &reads}
 	r.lines(userLines(text))
 	return r.items
 }
+
+// maxReads bounds the clauses read for one turn (reader.reads): far above
+// what a turn a person typed needs (the first 4 000 words of the held-out
+// sets' user turns, read as one turn, take 61), it stops a turn made to
+// multiply them.
+const maxReads = 1 << 15
 
 // unwrapArgs returns the text of a message that is one command-line
 // argument in double quotes, unquoted: "opencode run" sends an argument
@@ -609,6 +616,14 @@ type reader struct {
 	// whyNext: the sentence before named an option and no reason ("not
 	// Jenkins. Buildkite."), so a plain statement after it is its reason.
 	whyNext bool
+	// probe: this reader only finds out whether a clause settles
+	// anything (yields); the forms that ask that of their own clauses
+	// are not tried, so that asking costs one reading, never a reading
+	// per way of splitting the clause again.
+	probe bool
+	// reads counts the clauses read for the turn (statement), probes
+	// included, up to maxReads; nil: not counted.
+	reads *int
 }
 
 func (r *reader) add(it item) {
@@ -893,7 +908,7 @@ func (r *reader) sentence(s string) {
 	}
 	if purpose == "" {
 		// "Fivetran is out, too expensive for 12 sources"
-		if head, why := trailingReason(s); why != "" {
+		if head, why := r.trailingReason(s); why != "" {
 			purpose, s, low = why, head, low[:len(head)]
 		}
 	}
@@ -1081,6 +1096,11 @@ func (r *reader) attach(idx []int, why string) {
 // statement reads a sentence without its reason-only or question cases.
 // change is true when an earlier part marked it as a change of decision.
 func (r *reader) statement(s string, change bool) {
+	if r.reads != nil {
+		if *r.reads++; *r.reads > maxReads {
+			return // a turn built to make the reading blow up reads no further
+		}
+	}
 	s = strings.TrimSpace(strings.TrimRight(s, ".!;: "))
 	if s == "" {
 		return
@@ -1172,10 +1192,10 @@ func (r *reader) statement(s string, change bool) {
 		r.decisionBody(strings.TrimSpace(s[m[2]:m[3]]), change)
 		return
 	}
-	if m := soThen.FindStringSubmatchIndex(low); m != nil && !hedge.MatchString(low[:m[3]]) && !questionLead.MatchString(low) {
+	if m := soThen.FindStringSubmatchIndex(low); m != nil && !r.probe && !hedge.MatchString(low[:m[3]]) && !questionLead.MatchString(low) {
 		// "the platform team will only support Airflow, so Airflow it
 		// is": what the tail settles, for the reason the head gives.
-		if head, tail := s[m[2]:m[3]], s[m[4]:m[5]]; !yields(head) && yields(tail) {
+		if head, tail := s[m[2]:m[3]], s[m[4]:m[5]]; !r.yields(head) && r.yields(tail) {
 			n := len(r.items)
 			r.statement(tail, change)
 			r.attach(seq(n, len(r.items)), strings.TrimRight(head, ", "))
