@@ -382,6 +382,9 @@ func untouched(old, repl []string) []string {
 // restates reports whether a decision only keeps what is decided ("keep
 // BullMQ" with BullMQ active): nothing changes.
 func restates(it item, act []active, retired map[int]bool) bool {
+	if it.old != "" {
+		return false // "I take that back about the leaderboards, keep them in Postgres": a change
+	}
 	if !it.stays && !keepLead.MatchString(lower(it.text)) {
 		return false
 	}

@@ -46,6 +46,38 @@ var (
 	taskWord = mustPattern(`\b(?:refactor|refactoring|cleanup|clean-up|fix|fixes|review|merge|release|deploy|rewrite|upgrade|tests?|pr|ticket)$`)
 	// remarkLead: a clause that hangs on the one before it.
 	remarkLead = mustPattern(`^(?:which|that|but|and|though|although|so|yet|or|while|whereas)\b`)
+	// modalClause: a clause whose verb says what would happen ("cold
+	// starts would kill the queue times", "JSON parsing shows up at the
+	// top of every profile").
+	modalClause = mustPattern(`^(?:[\w\-']+\s+){1,3}(?:would|will|could|might|can'?t|won'?t|wouldn'?t|keeps|kills|breaks|shows up|eats|burns)\s+\S`)
+	// consequence: what an option would do to us, a reason, not a hedge
+	// ("cold starts would kill the queue times").
+	consequence = mustPattern(`\b(?:would|'d)\s+(?:kill|break|hurt|slow|cost|blow|eat|tank|double|triple|ruin|wreck)\b`)
+	// notAFan: "not a fan of Firebase for auth".
+	notAFan = mustPattern(`^(?:i'?m\s+|we'?re\s+)?(?:not a (?:big\s+)?fan of|not keen on|not sold on|no love for)\s+([^,;]{1,40}?)(?:\s+for\s+([^,;]{1,30}))?$`)
+	// nonStarterIn: "matchmaking is a non-starter in Lambda".
+	nonStarterIn = mustPattern(`^(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?\s+(?:is|are)\s+a\s+(?:non-?starter|no-go|dealbreaker)\s+(?:in|on|with)\s+(.{1,30})$`)
+	// killItIs: "kill the microservice split, it's one Go binary until we
+	// have more than two devs": what is dropped, then what it is instead.
+	killItIs = mustPattern(`^(?:kill|drop|ditch|scrap|forget)\s+(?:the\s+)?(.{1,40}?),\s+it'?s\s+(.{1,40}?)(?:\s+((?:until|till|unless)\s+.+))?$`)
+	// verblessNever: "server-authoritative physics, never trust the
+	// client's positions": an option named, then the rule it brings.
+	verblessNever = mustPattern(`^([^,]{3,40}),\s+(never\s+[a-z]+\s+.+)$`)
+	// onlyPlace: "anti-cheat runs server side only".
+	onlyPlace = mustPattern(`^(?:the\s+)?[\w\-]+(?:\s[\w\-]+){0,2}\s+(?:runs?|lives?|happens?|stays?|is done|are done|is checked|are checked|is validated|are validated)\s+(?:on the\s+)?(?:server[- ]side|client[- ]side|server|backend|locally|in ci|in the backend)\s+only\b`)
+	// takeBack: "I take that back about the leaderboards, keep them in
+	// Postgres", "forget what I said about UDP, we're back to websockets".
+	takeBack = mustPattern(`^(?:i\s+take\s+(?:that|it)\s+back|(?:forget|ignore|disregard|scratch)\s+what\s+i\s+said)\s+(?:about|on|re)\s+(?:the\s+)?([\w.\-/ ]{1,30}?)\s*[,;:—–]+\s*(\S.*)$`)
+	// askedNo: a one-word turn-down after an option asked about ("Mongo?
+	// no.").
+	askedNo = mustPattern(`^(?:no|nope|nah|no way|hell no|never)[.!]*$`)
+	// noToThen: "no to Unity Netcode, we roll our own tick loop".
+	noToThen = mustPattern(`^no\s+to\s+([^,]{2,40}),\s+(\S.+)$`)
+	// letsDo: "let's do plain UDP for the match traffic": an option taken,
+	// with "do".
+	letsDo = mustPattern(`^(?:let'?s|we'?ll|we will|we)\s+do\s+(.{2,120})$`)
+	// negModal: a clause that says what cannot be.
+	negModal = mustPattern(`\b(?:can'?t|cannot|won'?t|doesn'?t|does not|isn'?t|aren'?t|don'?t|couldn'?t|never)\b`)
 	// praised: a clause that speaks well of what it names.
 	praised = mustPattern(`\b(?:is|are)\s+(?:\w+\s+)?(?:simpler|easier|better|fine|enough|faster|cheaper|nicer|lighter|smaller|good enough)\b`)
 	// judgedThen: "Great Expectations is overkill for us, dbt tests plus
@@ -76,15 +108,16 @@ func (r *reader) trailingReason(s string) (head, why string) {
 	}
 	tail := strings.TrimSpace(s[i+2:])
 	lt := lower(tail)
-	if strings.HasSuffix(lt, "?") || strings.Contains(tail, ";") || len(strings.Fields(tail)) < 2 || isNamed(firstWord(tail)) && !judgedLead.MatchString(lt) ||
-		!(judgement.MatchString(lt) || judgedLead.MatchString(lt) || reasonClause.MatchString(lt)) ||
+	if strings.HasSuffix(lt, "?") || strings.Contains(tail, ";") || len(strings.Fields(tail)) < 2 ||
+		!(judgement.MatchString(lt) || judgedLead.MatchString(lt) || reasonClause.MatchString(lt) || modalClause.MatchString(lt)) ||
+		isNamed(firstWord(tail)) && !modalClause.MatchString(lt) && !judgedLead.MatchString(lt) || // "…, Django is too heavy": another option turned down
 		strings.HasPrefix(lower(s), "no ") || // "No split settings modules, they always drift": the no-form reads its reason
 		remarkLead.MatchString(lt) || // "…, which is slow": a remark the head needs, to read as a report
-		hedge.MatchString(lt) || // "…, we can revisit later": the head is not settled
+		hedge.MatchString(lt) && !consequence.MatchString(lt) || // "…, we can revisit later": the head is not settled
 		praised.MatchString(lt) && isNamed(tail) { // "Forget Redux, plain React context is simpler": the replacement
 		return s, ""
 	}
-	if r.yields(tail) || !r.yields(s[:i]) {
+	if killItIs.MatchString(lower(s)) || r.yields(tail) || !r.yields(s[:i]) {
 		return s, ""
 	}
 	return s[:i], strings.TrimRight(tail, ".! ")
@@ -101,6 +134,68 @@ func bareOption(s string) bool {
 // chatForms reads the decisions of chat-window forms; it reports whether
 // one applied.
 func (r *reader) chatForms(s, low string, change bool) bool {
+	if m := takeBack.FindStringSubmatchIndex(low); m != nil {
+		// What the taken-back words were about is replaced by what
+		// follows; a pronoun there stands for it.
+		about, rest := s[m[2]:m[3]], s[m[4]:m[5]]
+		if lr := lower(rest); strings.HasPrefix(lr, "keep them ") || strings.HasPrefix(lr, "keep it ") || strings.HasPrefix(lr, "put them ") || strings.HasPrefix(lr, "put it ") {
+			verb, tail, _ := strings.Cut(rest, " ")
+			_, tail, _ = strings.Cut(tail, " ")
+			rest = verb + " the " + about + " " + tail
+		}
+		n := len(r.items)
+		r.statement(capitalise(rest), true)
+		for i := n; i < len(r.items); i++ {
+			if it := &r.items[i]; it.kind == "decision" && it.old == "" {
+				// A change, not a restatement, though said with "keep".
+				it.old, it.change, it.stays = about, true, false
+			}
+		}
+		r.changed = true
+		r.whyNext = len(r.items) > n // a reason may follow in a sentence of its own
+		return len(r.items) > n
+	}
+	if m := noToThen.FindStringSubmatchIndex(low); m != nil && (isNamed(s[m[2]:m[3]]) || knownOption(s[m[2]:m[3]])) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+		r.statement(s[m[4]:m[5]], change)
+		return true
+	}
+	if m := letsDo.FindStringSubmatchIndex(low); m != nil && hasChoice(s[m[2]:m[3]]) && !hedge.MatchString(low) && !pronounLead.MatchString(low[m[2]:m[3]]) {
+		r.decisionBody("Use "+strings.TrimPrefix(s[m[2]:m[3]], "plain "), change)
+		return true
+	}
+	if m := killItIs.FindStringSubmatchIndex(low); m != nil && !pronounLead.MatchString(low[m[2]:m[3]]) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+		why := ""
+		if m[6] >= 0 {
+			why = s[m[6]:m[7]]
+		}
+		r.decision(item{kind: "decision", text: capitalise(s[m[4]:m[5]]), why: strings.TrimRight(why, ". "), change: true})
+		r.changed = true
+		return true
+	}
+	if m := verblessNever.FindStringSubmatchIndex(low); m != nil {
+		if head := s[m[2]:m[3]]; len(strings.Fields(head)) <= 4 && !commentary.MatchString(" "+lower(head)+" ") && !pronounLead.MatchString(lower(head)) &&
+			!imperLead.MatchString(lower(head)) && !hedge.MatchString(low) && !r.yields(head) {
+			r.decision(item{kind: "decision", text: "Use " + head, change: change})
+			r.add(item{kind: "constraint", text: capitalise(s[m[4]:m[5]])})
+			return true
+		}
+	}
+	if onlyPlace.MatchString(low) && !hedge.MatchString(low) {
+		r.add(item{kind: "constraint", text: s})
+		return true
+	}
+	if m := notAFan.FindStringSubmatchIndex(low); m != nil && (isNamed(s[m[2]:m[3]]) || knownOption(s[m[2]:m[3]])) {
+		// Turned down before anything was decided for it: what follows is
+		// the choice, not a change of an earlier one.
+		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+		return true
+	}
+	if m := nonStarterIn.FindStringSubmatchIndex(low); m != nil && (isNamed(s[m[2]:m[3]]) || knownOption(s[m[2]:m[3]])) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+		return true
+	}
 	if m := judgedThen.FindStringSubmatchIndex(low); m != nil && !r.probe && judgement.MatchString(low[m[2]:m[3]]) {
 		head, subject, tail := s[m[2]:m[3]], s[m[4]:m[5]], s[m[8]:m[9]]
 		if isNamed(subject) && len(strings.Fields(subject)) <= 3 && !pronounLead.MatchString(lower(subject)) && !r.yields(head) && r.yields(tail) {

@@ -95,7 +95,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous)|(?:needs|takes|has|requires|adds|costs)\s+too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -238,7 +238,7 @@ var (
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build|cache|queue|index|send|log)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
-	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli))?(?:\s+(?:for|in front of|behind|between|across|as|with|via|through|over)\s+.+)?$`)
+	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli|(?:sorted\s+)?sets|streams|lists|hashes|topics|queues|(?:advisory\s+)?locks|partitions|buckets|functions|workers|triggers|(?:materialized\s+)?views|extensions|webhooks))?(?:\s+(?:for|in front of|behind|between|across|as|with|via|through|over)\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?(?:and\s+)?(?:to|onto)\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
@@ -265,7 +265,7 @@ var (
 	// removeNamed: "Remove Lodash, it bloats the bundle": a named option
 	// taken out (not "remove the debug logs", a task).
 	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
-	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+|we can\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|never ?mind|stop using|quit using)\s+(.+)$`)
+	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+|we can\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|kill|never ?mind|stop using|quit using)\s+(.+)$`)
 	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with|publishing to|publish to|shipping to|ship to|targeting|target)\s+(.+)$`)
 	// stateClause: a clause that says where or how something stands
 	// ("payments stay on the web"), not an option.
@@ -296,7 +296,7 @@ var (
 	// from the body": what each case of a part does, a rule.
 	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps)\b.+$`)
 	// emphasisTail: "…, no exceptions", "…, period".
-	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop)[.!]*$`)
+	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual)[.!]*$`)
 	// keepButDrop: "Keep Tailwind but drop daisyUI, the components fight
 	// with our design tokens".
 	keepButDrop = mustPattern(`^keep\s+\S+(?:\s\S+)?\s+but\s+(?:drop|ditch|remove|lose|get rid of)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
@@ -329,7 +329,7 @@ var (
 	// noUntilTurn: a turn that turns an option down until a condition
 	// holds ("we agreed no microservices until we have …"), which is not
 	// a decision put off (turnHold's "until we have").
-	noUntilTurn = mustPattern(`(?:^|[.!:]\s+|(?:agreed|decided|settled)\s+(?:that\s+)?)(?:no|(?:let'?s\s+)?hold off (?:on|with)(?:\s+the)?)\s+[\w\-]+(?:\s[\w\-]+){0,3}\s+until\b`)
+	noUntilTurn = mustPattern(`(?:^|[.!:]\s+|(?:agreed|decided|settled)\s+(?:that\s+)?)(?:no|(?:let'?s\s+)?hold off (?:on|with)(?:\s+the)?)\s+[\w\-]+(?:\s[\w\-]+){0,3}\s+until\b|,\s+it'?s\s+[\w\-]+(?:\s[\w\-]+){0,4}\s+until\b`)
 	// noUntil: "no microservices until we have more than three engineers".
 	noUntil = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)(?:\s+that)?:?\s+)?no\s+(.{1,40}?)\s+((?:until|unless|before|while)\s+.+)$`)
 	// insteadLead: "Instead of Flask, serve the model with BentoML".
@@ -392,7 +392,7 @@ var (
 	// agent is told to stop bringing in.
 	youKeep = mustPattern(`^(?:you keep|you'?re still|stop|quit|please stop|don'?t keep)\s+(?:adding|suggesting|using|bringing in|reaching for|pulling in|proposing|putting|recommending|writing|introducing)\s+([^,]+?)(?:,\s+(.+))?$`)
 	// rollOwn: "we roll our own auth with has_secure_password".
-	rollOwn = mustPattern(`^(?:we|we'?ll|let'?s)\s+(?:roll|build|write|do)\s+our\s+own\s+(.+)$`)
+	rollOwn = mustPattern(`^(?:we|we'?ll|let'?s)\s+(?:roll|build|write|do|run|host)\s+our\s+own\s+(.+)$`)
 	// wholePoint: ", that was the whole point": the reason of the choice
 	// before it is that it is the point.
 	wholePoint = mustPattern(`,\s+(?:that(?:'s| was| is)|which (?:was|is))\s+the\s+(?:whole\s+)?point$`)
@@ -428,7 +428,7 @@ var (
 	scopeTail    = mustPattern(`\s+(?:at launch|for launch|for (?:the )?(?:v\d[\w.]*|mvp|first release|beta)|in (?:v\d[\w.]*|the mvp|the first release))$`)
 	noForm       = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm      = mustPattern(`^not\s+(.+)$`)
-	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
+	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
 	conditionMid = mustPattern(`\s(?:unless|except|outside of|outside|when|if|until)\s`)
 	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut      = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
@@ -471,7 +471,7 @@ var (
 	// fineTail: "at-least-once plus dedup on event_id is fine": what will
 	// do instead of an option turned down, however long its name.
 	fineTail  = mustPattern(`\s(?:is|are)\s+(?:fine|enough|plenty|good enough|all we need)[.!]?$|\s(?:will do|does the job|do the job)[.!]?$`)
-	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t|nobody|no one|adds another|adds an extra|hiding|hides|masking|masks|swallowing|swallows|nightmare|a mess|painful|insane|ridiculous|burned|bitten)\b`)
+	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t|nobody|no one|adds another|adds an extra|hiding|hides|masking|masks|swallowing|swallows|nightmare|a mess|painful|insane|ridiculous|burned|bitten|one more thing|another thing|would kill|kills)\b`)
 	folded    = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not|but not)\s+|,\s+(?:but\s+)?no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
 	foldedOut = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
 	cutOld    = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b|\s+(?:of\s+)?(?:either|both|any kind)$`)
@@ -621,6 +621,9 @@ type reader struct {
 	// are not tried, so that asking costs one reading, never a reading
 	// per way of splitting the clause again.
 	probe bool
+	// asked: an option the sentence before only named, as a question
+	// ("Mongo?"), for a one-word answer after it ("no.").
+	asked string
 	// reads counts the clauses read for the turn (statement), probes
 	// included, up to maxReads; nil: not counted.
 	reads *int
@@ -842,10 +845,19 @@ func (r *reader) sentence(s string) {
 		// would cost the square of its length.
 		return
 	}
+	asked := r.asked
+	r.asked = ""
 	if strings.HasSuffix(s, "?") {
+		if o := strings.TrimRight(s, "? "); bareOption(o) {
+			r.asked = o // "Mongo? no."
+		}
 		return
 	}
 	low := lower(s)
+	if asked != "" && askedNo.MatchString(low) {
+		r.add(item{kind: "reject", text: asked})
+		return
+	}
 	pending := r.pendingWhy
 	r.pendingWhy = ""
 	n0, said := len(r.items), s
@@ -926,7 +938,8 @@ func (r *reader) sentence(s string) {
 		r.add(item{kind: "constraint", text: strings.TrimRight(s, ".! ")})
 		return
 	}
-	if questionLead.MatchString(low) || hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) || reported.MatchString(low) || negatedDecision.MatchString(low) {
+	if questionLead.MatchString(low) || hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) ||
+		reported.MatchString(low) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
 		}
@@ -947,7 +960,7 @@ func (r *reader) sentence(s string) {
 			}
 		}
 	}
-	if len(r.items) == n && len(prevLast) > 0 && (reasonish.MatchString(low) || whyNext && reasonClause.MatchString(low)) {
+	if len(r.items) == n && len(prevLast) > 0 && (reasonish.MatchString(low) || whyNext && (reasonClause.MatchString(low) || modalClause.MatchString(low) || commentary.MatchString(" "+low+" "))) {
 		r.attach(prevLast, strings.TrimRight(s, ". "))
 		r.last = prevLast
 	}
@@ -1280,7 +1293,8 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// A bare choice after a change marker or with "that's final":
 	// "Correction: CI runs on Buildkite", "Apache-2.0 license. That's final".
-	if (change || decided) && (hasChoice(s) || insteadNamed(s, low)) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) {
+	if (change || decided) && (hasChoice(s) || insteadNamed(s, low)) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) &&
+		!(reasonClause.MatchString(low) && negModal.MatchString(low)) { // "the browser client can't do raw UDP anyway": a reason
 		r.decisionBody(s, change)
 		return
 	}
@@ -1296,6 +1310,12 @@ func (r *reader) statement(s string, change bool) {
 				// "Click directly is a no-go, Typer gives us the help for
 				// free", Typer decided before in the turn: why, not a change.
 				r.items[n-1].why = strings.TrimRight(p, ". ")
+				continue
+			}
+			if n := len(r.items); n > 0 && r.items[n-1].kind == "reject" && bareOption(strings.TrimPrefix(p, "plain ")) {
+				// "not a fan of Tailwind for this, plain CSS modules": the
+				// option taken instead of the one just turned down.
+				r.decision(item{kind: "decision", text: "Use " + strings.TrimRight(p, ".! "), change: change})
 				continue
 			}
 			r.statement(p, change || r.changed)
@@ -1460,7 +1480,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 	case match(itIs):
 		r.decisionBody("Use "+sub(itIs, 1), change)
-	case match(willVerb) && (plainVerbs[lower(sub(willVerb, 1))] || namesChoice(lower(sub(willVerb, 1)), sub(willVerb, 2))):
+	case match(willVerb) && (plainVerbs[lower(sub(willVerb, 1))] || namesChoice(lower(sub(willVerb, 1)), sub(willVerb, 2))) && !rollOwn.MatchString(low):
 		verb, obj := lower(sub(willVerb, 1)), sub(willVerb, 2)
 		if b, ok := verbBase[verb]; ok {
 			verb = b
@@ -1560,7 +1580,12 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			body, why = s[:loc[0]], strings.TrimLeft(s[loc[0]:], ", ")
 		}
 		n := len(r.items)
-		r.decisionBody(capitalise(strings.TrimPrefix(strings.TrimPrefix(body, "we "), "We ")), change)
+		if lb := lower(sub(rollOwn, 1)); strings.HasPrefix(lb, "with ") || strings.HasPrefix(lb, "on ") {
+			// "we'll run our own with the account service"
+			r.decision(item{kind: "decision", text: capitalise(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(body, "we'll "), "we "), "We ")), change: change})
+		} else {
+			r.decisionBody(capitalise(strings.TrimPrefix(strings.TrimPrefix(body, "we "), "We ")), change)
+		}
 		r.attach(seq(n, len(r.items)), why)
 	case match(defaultIs) && !pronounLead.MatchString(low):
 		// "output is plain text by default with a --json flag": a
@@ -1871,6 +1896,9 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(keepButDrop) && isNamed(sub(keepButDrop, 1)):
 		r.add(item{kind: "reject", text: sub(keepButDrop, 1), why: strings.TrimRight(sub(keepButDrop, 2), ". ")})
 	case match(dropForm):
+		if pronounLead.MatchString(lower(grab(dropForm))) || strings.HasPrefix(lower(grab(dropForm)), "about it") {
+			return true // "forget it, I'll fix the Dockerfile myself"
+		}
 		r.changed = true
 		r.rejectList(grab(dropForm))
 	case match(dontWant):
@@ -2210,7 +2238,7 @@ func judgedOption(judged, choice string) (opt, because string) {
 }
 
 // judgedVerb: what follows an option judged on its own.
-var judgedVerb = mustPattern(`^\s+(?:is|are|was|were|seems|feels|looks|isn'?t|aren'?t|can'?t|cannot|won'?t|doesn'?t|does not|needs|takes|has|requires|adds|costs|runs|ran|chokes|falls|keeps|already|would)\b`)
+var judgedVerb = mustPattern(`^\s+(?:is|are|was|were|seems|feels|looks|isn'?t|aren'?t|can'?t|cannot|won'?t|doesn'?t|does not|needs?|takes?|has|have|requires?|adds?|costs?|runs|ran|chokes|falls|keeps|already|would)\b`)
 
 var judgedSubject = mustPattern(`^(?:the\s+)?([\w.\-/+]+)\s+(?:(?:is|are|was|were|seems|feels|looks)\s+)?(\S.*)$`)
 

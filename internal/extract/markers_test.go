@@ -1294,6 +1294,13 @@ func TestMarkersReportsAndTasksAreNotChoices(t *testing.T) {
 		"the tests are slow, so I went for a walk",
 		"always.",
 		"it never touches the database",
+		"forget it, I'll fix the Dockerfile myself",
+		"revert the last commit, it broke the lobby",
+		"go back to the login screen and check the error",
+		"undo the migration on staging please",
+		"my friend says Photon is great for this",
+		"Redis? what about it?",
+		"the Redis leaderboard was down again last night",
 		"The logs go to stdout on my machine.",
 		"Backups are stored in S3 but restores fail.",
 		"Metrics go to Datadog again after the outage.",
@@ -1409,5 +1416,37 @@ func TestMarkersClauseChainsReadLinearly(t *testing.T) {
 				t.Errorf("%d clauses joined by %q: %d readings, want at most %d", n, sep, reads, 8*n)
 			}
 		}
+	}
+}
+
+// A game backend whose owner keeps changing their mind: back to an earlier
+// option ("forget what I said about UDP, we're back to websockets"), a
+// take-back whose pronoun stands for what it was about ("I take that back
+// about the leaderboards, keep them in Postgres"), turn-downs in a word
+// ("Mongo? no.") or in passing ("not a fan of Firebase", "a non-starter
+// in Lambda", "no to Unity Netcode"), and a drop with what it is instead
+// ("kill the microservice split, it's one Go binary until …").
+func TestMarkersChangeOfMindSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Use WebSockets for the realtime channel.", []string{"WebSockets"}, nil, nil),
+		says("on second thought let's do plain UDP for the match traffic, websockets add too much latency for a shooter",
+			[]string{"UDP for the match traffic", "too much latency"}, []string{"Use WebSockets"}, []string{"WebSockets"}),
+		says("ok forget what I said about UDP, we're back to websockets. the browser client can't do raw UDP anyway",
+			[]string{"Use websockets", "the browser client can't do raw UDP anyway"}, []string{"UDP for the match traffic"}, nil),
+		says("Mongo? no. player profiles go in Postgres like everything else", []string{"Postgres"}, nil, []string{"Mongo"}),
+		says("not a fan of Firebase for auth, we'll run our own with the account service", []string{"account service"}, nil, []string{"Firebase"}),
+		says("Use Redis sorted sets for the leaderboards.", []string{"Redis sorted sets"}, nil, nil),
+		says("I take that back about the leaderboards, keep them in Postgres for now. Redis is one more thing to run",
+			[]string{"leaderboards in Postgres", "Redis is one more thing to run"}, []string{"Redis sorted sets"}, nil),
+		says("matchmaking is a non-starter in Lambda, cold starts would kill the queue times", nil, nil, []string{"Lambda", "cold starts would kill"}),
+		says("kill the microservice split, it's one Go binary until we have more than two devs",
+			[]string{"One Go binary", "until we have more than two devs"}, nil, []string{"microservice split"}),
+		says("server-authoritative physics, never trust the client's positions",
+			[]string{"server-authoritative physics", "Never trust the client's positions"}, nil, nil),
+		says("no to Unity Netcode, we roll our own tick loop", []string{"our own tick loop"}, nil, []string{"Unity Netcode"}),
+		says("anti-cheat runs server side only, nothing on the client we can't verify", []string{"server side only"}, nil, nil),
+	})
+	if _, rej := sections(t, c); strings.Contains(rej, "websockets") {
+		t.Errorf("websockets, taken back, are still turned down:\n%s", capsule.Render(c))
 	}
 }
