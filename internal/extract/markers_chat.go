@@ -225,19 +225,17 @@ func (r *reader) chatForms(s, low string, change bool) bool {
 		r.decision(item{kind: "decision", text: "Use " + x, why: firstNonEmpty(why, y), change: change})
 		return true
 	case willDo.MatchString(low):
-		x := strings.TrimSpace(s[len(s)-len(low)+willDo.FindStringSubmatchIndex(low)[2] : len(s)-len(low)+willDo.FindStringSubmatchIndex(low)[3]])
+		m := willDo.FindStringSubmatchIndex(low) // low keeps s's byte offsets
+		x := strings.TrimSpace(s[m[2]:m[3]])
 		if !knownOption(x) && !isNamed(x) || pronounLead.MatchString(lower(x)) {
 			return false
 		}
 		r.decision(item{kind: "decision", text: "Use " + x, change: change})
 		return true
 	case countNot.MatchString(low):
-		m := countNot.FindStringSubmatch(s)
-		if m == nil {
-			return false
-		}
-		r.decision(item{kind: "decision", text: capitalise(m[1]), change: change})
-		r.add(item{kind: "reject", text: strings.TrimPrefix(strings.TrimPrefix(m[2], "a "), "an ")})
+		m := countNot.FindStringSubmatchIndex(low)
+		r.decision(item{kind: "decision", text: capitalise(s[m[2]:m[3]]), change: change})
+		r.add(item{kind: "reject", text: strings.TrimPrefix(strings.TrimPrefix(s[m[4]:m[5]], "a "), "an ")})
 		r.whyNext = true
 		return true
 	case switchOff.MatchString(low) && !oneOff.MatchString(low) && !hedge.MatchString(low):
