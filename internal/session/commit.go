@@ -29,9 +29,7 @@ func (r *Resolver) Commit(ctx context.Context, ref Ref, v *dialect.View) error {
 	}
 	defer unlock()
 	ak := r.alegKey(ref.Principal, ref.ALeg)
-	if b := r.waits.take(ak); b != nil {
-		b.queue() // the A-leg's continuation before this one lands first
-	}
+	r.waits.queue(ak) // the A-leg's continuation before this one lands first
 	if err := r.behind.wait(ctx, ak); err != nil {
 		return wrap("commit", err)
 	}
@@ -104,13 +102,16 @@ func (c *waiting) add(r *Resolver, q backend.LineageEnqueuer, ak string, w *writ
 	return b.done
 }
 
-// take removes and returns what waits for ak (nil if nothing).
-func (c *waiting) take(ak string) *waitingBatch {
+// queue hands what waits for ak, if anything, to the store; the caller
+// holds ak's lock, so nothing else of the A-leg is queued in between.
+func (c *waiting) queue(ak string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	b := c.m[ak]
 	delete(c.m, ak)
-	return b
+	c.mu.Unlock()
+	if b != nil {
+		b.queue()
+	}
 }
 
 // flushAll queues every batch waiting, each under its A-leg's lock, so
@@ -126,9 +127,7 @@ func (c *waiting) flushAll(r *Resolver) {
 	c.mu.Unlock()
 	for _, ak := range keys {
 		unlock := r.heads.lock(ak, "")
-		if b := c.take(ak); b != nil {
-			b.queue()
-		}
+		c.queue(ak)
 		unlock()
 	}
 }
@@ -181,9 +180,7 @@ func (w *writes) takeOver(old *writes) {
 // keeps them in the order they were queued; otherwise the A-leg's write
 // chain does.
 func (r *Resolver) writeHeld(ctx context.Context, op, ak string, w *writes) (write func() error, err error) {
-	if b := r.waits.take(ak); b != nil {
-		b.queue() // the A-leg's continuation before this write lands first
-	}
+	r.waits.queue(ak) // the A-leg's continuation before this write lands first
 	if q, ok := r.st.(backend.LineageEnqueuer); ok && len(w.keys) > 0 {
 		puts, err := w.puts()
 		if err != nil {
