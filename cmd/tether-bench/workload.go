@@ -24,8 +24,26 @@ type workload struct {
 	turns  int    // requests per session; a client then starts a new one
 
 	stepsOnce sync.Once
-	steps     []byte // every turn's newest items, written once (stepItems)
-	stepEnds  []int  // end of turn t's items in steps
+	steps     []byte   // every turn's newest items, written once (stepItems)
+	stepEnds  []int    // end of turn t's items in steps
+	userStart []int    // start of turn t's tool result in steps
+	userCC    [][]byte // turn t's tool result with the cache breakpoint
+	middleCC  []byte   // middle with the breakpoint on its last message
+}
+
+// cacheBreakpoint is what Claude Code adds to the last content block of a
+// request's last message, and takes off it on the next request (the
+// captures in testdata show it moving every turn): the item that was last
+// comes back changed.
+const cacheBreakpoint = `,"cache_control":{"type":"ephemeral"}`
+
+// withBreakpoint returns item (a message whose content ends with a block
+// object) with the breakpoint on its last block.
+func withBreakpoint(item []byte) []byte {
+	end := bytes.LastIndex(item, []byte("}]}"))
+	out := append([]byte(nil), item[:end]...)
+	out = append(out, cacheBreakpoint...)
+	return append(out, item[end:]...)
 }
 
 // defaultAgentTurns is the default length of one session. A new session's
@@ -88,8 +106,16 @@ func (w *workload) body(buf []byte, client, seq int, stream bool) []byte {
 	b = append(b, '-')
 	b = strconv.AppendInt(b, int64(session), 10)
 	b = append(b, `: add a reservation endpoint to the inventory service. Make a plan first."}]},`...)
-	b = append(b, w.middle...)
-	b = append(b, w.stepItems()[:w.stepEnds[turn]]...)
+	// The history as Claude Code sends it: the breakpoint on the last
+	// message's last block only.
+	steps := w.stepItems()
+	if turn == 0 {
+		b = append(b, w.middleCC...)
+	} else {
+		b = append(b, w.middle...)
+		b = append(b, steps[:w.userStart[turn-1]]...)
+		b = append(b, w.userCC[turn-1]...)
+	}
 	b = append(b, `],"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude."},{"type":"text","text":"You are an interactive agent that helps users with software engineering tasks.","cache_control":{"type":"ephemeral"}}],`...)
 	b = append(b, `"tools":[{"name":"Bash","description":"Run a shell command","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}},{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}],`...)
 	b = append(b, `"metadata":{"user_id":"user_0123456789abcdef_account_00000000-0000-0000-0000-000000000000_session_bench-`...)
@@ -109,12 +135,17 @@ func (w *workload) stepItems() []byte {
 	w.stepsOnce.Do(func() {
 		var b bytes.Buffer
 		w.stepEnds = make([]int, w.turns)
+		w.userStart = make([]int, w.turns)
+		w.userCC = make([][]byte, w.turns)
 		for i := range w.turns {
 			w.stepEnds[i] = b.Len()
 			fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_new_%d","name":"Read","input":{"file_path":"/repo/internal/inventory/file%d.go"}}]}`, i, i)
+			w.userStart[i] = b.Len()
 			fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_new_%d","content":"package inventory\n\n// file %d\nfunc reserve() error { return nil }\n"}]}`, i, i)
+			w.userCC[i] = withBreakpoint(b.Bytes()[w.userStart[i]:])
 		}
 		w.steps = b.Bytes()
+		w.middleCC = withBreakpoint(w.middle)
 	})
 	return w.steps
 }

@@ -95,3 +95,41 @@ func BenchmarkParseFrom(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSessionTurns: what every request of an agent's growing session
+// costs the index: ParseFrom of the next body (one more tool call and its
+// result), its item keys and its prefix ids, as the hooks ask for them.
+// Turns 340–380 of a session (about 200 KiB), then a new session.
+func BenchmarkSessionTurns(b *testing.B) {
+	const first, turns = 340, 380
+	bodies := make([][]byte, 0, turns-first)
+	for n := first; n < turns; n++ {
+		bodies = append(bodies, agentBody(1, n, true))
+	}
+	b.SetBytes(int64(len(bodies[len(bodies)-1])))
+	b.ReportAllocs()
+	scope := ""
+	i := 0
+	for b.Loop() {
+		if i%len(bodies) == 0 {
+			// A new session: its first body is parsed whole, untimed.
+			b.StopTimer()
+			scope = fmt.Sprint(rand.Uint64())
+			v, err := ParseFrom(scope, AnthropicMessages, "/v1/messages", nil, bodies[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			v.PrefixIDs()
+			i++
+			b.StartTimer()
+		}
+		v, err := ParseFrom(scope, AnthropicMessages, "/v1/messages", nil, bodies[i%len(bodies)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(v.ItemKeys()) != len(v.PrefixIDs()) {
+			b.Fatal("keys and ids differ")
+		}
+		i++
+	}
+}
