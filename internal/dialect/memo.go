@@ -22,8 +22,10 @@ type itemMemo struct {
 // ItemKey identifies a conversation item within this process: its dialect,
 // length and two independently seeded 64-bit hashes of its bytes (the seeds
 // are drawn per process, so nobody can craft two items that share a key).
-// Two items with one key have the same bytes, so anything computed from an
-// item's bytes alone may be memoised by its key (View.ItemKeys). It holds
+// Two items with one key have the same bytes but for their content blocks'
+// cache breakpoints, which nothing reads (breakpoint.go), so anything
+// computed from what an item says may be memoised by its key
+// (View.ItemKeys). It holds
 // no pointer: a request's keys are one array per history item that the
 // garbage collector never scans, and copying them is a plain copy.
 type ItemKey struct {
@@ -39,6 +41,11 @@ const memoBudget = 64 << 20
 var memo = &itemMemo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 
 func (c *itemMemo) key(name Name, raw []byte) ItemKey {
+	if hasBreakpoints(name) {
+		if norm, ok := withoutBreakpoints(nil, raw); ok {
+			raw = norm // see breakpoint.go
+		}
+	}
 	return ItemKey{N: len(raw), H1: hashBytes(c.seeds[0], raw), H2: hashBytes(c.seeds[1], raw), D: code(name)}
 }
 

@@ -1,0 +1,176 @@
+package dialect
+
+import "bytes"
+
+// Claude Code, Pi and other agents mark a prompt-cache breakpoint on the
+// last content block of a request's last message ("cache_control") and
+// take it off that block on the next request, which marks its own last
+// message instead: the item that was last comes back changed, every turn.
+// Nothing Tether reads of an item depends on the breakpoint (Message has
+// no place for it; rules test block and item types and text), so an item's
+// key is made of its bytes without it. The next request then shares every
+// key and prefix id with its predecessor up to the predecessor's end, and
+// the memos keyed by them (parsed items and lists, lineage digests,
+// classification windows, plan harvests) answer its shared items at once.
+//
+// Only a cache_control member of a content block (the dialect's item
+// object, its "content" array, a block object in it) is left out, with
+// one comma joining it, and only when its value holds no '-' and no
+// escape (so no capsule tag either): the item without the breakpoint reads
+// the same to every reader, even one that counts tags in raw bytes, so two
+// items that share a key still read alike. A
+// breakpoint written any other way (other whitespace, somewhere else) is
+// kept and the key is only less often shared.
+
+var cacheControlKey = []byte(`"cache_control"`)
+
+// hasBreakpoints reports whether items of the dialect may carry block
+// breakpoints: Anthropic Messages, and Chat Completions as the
+// OpenAI-compatible gateways to Anthropic models accept it.
+func hasBreakpoints(name Name) bool { return name == AnthropicMessages || name == OpenAIChat }
+
+// withoutBreakpoints returns raw (one conversation item, valid JSON)
+// without its content blocks' cache_control members, appended to buf, and
+// true; or false when it has none.
+func withoutBreakpoints(buf, raw []byte) ([]byte, bool) {
+	if !bytes.Contains(raw, cacheControlKey) {
+		return nil, false
+	}
+	cuts := breakpoints(raw)
+	if len(cuts) == 0 {
+		return nil, false
+	}
+	out, at := buf[:0], 0
+	for _, c := range cuts {
+		out = append(out, raw[at:c.start]...)
+		at = c.end
+	}
+	return append(out, raw[at:]...), true
+}
+
+// breakpoints returns the spans of raw that its content blocks'
+// cache_control members take, each with the comma before it (after it,
+// for a block's first member), in order; nil when raw is not an object or
+// has none.
+func breakpoints(raw []byte) []span {
+	s := scanner{b: raw}
+	var cuts []span
+	s.space()
+	if !s.at('{') {
+		return nil
+	}
+	err := s.eachMember(1, func(key string) (bool, error) {
+		if key != "content" || !s.at('[') {
+			return false, nil
+		}
+		return true, s.eachElement(2, func() (bool, error) {
+			if !s.at('{') {
+				return false, nil
+			}
+			var prevEnd int // end of the block's previous member's value, 0 for none
+			return true, s.eachMemberAt(3, func(key string, ks int) (bool, error) {
+				if key != "cache_control" {
+					return false, nil
+				}
+				vs := s.i
+				if err := s.value(3); err != nil {
+					return true, err
+				}
+				if bytes.ContainsAny(raw[vs:s.i], `-\`) {
+					// Could spell a capsule tag ("continuity-capsule"),
+					// which counts of a prefix's tags read from raw bytes:
+					// kept, so those counts stay exact.
+					return true, nil
+				}
+				if prevEnd > 0 {
+					// ,"cache_control":{…} — from the comma after the
+					// member before it.
+					cuts = append(cuts, span{prevEnd, s.i})
+					return true, nil
+				}
+				// {"cache_control":{…}, … — through the comma after it.
+				end := s.i
+				j := end
+				for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\n' || raw[j] == '\r') {
+					j++
+				}
+				if j < len(raw) && raw[j] == ',' {
+					end = j + 1
+				}
+				cuts = append(cuts, span{ks, end})
+				return true, nil
+			}, &prevEnd)
+		})
+	})
+	if err != nil {
+		return nil
+	}
+	return cuts
+}
+
+// at reports whether the byte at s.i is c.
+func (s *scanner) at(c byte) bool { return s.i < len(s.b) && s.b[s.i] == c }
+
+// eachMember reads the object at s.i (depth d), calling fn with each key
+// before its value; fn reads the value itself and returns true, or returns
+// false to have it skipped.
+func (s *scanner) eachMember(d int, fn func(key string) (bool, error)) error {
+	var end int
+	return s.eachMemberAt(d, func(key string, _ int) (bool, error) { return fn(key) }, &end)
+}
+
+// eachMemberAt is eachMember that also gives fn the key's offset and
+// keeps in *prevEnd the end of the last value read (0 before the first).
+func (s *scanner) eachMemberAt(d int, fn func(key string, ks int) (bool, error), prevEnd *int) error {
+	if empty, err := s.open(d, '}'); empty || err != nil {
+		return err
+	}
+	for {
+		if !s.at('"') {
+			return ErrInvalidJSON
+		}
+		ks := s.i
+		if err := s.str(); err != nil {
+			return err
+		}
+		key := keyName(s.b[ks:s.i])
+		s.space()
+		if !s.at(':') {
+			return ErrInvalidJSON
+		}
+		s.i++
+		s.space()
+		done, err := fn(key, ks)
+		if err == nil && !done {
+			err = s.value(d)
+		}
+		if err != nil {
+			return err
+		}
+		*prevEnd = s.i
+		if end, err := s.next('}'); end || err != nil {
+			return err
+		}
+	}
+}
+
+// eachElement reads the array at s.i (depth d), calling fn at each
+// element; fn reads it and returns true, or returns false to have it
+// skipped.
+func (s *scanner) eachElement(d int, fn func() (bool, error)) error {
+	if empty, err := s.open(d, ']'); empty || err != nil {
+		return err
+	}
+	for {
+		done, err := fn()
+		if err == nil && !done {
+			err = s.value(d)
+		}
+		if err != nil {
+			return err
+		}
+		if end, err := s.next(']'); end || err != nil {
+			return err
+		}
+	}
+}

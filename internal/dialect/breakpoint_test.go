@@ -1,0 +1,134 @@
+package dialect
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tidwall/gjson"
+)
+
+// A content block's cache breakpoint, which agents move to the newest
+// message every turn, is not part of an item's key; anything else that
+// differs is.
+func TestItemKeyIgnoresCacheBreakpoint(t *testing.T) {
+	const cc = `"cache_control":{"type":"ephemeral"}`
+	plain := `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`
+	same := []string{
+		`{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok",` + cc + `}]}`,
+		`{"role":"user","content":[{"type":"text","text":"keep Postgres",` + cc + `},{"type":"tool_result","tool_use_id":"t1","content":"ok",` + cc + `}]}`,
+		`{"role":"user","content":[{` + cc + `,"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
+		`{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"ephemeral","ttl":"1h"}}]}`,
+	}
+	different := map[string]string{
+		"another text":                          `{"role":"user","content":[{"type":"text","text":"keep MySQL"},{"type":"tool_result","tool_use_id":"t1","content":"ok",` + cc + `}]}`,
+		"a breakpoint inside a tool's input":    `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Edit","input":{` + cc + `}}]}`,
+		"a breakpoint on the item, not a block": `{"role":"user",` + cc + `,"content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
+		"a value that could spell a tag":        `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"continuity-capsule "}}]}`,
+		"an escaped value":                      `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"\u0065phemeral"}}]}`,
+		"a breakpoint spelt with an escape":     `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_contr\u006fl":{"type":"ephemeral"}}]}`,
+	}
+	for _, name := range []Name{AnthropicMessages, OpenAIChat} {
+		want := memo.key(name, []byte(plain))
+		for _, s := range same {
+			if got := memo.key(name, []byte(s)); got != want {
+				t.Errorf("%s: %s has key %v, want the key of the item without its breakpoints %v", name, s, got, want)
+			}
+		}
+		for what, s := range different {
+			plainKey := want
+			if what == "a breakpoint inside a tool's input" {
+				plainKey = memo.key(name, []byte(`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Edit","input":{}}]}`))
+			}
+			if got := memo.key(name, []byte(s)); got == plainKey {
+				t.Errorf("%s: %s (%s) shares a key with the item without it", name, what, s)
+			}
+		}
+	}
+	// Other dialects have no breakpoints: their bytes are their key.
+	withCC := []byte(same[0])
+	if memo.key(OpenAIResponses, withCC) == memo.key(OpenAIResponses, []byte(plain)) {
+		t.Error("Responses items differing in a cache_control member share a key")
+	}
+}
+
+// What every reader takes from an item with a breakpoint is what it takes
+// from the item without: its message, and for the body the items of a
+// Claude Code session whose breakpoint moves every turn, the prefix ids it
+// shares with the request before it (so the memos keyed by them answer).
+func TestBreakpointMovingEveryTurn(t *testing.T) {
+	tool := func(i int, cc bool) string {
+		b := ""
+		if cc {
+			b = `,"cache_control":{"type":"ephemeral"}`
+		}
+		return fmt.Sprintf(`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_%d","name":"Read","input":{"file_path":"/f%d.go"}}]},`+
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":%q%s}]}`, i, i, i, bytes.Repeat([]byte("func f() {}\n"), 40), b)
+	}
+	body := func(turns int) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"model":"claude-x","max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":"Use Postgres, not Mongo."}]}`)
+		for i := range turns {
+			b.WriteString("," + tool(i, i == turns-1))
+		}
+		b.WriteString(`],"system":[{"type":"text","text":"You are Claude Code.","cache_control":{"type":"ephemeral"}}],"metadata":{"user_id":"u"}}`)
+		return b.Bytes()
+	}
+	scope := t.Name()
+	var prev *View
+	for turns := 40; turns < 46; turns++ {
+		b := body(turns)
+		v, err := ParseFrom(scope, AnthropicMessages, "/v1/messages", nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := Parse(AnthropicMessages, "/v1/messages", nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(fresh.Messages(), v.Messages()); diff != "" {
+			t.Fatalf("turn %d reads differently from a fresh parse (-fresh +recalled):\n%s", turns, diff)
+		}
+		if prev != nil {
+			n := len(prev.PrefixIDs())
+			if !cmp.Equal(prev.PrefixIDs(), v.PrefixIDs()[:n]) {
+				t.Errorf("turn %d: the prefix ids of the request before (its last item had the breakpoint) are not this request's first %d", turns, n)
+			}
+		}
+		prev = v
+	}
+}
+
+// Whatever an item holds, the item without its breakpoints is valid JSON
+// and reads as the same message.
+func FuzzBreakpoints(f *testing.F) {
+	f.Add(`{"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}]}`)
+	f.Add(`{"role":"user","content":[{"cache_control":{"type":"ephemeral"} , "type":"text","text":"a"}]}`)
+	f.Add(`{"role":"user","content":[{"cache_control":{}}]}`)
+	f.Add(`{"content":[{"type":"tool_use","input":{"cache_control":1},"cache_control":[1,{"a":2}]}],"content":[{"cache_control":null}]}`)
+	f.Fuzz(func(t *testing.T, item string) {
+		body := []byte(`{"messages":[` + item + `]}`)
+		v, err := Parse(AnthropicMessages, "/v1/messages", nil, body)
+		if err != nil || v.NumItems() != 1 {
+			return
+		}
+		norm, ok := withoutBreakpoints(nil, v.Item(0))
+		if !ok {
+			return
+		}
+		w, err := Parse(AnthropicMessages, "/v1/messages", nil, []byte(`{"messages":[`+string(norm)+`]}`))
+		if err != nil {
+			t.Fatalf("%s without its breakpoints is %s: %v", item, norm, err)
+		}
+		if diff := cmp.Diff(parseItem(v), parseItem(w)); diff != "" {
+			t.Fatalf("%s reads differently without its breakpoints (%s):\n%s", item, norm, diff)
+		}
+	})
+}
+
+// parseItem decodes a View's first item afresh, without the memos.
+func parseItem(v *View) []Message {
+	parse := v.parser()
+	return []Message{parse(0, gjson.ParseBytes(v.Item(0)))}
+}
