@@ -3,6 +3,9 @@ package dialect
 import (
 	"bytes"
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -131,4 +134,71 @@ func FuzzBreakpoints(f *testing.F) {
 func parseItem(v *View) []Message {
 	parse := v.parser()
 	return []Message{parse(0, gjson.ParseBytes(v.Item(0)))}
+}
+
+// The first request to extend another extends its keys and ids in place;
+// another one extending the same request copies them. Every request keeps
+// reading its own keys and ids, as a fresh parse makes them, whatever the
+// others appended.
+func TestKeysExtendedInPlaceAcrossForks(t *testing.T) {
+	recallSmall(t)
+	// A history of tool calls whose results are outs; cc[i] puts a cache
+	// breakpoint on result i.
+	body := func(outs []string, cc ...int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"role":"user","content":[{"type":"text","text":"Use Postgres."}]}`)
+		for i, out := range outs {
+			mark := ""
+			if slices.Contains(cc, i) {
+				mark = `,"cache_control":{"type":"ephemeral"}`
+			}
+			fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Read","input":{"n":%d}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"%s"%s}]}`, i, i, i, out, mark)
+		}
+		return []byte(`{"model":"m","max_tokens":9,"messages":[` + b.String() + `],"system":"s"}`)
+	}
+	// d, padded so that the second request's last item ends a block of
+	// the recall's comparison: the last request then shares more with it
+	// than with the third.
+	d := "d"
+	for ; ; d += "." {
+		v, err := Parse(AnthropicMessages, "/p", nil, body([]string{"a", "b", "c", d}, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, end, _ := v.ItemsSpan(); end%recalled.block == 0 {
+			break
+		}
+	}
+	bodies := [][]byte{
+		body([]string{"a", "b", "c"}, 2),
+		body([]string{"a", "b", "c", d}, 3),      // the breakpoint moved: extends the first in place
+		body([]string{"a", "b", "c", d, "e"}, 4), // and again
+		// The second request's history with its breakpoint kept and
+		// another result: it extends the second request too, which the
+		// third extended already, so it copies.
+		body([]string{"a", "b", "c", d, "x"}, 3, 4),
+	}
+	var views []*View
+	for _, b := range bodies {
+		views = append(views, sameParse(t, t.Name(), AnthropicMessages, b))
+	}
+	shares := func(i, j int) bool { return &(*views[i].rec.keys.Load())[0] == &(*views[j].rec.keys.Load())[0] }
+	if !shares(0, 1) || !shares(1, 2) {
+		t.Error("the requests that extend the one before did not extend its keys in place")
+	}
+	if views[3].from != views[1].rec {
+		t.Fatal("the last request does not extend the second: the test misses its case")
+	}
+	if shares(1, 3) {
+		t.Error("the second request extending the same one shares its keys")
+	}
+	for i, v := range views {
+		fresh, err := Parse(AnthropicMessages, "/p", nil, bodies[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(v.ItemKeys(), fresh.ItemKeys()) || !reflect.DeepEqual(v.PrefixIDs(), fresh.PrefixIDs()) {
+			t.Errorf("request %d: its keys or ids changed after the requests that extended it", i)
+		}
+	}
 }

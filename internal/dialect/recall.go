@@ -53,6 +53,7 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 	if from != nil {
 		if keys := from.keys.Load(); keys != nil {
 			v.known = (*keys)[:min(shared, len(*keys))]
+			v.from = from
 			if ids := from.ids.Load(); ids != nil {
 				v.knownIDs = (*ids)[:min(shared, len(*ids))]
 			}
@@ -87,9 +88,16 @@ type recallRec struct {
 	tail  blockSum   // of those bytes
 	size  int        // bytes held, for the budget
 	// The request's item keys and prefix ids, once its View made them.
-	keys atomic.Pointer[[]ItemKey]
-	ids  atomic.Pointer[[]PrefixID]
+	// Their arrays' room past their length is the one request's that
+	// extends them first (extended): it appends in place (View.ItemKeys).
+	keys     atomic.Pointer[[]ItemKey]
+	ids      atomic.Pointer[[]PrefixID]
+	extended atomic.Bool
 }
+
+// grown is the capacity given to the keys or ids of n items, which the
+// conversation's next requests may extend in place.
+func grown(n int) int { return n + n/8 + 8 }
 
 type blockSum uint64
 

@@ -28,6 +28,8 @@ type View struct {
 	idsOnce  sync.Once
 	ids      []PrefixID
 	knownIDs []PrefixID // ids of the first prefixes, from an earlier request
+	from     *recallRec // that earlier request (ParseFrom), or nil
+	ownIDs   bool       // ItemKeys extended from's keys in place: PrefixIDs may extend its ids
 	rec      *recallRec // what ParseFrom remembers of this request, or nil
 }
 
@@ -251,17 +253,57 @@ func (v *View) ItemKeys() []ItemKey {
 		if _, ok := v.stringInput(); ok || v.idx.conv < 0 {
 			return
 		}
-		v.keys = make([]ItemKey, len(v.idx.items))
-		n := copy(v.keys, v.known)
-		for i, sp := range v.idx.items[n:] {
-			v.keys[n+i] = memo.key(v.name, v.body[sp.start:sp.end])
+		keys := v.extendKnown()
+		if keys == nil {
+			keys = make([]ItemKey, len(v.idx.items), grown(len(v.idx.items)))
+			n := copy(keys, v.known)
+			for i, sp := range v.idx.items[n:] {
+				keys[n+i] = memo.key(v.name, v.body[sp.start:sp.end])
+			}
 		}
 		if v.rec != nil {
-			keys := v.keys // not &v.keys, which would keep the View (and its body) alive
-			v.rec.keys.Store(&keys)
+			v.rec.keys.Store(&keys) // keys, not &v.keys: the record must not keep the View (and its body) alive
 		}
+		// The View's own slice ends at its length: a reader's append never
+		// reaches what the next request may write in place.
+		v.keys = keys[:len(keys):len(keys)]
 	})
 	return v.keys
+}
+
+// extendKnown returns the earlier request's keys with this request's new
+// items appended in place, or nil. An agent's next request is its
+// previous one with the last item resent (its cache breakpoint gone, which
+// its key leaves out) and new items after it: when every item of the
+// earlier request has the same key here, and this request is the first to
+// extend it, the earlier keys' array is extended rather than copied, and so
+// are its prefix ids (PrefixIDs). Whoever read the earlier keys read them
+// below their length, which nothing here writes.
+func (v *View) extendKnown() []ItemKey {
+	if v.from == nil {
+		return nil
+	}
+	p := v.from.keys.Load()
+	if p == nil || len(*p) > len(v.idx.items) {
+		return nil
+	}
+	prev := *p
+	n := len(v.known)
+	for i := n; i < len(prev); i++ {
+		sp := v.idx.items[i]
+		if memo.key(v.name, v.body[sp.start:sp.end]) != prev[i] {
+			return nil
+		}
+	}
+	if !v.from.extended.CompareAndSwap(false, true) {
+		return nil
+	}
+	keys := prev
+	for _, sp := range v.idx.items[len(prev):] {
+		keys = append(keys, memo.key(v.name, v.body[sp.start:sp.end]))
+	}
+	v.ownIDs = true
+	return keys
 }
 
 // PrefixID identifies the first items of a conversation: two independent
@@ -281,8 +323,11 @@ func (v *View) PrefixIDs() []PrefixID {
 		if keys == nil {
 			return
 		}
-		ids := make([]PrefixID, len(keys))
-		n := copy(ids, v.knownIDs)
+		ids := v.extendKnownIDs(len(keys))
+		if ids == nil {
+			ids = append(make([]PrefixID, 0, grown(len(keys))), v.knownIDs...)
+		}
+		n := len(ids)
 		var id PrefixID
 		if n > 0 {
 			id = ids[n-1]
@@ -291,19 +336,32 @@ func (v *View) PrefixIDs() []PrefixID {
 				id.A, id.B = mix(id.A, uint64(c)), mix(id.B, uint64(c)+7)
 			}
 		}
-		for i, k := range keys[n:] {
+		for _, k := range keys[n:] {
 			u := uint64(k.N)
 			id.A = mix(mix(mix(id.A, k.H1), k.H2), u)
 			id.B = mix(mix(mix(id.B^0x6a09e667f3bcc909, k.H2), k.H1), u+1)
-			ids[n+i] = id
+			ids = append(ids, id)
 		}
-		v.ids = ids
 		if v.rec != nil {
-			ids := v.ids // not &v.ids: see ItemKeys
-			v.rec.ids.Store(&ids)
+			v.rec.ids.Store(&ids) // see ItemKeys
 		}
+		v.ids = ids[:len(ids):len(ids)]
 	})
 	return v.ids
+}
+
+// extendKnownIDs returns the earlier request's ids, to be extended in
+// place, when ItemKeys extended its keys (the same items, so the same ids)
+// and it has ids for all of them; nil otherwise.
+func (v *View) extendKnownIDs(n int) []PrefixID {
+	if !v.ownIDs {
+		return nil
+	}
+	p := v.from.ids.Load()
+	if p == nil || len(*p) > n || len(*p) != len(*v.from.keys.Load()) {
+		return nil
+	}
+	return *p
 }
 
 func mix(h, v uint64) uint64 {
