@@ -164,7 +164,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*App, error) {
 		switch {
 		case route == config.MarkersRoute:
 			// In process, no upstream call: nothing to reserve or bill, and
-			// microseconds of work, done in the request path.
+			// microseconds of work for a turn's new messages, done in the
+			// request path (a long first-seen history goes to a worker).
 			caller, fallback, admission, prov.Name, inline = extract.MarkersCaller{}, nil, nil, provName, true
 		case prov.Dialect == config.FamilyAnthropic:
 			caller = extract.NewAnthropicCaller(prov, model, ex.MaxOutputTokens, nil, secret)

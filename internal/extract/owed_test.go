@@ -159,6 +159,74 @@ func TestPoolInlineAppliesBeforeReturning(t *testing.T) {
 	}
 }
 
+// A long delta (a history seen for the first time) does not hold the
+// request: a deterministic extractor reads it on a worker, and a later
+// delta of the same A-leg, short as it is, waits for it there rather than
+// run ahead of it. A barrier joins both; nothing is read twice or lost.
+func TestPoolInlineLongHistoryOnWorker(t *testing.T) {
+	release := make(chan struct{})
+	a := &applied{}
+	var started atomic.Int32
+	apply := func(ctx context.Context, job Job, ops []capsule.Op, d capsule.Delta) error {
+		started.Add(1)
+		<-release
+		return a.fn(ctx, job, ops, d)
+	}
+	p := NewPool(PoolOptions{Inline: true, Caller: MarkersCaller{}, Apply: apply, Route: "builtin/markers"})
+	defer stop(t, p)
+
+	var long []dialect.Message
+	for i := range inlineTurns + 4 {
+		long = append(long, user(fmt.Sprintf("Decision: use store number %d.", i)), assistant("ok"))
+	}
+	// Enqueue returns while the apply of the long history is held: it runs
+	// elsewhere.
+	enqueue := func(j Job) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- p.Enqueue(j) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			close(release)
+			t.Fatal("Enqueue held its caller until the extraction was applied")
+		}
+	}
+	enqueue(job("a1", 0, long...))
+	waitFor(t, func() bool { return started.Load() == 1 })
+	enqueue(job("a1", len(long), user("Decision: use the last store.")))
+	if n := started.Load(); n != 1 {
+		t.Fatalf("%d applies started: the later delta ran ahead of the long one", n)
+	}
+	close(release)
+	if waited, err := p.Wait(t.Context(), "a1", 1<<62, 10*time.Second); !waited || err != nil {
+		t.Fatalf("barrier: waited %v, %v", waited, err)
+	}
+	got := a.get()
+	if len(got) != 2 {
+		t.Fatalf("%d applies, want the long history's then the later delta's", len(got))
+	}
+	if n := len(got[0].ops); n != inlineTurns+4 {
+		t.Errorf("the long history gave %d ops, want %d (every decision)", n, inlineTurns+4)
+	}
+	if len(got[1].ops) != 1 || got[1].job.FirstTurn != len(long) {
+		t.Errorf("second apply %+v, want the later delta", got[1])
+	}
+	// A short delta of an idle A-leg is still read before Enqueue returns.
+	b := &applied{}
+	q := NewPool(PoolOptions{Inline: true, Caller: MarkersCaller{}, Apply: b.fn, Route: "builtin/markers"})
+	defer stop(t, q)
+	if err := q.Enqueue(job("a2", 0, long[:2*inlineTurns]...)); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.get()) != 1 {
+		t.Error("a delta of inlineTurns user messages was not applied before Enqueue returned")
+	}
+}
+
 // Every pool on one registry reports under its own route.
 func TestPoolMetricsForEveryRoute(t *testing.T) {
 	reg := metrics.NewRegistry()

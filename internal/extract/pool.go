@@ -87,8 +87,11 @@ type PoolOptions struct {
 	RetryBase, RetryMax time.Duration
 	MaxAttempts         int
 	// Inline runs the Caller in Enqueue's goroutine instead of on a worker:
-	// for a deterministic extractor (MarkersCaller) that costs microseconds,
-	// so its result is applied before the request goes on.
+	// for a deterministic extractor (MarkersCaller) whose reading of a
+	// turn's few new user messages costs microseconds, so its result is
+	// applied before the request goes on. A delta of more than inlineTurns
+	// user messages (a long history seen for the first time), or one for an
+	// A-leg with a job queued or running, goes to a worker instead.
 	Inline bool
 
 	Caller Caller
@@ -219,6 +222,21 @@ func NewPool(opt PoolOptions) *Pool {
 	return p
 }
 
+// inlineTurns is the most user messages an Inline pool reads in the
+// request's goroutine.
+const inlineTurns = 8
+
+// typedTurns counts the messages the user wrote (not tool results).
+func typedTurns(msgs []dialect.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == "user" && len(m.ToolResults) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // PromptVersion is the version of the prompt the pool sends.
 func (p *Pool) PromptVersion() string { return prompts.ExtractVersion }
 
@@ -248,9 +266,21 @@ func (p *Pool) Enqueue(job Job) error {
 	if p.opt.Inline {
 		p.mu.Lock()
 		closing := p.closing
+		_, busy := p.legs[job.ALeg]
 		p.mu.Unlock()
 		if closing {
 			return ErrStopped
+		}
+		if !busy && typedTurns(job.Messages) <= inlineTurns {
+			return p.runInline(job)
+		}
+		// A long delta (a history seen for the first time: about 60 µs of
+		// reading a user turn, so tens of milliseconds for a long one), or
+		// one that must follow a job of its A-leg still queued or running:
+		// on a worker, in order, joined by a barrier as any job is. The
+		// request goes on meanwhile.
+		if err := p.enqueue(job, owedRef{}, false); !errors.Is(err, ErrQueueFull) {
+			return err
 		}
 		return p.runInline(job)
 	}
@@ -573,7 +603,8 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 		}
 	}
 	budget := p.opt.MaxInputTokens - tokens.Estimate(p.prompt)
-	in := prepare(job.Prev, job.Messages, t.ords, max(budget, 1))
+	_, builtin := p.opt.Caller.(MarkersCaller)
+	in := prepareFor(job.Prev, job.Messages, t.ords, max(budget, 1), builtin)
 	p.m.inputToks.Observe(float64(in.Tokens))
 	if len(in.Delta.UserTurns) == 0 {
 		p.m.jobs.WithLabelValues(OutcomeSkippedEmpty).Inc()
