@@ -134,6 +134,9 @@ func bareOption(s string) bool {
 // chatForms reads the decisions of chat-window forms; it reports whether
 // one applied.
 func (r *reader) chatForms(s, low string, change bool) bool {
+	if r.opsForms(s, low, change) {
+		return true
+	}
 	if m := takeBack.FindStringSubmatchIndex(low); m != nil {
 		// What the taken-back words were about is replaced by what
 		// follows; a pronoun there stands for it.
@@ -243,6 +246,61 @@ func (r *reader) chatForms(s, low string, change bool) bool {
 		return true
 	case designVerb.MatchString(low) && !oneOff.MatchString(low) && !hedge.MatchString(low):
 		r.decision(item{kind: "decision", text: capitalise(s), change: change})
+		return true
+	}
+	return false
+}
+
+// An operator's words, said around pasted output: a setting given a value,
+// a practice banned, a part put behind another, an instruction about the
+// paste ("don't apply that") before what is settled.
+var (
+	// setTo: "raise max_conns to 40, the burst at 2am needs it".
+	setTo = mustPattern(`^(?:please\s+)?(?:raise|lower|bump|increase|decrease|reduce|set|cap|limit)\s+((?:the\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?)\s+to\s+(\d[\w.%/]*)(?:\s+(?:from now on|for now|everywhere))?\s*(?:,\s*(.+?))?[.!]?$`)
+	// banned: "recovering from panics in handlers is banned here".
+	banned = mustPattern(`^(.{3,60}?)\s+(?:is|are)\s+(?:banned|forbidden|not allowed|off[- ]limits)(?:\s+(?:here|in this (?:repo|codebase|project|team|service)|in (?:prod|production)))?[.!]?$`)
+	// putBehind: "put the fraud check behind an async queue instead of
+	// doing it inline".
+	putBehind = mustPattern(`^(?:let'?s\s+|please\s+)?put\s+((?:the|our|all|every)\s+.{2,50}?)\s+(behind|in|into|on|under|inside|onto)\s+(.{2,60}?)(?:\s+(?:instead of|rather than)\s+(.{2,60}?))?[.!]?$`)
+	// aboutPaste: "don't apply that, …": an instruction about what was
+	// pasted, which settles nothing itself.
+	aboutPaste = mustPattern(`^(?:don'?t|do not|never mind|no need to)\s+[a-z]+\s+(?:that|this|it|them)(?:\s+(?:yet|now|again|please))?\s*[,;—–-]+\s*(\S.+)$`)
+)
+
+// opsForms reads those forms; it reports whether one read the sentence.
+func (r *reader) opsForms(s, low string, change bool) bool {
+	if hedge.MatchString(low) || questionLead.MatchString(low) || strings.HasSuffix(low, "?") {
+		return false
+	}
+	if m := aboutPaste.FindStringSubmatchIndex(low); m != nil && !r.probe {
+		n := len(r.items)
+		r.statement(capitalise(s[m[2]:m[3]]), change)
+		return len(r.items) > n
+	}
+	if m := setTo.FindStringSubmatchIndex(low); m != nil {
+		it := item{kind: "decision", text: capitalise(strings.TrimRight(s[:m[5]], " ")), change: change}
+		if m[6] >= 0 {
+			if rest := s[m[6]:m[7]]; !r.yields(rest) {
+				it.why = strings.TrimRight(rest, ". ")
+			}
+		}
+		r.decision(it)
+		return true
+	}
+	if m := banned.FindStringSubmatchIndex(low); m != nil && !pronounLead.MatchString(low[m[2]:m[3]]) {
+		r.add(item{kind: "constraint", text: s})
+		return true
+	}
+	if m := putBehind.FindStringSubmatchIndex(low); m != nil && (m[8] >= 0 || low[m[4]:m[5]] == "behind" || low[m[4]:m[5]] == "under") {
+		// "in", "into", "on" place code as often as they decide where a
+		// part lives ("put the logic in a function"): a decision only
+		// with what it replaces.
+		text := capitalise(strings.TrimRight(s[:m[7]], " "))
+		it := item{kind: "decision", text: text, change: change}
+		if m[8] >= 0 {
+			it.old, it.change = s[m[8]:m[9]], true
+		}
+		r.decision(it)
 		return true
 	}
 	return false

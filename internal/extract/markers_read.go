@@ -42,7 +42,7 @@ var (
 	// that introduces a list.
 	labelRe = mustPattern(`^((?:our |the |final |design |new |revised |architecture )?decision(?: is| changed)?|decided|i'?ve decided|we'?ve decided|final answer|final call|verdict|` +
 		`change of (?:decision|plan|mind)|correction|scratch that|on second thought|on reflection|on second thoughts|thinking about it more|(?:i'?ve |i )?changed my mind(?: about [^:]{1,40})?|` +
-		`(?:(?:house|hard|team|ground|project|coding|our|the) )?(?:rules?|constraints?|requirements?|guidelines?|conventions?|polic(?:y|ies)|invariants?)|non-negotiables?|` +
+		`(?:(?:house|hard|team|ground|project|coding|our|the|new|one more|another) )?(?:rules?|constraints?|requirements?|guidelines?|conventions?|polic(?:y|ies)|invariants?)|non-negotiables?|` +
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
@@ -271,7 +271,7 @@ var (
 	// ("payments stay on the web"), not an option.
 	stateClause = mustPattern(`^[\w\-]+(?:\s[\w\-]+){0,2}\s+(?:stay|stays|remain|remains|live|lives|go|goes|happen|happens|is|are|isn'?t|aren'?t|is not|are not|doesn'?t|does not|won'?t|can'?t)\s+\S`)
 	// forNowTail: how long a rejection holds, not part of the option.
-	forNowTail = mustPattern(`\s+(?:for now|for the time being|in v1|for v1|at launch|for launch|in the first version|yet)$`)
+	forNowTail = mustPattern(`\s+(?:for now|for the time being|in v1|for v1|at launch|for launch|in the first version|yet|for this|for that|for these|for those)$`)
 	// skipNamed: "Skip Redux, Zustand covers what we need": a named option
 	// turned down, and what covers for it.
 	skipNamed  = mustPattern(`^(?:let'?s\s+|i'?d\s+|we'?d\s+|i would\s+|we would\s+)?skip\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,2}?)(?:\s+(?:for now|in v1|for v1|at launch))?(?:,\s+(.+))?$`)
@@ -531,51 +531,186 @@ type userLine struct{ text, low string }
 
 // userLines removes what is not the user speaking — code, quoted lines,
 // quoted spans, pasted output — and returns the remaining lines.
+//
+// A paste begins at a line that introduces one ("here's the output:", or
+// any short line ending in ':' whose next line is output or indented) or
+// at a line that is output itself (a command, a log line, a stack frame),
+// and runs to the next blank line. The user's own words after it with no
+// blank line between are the lines after its last line of output: lines
+// that read as a sentence, however technical their words ("raise
+// max_conns to 40, the burst at 2am needs it"). A paste introduced as
+// such with no output in it (a pasted document) is left out whole.
 func userLines(text string) []userLine {
 	text = fenced.ReplaceAllString(text, "\n")
-	text = inlineCode.ReplaceAllStringFunc(text, func(s string) string {
+	lines := strings.Split(text, "\n")
+	var out []userLine
+	keep := func(raw string) {
+		l := strings.TrimSpace(spans(raw))
+		out = append(out, userLine{l, lower(l)})
+	}
+	for i := 0; i < len(lines); {
+		low := lower(strings.TrimSpace(lines[i]))
+		if low == "" {
+			out = append(out, userLine{})
+			i++
+			continue
+		}
+		intro, document := pasteStart(lines, i)
+		if !intro && !outputRaw(lines[i]) {
+			keep(lines[i])
+			i++
+			continue
+		}
+		from := i
+		if intro {
+			from = i + 1
+		}
+		end := from
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		own := end
+		for own > from && ownLine(lines[own-1]) {
+			own--
+		}
+		if own == from && document {
+			own = end // a pasted document: no output to end it
+		}
+		for _, raw := range lines[own:end] {
+			keep(raw)
+		}
+		i = end
+	}
+	return out
+}
+
+// spans removes inline code that holds code (kept: a name in backticks)
+// and quoted spans from a line the user wrote.
+func spans(l string) string {
+	l = inlineCode.ReplaceAllStringFunc(l, func(s string) string {
 		if strings.ContainsAny(s[1:len(s)-1], " :=(){};") {
 			return " "
 		}
 		return s[1 : len(s)-1]
 	})
-	text = quoted.ReplaceAllString(text, " ")
-	var out []userLine
-	pasted, sawOutput := false, false
-	lines := strings.Split(text, "\n")
-	// The user's own words after a paste with no blank line between:
-	// the lines from the last that is not prose on (found once a paste
-	// starts).
-	ownFrom := -1
-	for i, l := range lines {
-		if pasted && ownFrom < 0 {
-			ownFrom = len(lines)
-			for ownFrom > 0 && proseLine(lower(strings.TrimSpace(lines[ownFrom-1]))) {
-				ownFrom--
-			}
+	return quoted.ReplaceAllString(l, " ")
+}
+
+// pasteStart reports whether line i introduces a paste on the lines after
+// it, and whether the introduction says so itself (pasteIntro: what
+// follows may be a document rather than output).
+func pasteStart(lines []string, i int) (intro, document bool) {
+	low := lower(strings.TrimSpace(lines[i]))
+	if !strings.HasSuffix(low, ":") || labelRe.MatchString(low) || planLabel.MatchString(low) {
+		return false, false
+	}
+	if pasteIntro.MatchString(low) {
+		return true, true
+	}
+	if len(strings.Fields(low)) > 6 {
+		return false, false
+	}
+	for _, next := range lines[i+1:] {
+		if strings.TrimSpace(next) == "" {
+			break
 		}
-		l = strings.TrimSpace(l)
-		low := lower(l)
-		switch {
-		case low == "":
-			pasted = false
-			out = append(out, userLine{})
-		case pasted && i >= ownFrom && sawOutput:
-			// Prose after program output ends the paste; prose after
-			// prose (a pasted document) may still be the document.
-			pasted = false
-			out = append(out, userLine{l, low})
-		case pasted || outputLine.MatchString(low):
-			sawOutput = sawOutput || pasted && !proseLine(low)
-			pasted = pasted || strings.HasPrefix(low, "$ ")
-		case pasteIntro.MatchString(low) && !labelRe.MatchString(low):
-			pasted, sawOutput = true, false
-		default:
-			out = append(out, userLine{l, low})
+		return outputRaw(next) || indented(next), false
+	}
+	return false, false
+}
+
+// indented reports a line indented as pasted or quoted text is (four
+// spaces or a tab), not a list item.
+func indented(raw string) bool {
+	return (strings.HasPrefix(raw, "    ") || strings.HasPrefix(raw, "\t")) && !listItem.MatchString(raw)
+}
+
+// outputRaw reports whether a line is program output or a command rather
+// than something the user wrote: a log or test line (outputLine), a
+// bracketed timestamp or signal, a stack frame or a file:line position, a
+// chain of "a: b: c" error prefixes, an exception's name, columns aligned
+// with runs of spaces or dot leaders, a number alone, a diff or plan line,
+// a shell command.
+func outputRaw(raw string) bool {
+	low := lower(strings.TrimSpace(raw))
+	if low == "" {
+		return false
+	}
+	// The unanchored shapes are tried only where their literal is: every
+	// line of every user turn passes here.
+	t := strings.TrimSpace(raw)
+	return outputLine.MatchString(low) || outputShape.MatchString(low) || strings.Count(low, ": ") >= 3 || command(low) ||
+		strings.Contains(low, "....") || strings.HasSuffix(low, "(...)") ||
+		(strings.Contains(t, "   ") || strings.Contains(t, "\t")) && columns.MatchString(t) ||
+		strings.IndexByte(low, ':') > 0 && filePos.MatchString(low) ||
+		strings.Contains(low, "line ") && pyFrame.MatchString(low)
+}
+
+// command reports a shell command line: a tool's name and nothing but
+// arguments, of which at least one reads as one (a flag, a path, a file,
+// an assignment) unless there are at most two ("npm audit", "terraform
+// plan"); "docker is banned here" is a sentence.
+func command(low string) bool {
+	m := commandLine.FindStringIndex(low)
+	if m == nil {
+		return false
+	}
+	args := strings.Fields(low[m[1]:])
+	argLike := len(args) <= 2
+	for _, a := range args {
+		if a == "|" || a == "&&" {
+			continue
+		}
+		if !argToken.MatchString(a) {
+			return false
+		}
+		argLike = argLike || strings.HasPrefix(a, "-") || strings.ContainsAny(a, "/=") || strings.Contains(strings.TrimRight(a, ".:"), ".")
+	}
+	return argLike
+}
+
+var (
+	outputShape = mustPattern(`^(?:\[[^\]]*\d[^\]]*\]|\[signal |goroutine \d+|traceback|exception|[a-z]*(?:error|exception):\s|plan: \d+ to add|[-+]{3} |@@ |\d[\d.,:/]*\s*[a-z%]{0,3}$)`)
+	filePos     = mustPattern(`\b[\w./-]+\.(?:go|py|js|ts|tsx|jsx|rb|rs|java|kt|c|cc|cpp|h|cs|php|swift|sql|ya?ml|json|toml):\d+`)
+	pyFrame     = mustPattern(`\bline \d+, in \w`)
+	columns     = mustPattern(`\S {3,}\S|\S\t+\S`)
+	commandLine = mustPattern(`^(?:npm|npx|yarn|pnpm|pip3?|poetry|cargo|kubectl|terraform|helm|docker(?: compose)?|git|grep|rg|curl|wget|psql|mysql|redis-cli|rabbitmqctl|aws|gcloud|k6|pytest|go (?:test|vet|build|run|mod|get|install|generate|tool))(?:\s|$)`)
+	argToken    = mustPattern(`^[-\w./:=*@~"]+$`)
+)
+
+// ownLine reports whether a line after output reads as the user's own
+// sentence: two words or more, most of them words (whatever technical
+// names, numbers with units or underscores they hold), none of a log
+// line's shape, not indented, not a short "name: value" line (which is
+// the program's even when it reads "Decision: use squash merges": a
+// commit message git printed).
+func ownLine(raw string) bool {
+	if indented(raw) || outputRaw(raw) {
+		return false
+	}
+	low := lower(strings.TrimSpace(raw))
+	if strings.ContainsAny(low, "[]{}=<>|") || keyValue.MatchString(low) {
+		return false
+	}
+	f := strings.Fields(low)
+	if len(f) < 2 {
+		return false
+	}
+	words, plain := 0, 0
+	for _, w := range f {
+		if strings.ContainsAny(w, "()") || !strings.ContainsFunc(w, unicode.IsLetter) {
+			continue
+		}
+		words++
+		if plainWord.MatchString(w) {
+			plain++
 		}
 	}
-	return out
+	return plain >= 2 && words*4 >= len(f)*3
 }
+
+// keyValue: a short "name: value" line, as dashboards and tools print.
+var keyValue = mustPattern(`^[a-z][\w .-]{0,30}:\s+\S[^:]{0,30}$`)
 
 // proseLine reports whether a line reads as a person's sentence rather
 // than program output: five words or more, nearly all of them plain words,

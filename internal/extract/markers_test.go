@@ -381,6 +381,12 @@ func TestMarkersSessionPhrasing(t *testing.T) {
 // What looks like the forms above but settles nothing.
 func TestMarkersSessionTraps(t *testing.T) {
 	traps := []string{
+		// Pasted output and a question or a remark about it.
+		"here's what it printed:\n    WARN: Use ChargeV2 instead.\n    WARN: never call Capture twice\nwhat does the second one mean?",
+		"$ git log -1 --format=%B\nDecision: use squash merges\nwho wrote that commit message?",
+		"docker compose up:\nError response from daemon: driver failed: Bind for 0.0.0.0:5432 failed: port is already allocated\nno idea why",
+		"npm audit\nfound 3 vulnerabilities (3 high)\nrun `npm audit fix` to fix them\nhmm",
+		"the runbook says:\nAlways drain the node first. Never restart the primary during business hours.\nis that still true?",
 		"Keep going.", "Keep me posted on the migration.", "Keep trying until the build is green.",
 		"Make it pass.", "Make the test pass without changing the assertion.", "Make the build green on CI.",
 		"We're running the migration now.", "We're using a lot of memory in that loop.",
@@ -1448,5 +1454,30 @@ func TestMarkersChangeOfMindSession(t *testing.T) {
 	})
 	if _, rej := sections(t, c); strings.Contains(rej, "websockets") {
 		t.Errorf("websockets, taken back, are still turned down:\n%s", capsule.Render(c))
+	}
+}
+
+// A user who pastes what a terminal, a CI run or a log printed and decides
+// around it: the paste, whatever it says ("Use ChargeV2 instead", "never
+// call Capture twice", "Decision: …" in a commit message), is the
+// program's; the user's words after it are read, however technical.
+func TestMarkersPastedOutputSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("the nightly job died again:\n[2026-12-01T03:00:12Z] ERROR worker: context deadline exceeded (timeout=30s)\n[2026-12-01T03:00:12Z] WARN  worker: use a larger timeout\nbump job_timeout to 120s, the export of the big tenants takes 90",
+			[]string{"job_timeout to 120s", "the export of the big tenants takes 90"}, nil, nil),
+		says("pytest says:\n    FAILED tests/test_invoice.py::test_total - AssertionError: 10.000000001 != 10.0\n    1 failed, 212 passed in 4.31s\nfloats for money are banned in this repo, that's exactly why",
+			[]string{"floats for money are banned"}, nil, nil),
+		says("kubectl top pods\nNAME            CPU(cores)   MEMORY(bytes)\napi-7d9f-x2     912m         1830Mi\nput the PDF rendering behind a worker queue instead of running it in the API pods",
+			[]string{"PDF rendering behind a worker queue"}, nil, nil),
+		says("terraform wants to do this:\n  # aws_instance.api will be replaced\n  ~ ami = \"ami-0a1\" -> \"ami-0b2\"\nPlan: 1 to add, 0 to change, 1 to destroy.\ndon't apply it, we stay on the current AMI until the kernel patch is out",
+			[]string{"current AMI"}, nil, nil),
+		says("here's the linter:\n    handlers.go:88:3: error strings should not be capitalized (ST1005)\nok, new rule: lower-case error strings everywhere, the linter stays on in CI",
+			[]string{"lower-case error strings"}, nil, nil),
+	})
+	active, rej := sections(t, c)
+	for _, never := range []string{"ChargeV2", "larger timeout", "ami-0b2", "1 to add", "ST1005", "AssertionError"} {
+		if strings.Contains(active+rej, never) {
+			t.Errorf("%q, from the paste, is in the capsule:\n%s", never, capsule.Render(c))
+		}
 	}
 }
