@@ -279,7 +279,8 @@ func (r *reader) opsForms(s, low string, change bool) bool {
 	}
 	if m := setTo.FindStringSubmatchIndex(low); m != nil {
 		it := item{kind: "decision", text: capitalise(strings.TrimRight(s[:m[5]], " ")), change: change}
-		if m[6] >= 0 {
+		if m[6] >= 0 && !r.probe {
+			// A probe only asks whether the clause settles something.
 			if rest := s[m[6]:m[7]]; !r.yields(rest) {
 				it.why = strings.TrimRight(rest, ". ")
 			}

@@ -95,7 +95,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -1497,6 +1497,9 @@ var (
 	genericDep  = map[string]bool{"anything": true, "more": true, "another": true, "new": true, "extra": true, "any": true, "everything": true, "stuff": true, "things": true, "deps": true, "dependencies": true, "libraries": true, "packages": true}
 )
 
+// restOfInput: what a rule about input turns away ("anything else").
+var restOfInput = mustPattern(`^(?:anything|everything|whatever|all|any)\s+(?:else|other|others|that|which|not)\b|^(?:the rest|all the rest|the others|other (?:values|inputs|requests|codes))\b`)
+
 var pronounLead = mustPattern(`^(?:i|you|we|it|that|this|there|please|let|can|the bug|the test|the file)\b`)
 
 // decisionForms reads the unlabelled ways of stating a decision.
@@ -1509,6 +1512,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		// stable": a part of the product put off, with its condition.
 		// Put off: turned down for now, not a decision.
 		r.add(item{kind: "reject", text: sub(holdOff, 1), why: strings.TrimRight(sub(holdOff, 2), ". ")})
+	case match(decidedAgst) && restOfInput.MatchString(lower(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))):
+		// "reject anything else with a 400": how the service answers
+		// input, not an option turned down.
+		r.decision(item{kind: "decision", text: capitalise(s), change: change})
 	case match(decidedAgst):
 		r.rejectList(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))
 	case match(optionsNo) && optionPhrase(sub(optionsNo, 1)):

@@ -1473,8 +1473,13 @@ func TestMarkersPastedOutputSession(t *testing.T) {
 			[]string{"current AMI"}, nil, nil),
 		says("here's the linter:\n    handlers.go:88:3: error strings should not be capitalized (ST1005)\nok, new rule: lower-case error strings everywhere, the linter stays on in CI",
 			[]string{"lower-case error strings"}, nil, nil),
+		says("the gateway logged:\n    WARN status=unknown value=\"frozen\" account=81\nonly the three documented statuses are valid. reject anything else with a 422",
+			[]string{"anything else with a 422"}, nil, nil),
 	})
 	active, rej := sections(t, c)
+	if strings.Contains(rej, "anything else") {
+		t.Errorf("\"reject anything else\" turned down an option:\n%s", capsule.Render(c))
+	}
 	for _, never := range []string{"ChargeV2", "larger timeout", "ami-0b2", "1 to add", "ST1005", "AssertionError"} {
 		if strings.Contains(active+rej, never) {
 			t.Errorf("%q, from the paste, is in the capsule:\n%s", never, capsule.Render(c))
