@@ -762,6 +762,9 @@ type reader struct {
 	// reads counts the clauses read for the turn (statement), probes
 	// included, up to maxReads; nil: not counted.
 	reads *int
+	// stressed: the sentence ended in an emphasis ("…, no exceptions"),
+	// taken off before it was read.
+	stressed bool
 }
 
 func (r *reader) add(it item) {
@@ -1034,9 +1037,11 @@ func (r *reader) sentence(s string) {
 		r.last = prevLast
 		return
 	}
+	r.stressed = false
 	if m := emphasisTail.FindStringIndex(low); m != nil && m[0] > 0 {
 		// "…, no exceptions": said to stress the rule, nothing turned down.
 		s, low = s[:m[0]], low[:m[0]]
+		r.stressed = true
 	}
 	if i := hedgedTail(low); i > 0 {
 		// "We decided to keep X and add Y later": the decision is the

@@ -381,6 +381,8 @@ func TestMarkersSessionPhrasing(t *testing.T) {
 // What looks like the forms above but settles nothing.
 func TestMarkersSessionTraps(t *testing.T) {
 	traps := []string{
+		"flaky tests everywhere since the upgrade",
+		"$ make lint\nlint: 212 issues\nwarnings everywhere",
 		// Pasted output and a question or a remark about it.
 		"here's what it printed:\n    WARN: Use ChargeV2 instead.\n    WARN: never call Capture twice\nwhat does the second one mean?",
 		"$ git log -1 --format=%B\nDecision: use squash merges\nwho wrote that commit message?",
@@ -1473,6 +1475,8 @@ func TestMarkersPastedOutputSession(t *testing.T) {
 			[]string{"current AMI"}, nil, nil),
 		says("here's the linter:\n    handlers.go:88:3: error strings should not be capitalized (ST1005)\nok, new rule: lower-case error strings everywhere, the linter stays on in CI",
 			[]string{"lower-case error strings"}, nil, nil),
+		says("select now();\n              now\n-------------------------------\n 2026-12-06 09:14:07.123+01\nUTC timestamps everywhere, no exceptions",
+			[]string{"UTC timestamps everywhere"}, nil, nil),
 		says("the gateway logged:\n    WARN status=unknown value=\"frozen\" account=81\nonly the three documented statuses are valid. reject anything else with a 422",
 			[]string{"anything else with a 422"}, nil, nil),
 	})
