@@ -262,7 +262,7 @@ var (
 	// putBehind: "put the fraud check behind an async queue instead of
 	// doing it inline".
 	putBehind = mustPattern(`^(?:let'?s\s+|please\s+)?put\s+((?:the|our|all|every)\s+.{2,50}?)\s+(behind|in|into|on|under|inside|onto)\s+(.{2,60}?)(?:\s+(?:instead of|rather than)\s+(.{2,60}?))?[.!]?$`)
-	copula = mustPattern(`\b(?:is|are|was|were|be|stays?|runs?|uses?|goes|means?|has|have)\b`)
+	copula    = mustPattern(`\b(?:is|are|was|were|be|stays?|runs?|uses?|goes|means?|has|have)\b`)
 	// everywhereHead: "int64 cents everywhere" (", no exceptions").
 	everywhereHead = mustPattern(`^([^,;]{2,40}?)\s+everywhere[.!]*$`)
 	// aboutPaste: "don't apply that, …": an instruction about what was
