@@ -215,6 +215,12 @@ func TestPoolInlineLongHistoryOnWorker(t *testing.T) {
 	if len(got[1].ops) != 1 || got[1].job.FirstTurn != len(long) {
 		t.Errorf("second apply %+v, want the later delta", got[1])
 	}
+	// Once its jobs are done, the A-leg's short deltas are read inline
+	// again.
+	enqueue(job("a1", len(long)+1, user("Decision: use the archive store.")))
+	if n := len(a.get()); n != 3 {
+		t.Errorf("%d applies when Enqueue returned: a short delta of an idle A-leg went to a worker", n)
+	}
 	// A short delta of an idle A-leg is still read before Enqueue returns.
 	b := &applied{}
 	q := NewPool(PoolOptions{Inline: true, Caller: MarkersCaller{}, Apply: b.fn, Route: "builtin/markers"})
