@@ -42,6 +42,9 @@ func withoutBreakpoints(buf, raw []byte) ([]byte, bool) {
 	}
 	out, at := buf[:0], 0
 	for _, c := range cuts {
+		if c.start < at || c.end < c.start {
+			return nil, false // never made so; the bytes are then their key
+		}
 		out = append(out, raw[at:c.start]...)
 		at = c.end
 	}
@@ -49,9 +52,10 @@ func withoutBreakpoints(buf, raw []byte) ([]byte, bool) {
 }
 
 // breakpoints returns the spans of raw that its content blocks'
-// cache_control members take, each with the comma before it (after it,
-// for a block's first member), in order; nil when raw is not an object or
-// has none.
+// cache_control members take, in order, each with the comma that joins it
+// to the members kept: the one before it, or, when no member before it is
+// kept, the one after it. A block's members all cut leave "{}". nil when
+// raw is not an object or has none.
 func breakpoints(raw []byte) []span {
 	s := scanner{b: raw}
 	var cuts []span
@@ -59,7 +63,7 @@ func breakpoints(raw []byte) []span {
 	if !s.at('{') {
 		return nil
 	}
-	err := s.eachMember(1, func(key string) (bool, error) {
+	err := s.eachMember(1, func(key string, _ int) (bool, error) {
 		if key != "content" || !s.at('[') {
 			return false, nil
 		}
@@ -67,25 +71,25 @@ func breakpoints(raw []byte) []span {
 			if !s.at('{') {
 				return false, nil
 			}
-			var prevEnd int // end of the block's previous member's value, 0 for none
-			return true, s.eachMemberAt(3, func(key string, ks int) (bool, error) {
-				if key != "cache_control" {
-					return false, nil
-				}
+			kept, cut := 0, 0 // ends of the last member kept and of the last cut
+			return true, s.eachMember(3, func(key string, ks int) (bool, error) {
 				vs := s.i
 				if err := s.value(3); err != nil {
 					return true, err
 				}
-				if bytes.ContainsAny(raw[vs:s.i], `-\`) {
-					// Could spell a capsule tag ("continuity-capsule"),
-					// which counts of a prefix's tags read from raw bytes:
-					// kept, so those counts stay exact.
+				if key != "cache_control" || bytes.ContainsAny(raw[vs:s.i], `-\`) {
+					// A value with '-' or an escape could spell a capsule
+					// tag ("continuity-capsule"), which counts of a
+					// prefix's tags read from raw bytes: kept, so those
+					// counts stay exact.
+					kept = s.i
 					return true, nil
 				}
-				if prevEnd > 0 {
-					// ,"cache_control":{…} — from the comma after the
-					// member before it.
-					cuts = append(cuts, span{prevEnd, s.i})
+				if kept > 0 {
+					// ,"cache_control":{…} — from the end of what was kept
+					// or cut before it.
+					cuts = append(cuts, span{max(kept, cut), s.i})
+					cut = s.i
 					return true, nil
 				}
 				// {"cache_control":{…}, … — through the comma after it.
@@ -98,8 +102,9 @@ func breakpoints(raw []byte) []span {
 					end = j + 1
 				}
 				cuts = append(cuts, span{ks, end})
+				cut = end
 				return true, nil
-			}, &prevEnd)
+			})
 		})
 	})
 	if err != nil {
@@ -112,16 +117,9 @@ func breakpoints(raw []byte) []span {
 func (s *scanner) at(c byte) bool { return s.i < len(s.b) && s.b[s.i] == c }
 
 // eachMember reads the object at s.i (depth d), calling fn with each key
-// before its value; fn reads the value itself and returns true, or returns
-// false to have it skipped.
-func (s *scanner) eachMember(d int, fn func(key string) (bool, error)) error {
-	var end int
-	return s.eachMemberAt(d, func(key string, _ int) (bool, error) { return fn(key) }, &end)
-}
-
-// eachMemberAt is eachMember that also gives fn the key's offset and
-// keeps in *prevEnd the end of the last value read (0 before the first).
-func (s *scanner) eachMemberAt(d int, fn func(key string, ks int) (bool, error), prevEnd *int) error {
+// and the key's offset before its value; fn reads the value itself and
+// returns true, or returns false to have it skipped.
+func (s *scanner) eachMember(d int, fn func(key string, ks int) (bool, error)) error {
 	if empty, err := s.open(d, '}'); empty || err != nil {
 		return err
 	}
@@ -147,7 +145,6 @@ func (s *scanner) eachMemberAt(d int, fn func(key string, ks int) (bool, error),
 		if err != nil {
 			return err
 		}
-		*prevEnd = s.i
 		if end, err := s.next('}'); end || err != nil {
 			return err
 		}

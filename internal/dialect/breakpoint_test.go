@@ -23,6 +23,10 @@ func TestItemKeyIgnoresCacheBreakpoint(t *testing.T) {
 		`{"role":"user","content":[{"type":"text","text":"keep Postgres",` + cc + `},{"type":"tool_result","tool_use_id":"t1","content":"ok",` + cc + `}]}`,
 		`{"role":"user","content":[{` + cc + `,"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
 		`{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"ephemeral","ttl":"1h"}}]}`,
+		// A member named twice (JSON allows it): both go, and what is
+		// left is still JSON.
+		`{"role":"user","content":[{` + cc + `,` + cc + `,"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
+		`{"role":"user","content":[{"type":"text","text":"keep Postgres",` + cc + `,` + cc + `},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
 	}
 	different := map[string]string{
 		"another text":                          `{"role":"user","content":[{"type":"text","text":"keep MySQL"},{"type":"tool_result","tool_use_id":"t1","content":"ok",` + cc + `}]}`,
@@ -109,6 +113,9 @@ func FuzzBreakpoints(f *testing.F) {
 	f.Add(`{"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}]}`)
 	f.Add(`{"role":"user","content":[{"cache_control":{"type":"ephemeral"} , "type":"text","text":"a"}]}`)
 	f.Add(`{"role":"user","content":[{"cache_control":{}}]}`)
+	f.Add(`{"content":[{"cache_control":{},"cache_control":{} , "type":"text"}]}`)
+	f.Add(`{"content":[{"type":"text","cache_control":{},"cache_control":{"a":"b"},"x":1,"cache_control":{}}]}`)
+	f.Add(`{"content":[{"cache_control":{"type":"e-x"},"cache_control":{},"cache_control":{}}]}`)
 	f.Add(`{"content":[{"type":"tool_use","input":{"cache_control":1},"cache_control":[1,{"a":2}]}],"content":[{"cache_control":null}]}`)
 	f.Fuzz(func(t *testing.T, item string) {
 		body := []byte(`{"messages":[` + item + `]}`)
