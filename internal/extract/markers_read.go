@@ -610,13 +610,10 @@ func pasteStart(lines []string, i int) (intro, document bool) {
 	if len(strings.Fields(low)) > 6 {
 		return false, false
 	}
-	for _, next := range lines[i+1:] {
-		if strings.TrimSpace(next) == "" {
-			break
-		}
-		return outputRaw(next) || indented(next), false
+	if i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) == "" {
+		return false, false
 	}
-	return false, false
+	return outputRaw(lines[i+1]) || indented(lines[i+1]), false
 }
 
 // indented reports a line indented as pasted or quoted text is (four
@@ -711,26 +708,6 @@ func ownLine(raw string) bool {
 
 // keyValue: a short "name: value" line, as dashboards and tools print.
 var keyValue = mustPattern(`^[a-z][\w .-]{0,30}:\s+\S[^:]{0,30}$`)
-
-// proseLine reports whether a line reads as a person's sentence rather
-// than program output: five words or more, nearly all of them plain words,
-// nothing of a log line's shape.
-func proseLine(low string) bool {
-	if low == "" || outputLine.MatchString(low) || strings.ContainsAny(low, "[]{}()=<>|\t") {
-		return false
-	}
-	f := strings.Fields(low)
-	if len(f) < 5 {
-		return false
-	}
-	plain := 0
-	for _, w := range f {
-		if plainWord.MatchString(w) {
-			plain++
-		}
-	}
-	return plain*5 >= len(f)*4
-}
 
 var plainWord = mustPattern(`^[a-z][a-z'’\-]*[.,;:!?]?$`)
 
