@@ -13,7 +13,7 @@ import (
 // are about the same thing.
 var categories = map[string][]string{
 	"database":      {"postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "mongo", "dynamodb", "cockroachdb", "duckdb", "cassandra", "oracle", "mssql", "firestore", "supabase", "clickhouse", "timescaledb", "neo4j", "couchdb", "planetscale", "neon", "tidb", "yugabytedb", "surrealdb", "libsql", "turso", "rds", "aurora", "cloudsql", "alloydb"},
-	"queue":         {"rabbitmq", "nats", "kafka", "sqs", "pulsar", "activemq", "zeromq", "nsq", "jetstream", "redpanda", "kinesis", "pubsub", "pub/sub", "eventbridge"},
+	"queue":         {"rabbitmq", "rabbit", "nats", "kafka", "sqs", "pulsar", "activemq", "zeromq", "nsq", "jetstream", "redpanda", "kinesis", "pubsub", "pub/sub", "eventbridge"},
 	"warehouse":     {"bigquery", "snowflake", "redshift", "databricks"},
 	"cache":         {"redis", "memcached", "valkey", "varnish", "dragonfly", "keydb"},
 	"hash":          {"bcrypt", "argon2", "argon2id", "scrypt", "md5", "sha-1", "sha1", "sha-256", "pbkdf2"},

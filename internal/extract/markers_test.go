@@ -1475,11 +1475,19 @@ func TestMarkersPastedOutputSession(t *testing.T) {
 			[]string{"current AMI"}, nil, nil),
 		says("here's the linter:\n    handlers.go:88:3: error strings should not be capitalized (ST1005)\nok, new rule: lower-case error strings everywhere, the linter stays on in CI",
 			[]string{"lower-case error strings"}, nil, nil),
+		says("Use RabbitMQ for the order events.", []string{"RabbitMQ"}, nil, nil),
+		says("$ rabbitmqctl list_queues\norder.events    912004\nwe're dropping rabbit for this, move the order events to Kafka",
+			[]string{"Kafka"}, []string{"Use RabbitMQ"}, nil),
 		says("select now();\n              now\n-------------------------------\n 2026-12-06 09:14:07.123+01\nUTC timestamps everywhere, no exceptions",
 			[]string{"UTC timestamps everywhere"}, nil, nil),
 		says("the gateway logged:\n    WARN status=unknown value=\"frozen\" account=81\nonly the three documented statuses are valid. reject anything else with a 422",
 			[]string{"anything else with a 422"}, nil, nil),
 	})
+	for _, r := range c.Rejected {
+		if strings.EqualFold(r.Text, "rabbit") {
+			t.Errorf("\"rabbit\", the RabbitMQ the turn replaced, is turned down on its own:\n%s", capsule.Render(c))
+		}
+	}
 	active, rej := sections(t, c)
 	if strings.Contains(rej, "anything else") {
 		t.Errorf("\"reject anything else\" turned down an option:\n%s", capsule.Render(c))
