@@ -257,6 +257,8 @@ func (r *reader) chatForms(s, low string, change bool) bool {
 var (
 	// setTo: "raise max_conns to 40, the burst at 2am needs it".
 	setTo = mustPattern(`^(?:please\s+)?(?:raise|lower|bump|increase|decrease|reduce|set|cap|limit)\s+((?:the\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?)\s+to\s+(\d[\w.%/]*)(?:\s+(?:from now on|for now|everywhere))?\s*(?:,\s*(.+?))?[.!]?$`)
+	// releaseBump: "bump the version to 1.4.2", a release task.
+	releaseBump = mustPattern(`^(?:please\s+)?(?:let'?s\s+)?(?:bump|upgrade|update|set|change|raise)\s+(?:the\s+|our\s+)?(?:[\w\-]+\s+)?(?:version|release|tag|changelog)\b|\bto\s+v?\d+\.\d+\.\d+\b`)
 	// banned: "recovering from panics in handlers is banned here".
 	banned = mustPattern(`^(.{3,60}?)\s+(?:is|are)\s+(?:banned|forbidden|not allowed|off[- ]limits)(?:\s+(?:here|in this (?:repo|codebase|project|team|service)|in (?:prod|production)))?[.!]?$`)
 	// putBehind: "put the fraud check behind an async queue instead of
@@ -288,7 +290,7 @@ func (r *reader) opsForms(s, low string, change bool) bool {
 		r.decision(item{kind: "decision", text: "Use " + strings.TrimRight(s, ".! "), change: change})
 		return true
 	}
-	if m := setTo.FindStringSubmatchIndex(low); m != nil {
+	if m := setTo.FindStringSubmatchIndex(low); m != nil && !releaseBump.MatchString(low) {
 		it := item{kind: "decision", text: capitalise(strings.TrimRight(s[:m[5]], " ")), change: change}
 		if m[6] >= 0 && !r.probe {
 			// A probe only asks whether the clause settles something.

@@ -1545,6 +1545,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		body, remark := cutOldRemark(body, old) // "…, Jest chokes on ESM"
 		body, why := splitReason(body)          // "…, we don't need the extra moving parts"
 		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, why: firstNonEmpty(why, remark), change: true})
+	case match(switchTo) && releaseBump.MatchString(low):
+		// "bump the version to 1.4.2": a release, not a choice.
+		return false
 	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
 		subject = strings.TrimSuffix(strings.TrimSuffix(subject, " over"), " back") // "move the catalog over to …"

@@ -381,6 +381,9 @@ func TestMarkersSessionPhrasing(t *testing.T) {
 // What looks like the forms above but settles nothing.
 func TestMarkersSessionTraps(t *testing.T) {
 	traps := []string{
+		"upgrade the api package version to 2.0.1 before the release",
+		"bump the version to 1.4.2 and tag the release",
+		"set the chart version to 0.9.1",
 		"flaky tests everywhere since the upgrade",
 		"$ make lint\nlint: 212 issues\nwarnings everywhere",
 		// Pasted output and a question or a remark about it.
