@@ -95,6 +95,13 @@ func CountOpenText(text string) int { return countFold(text, openMark, strings.I
 // in a body, holds the tag name in any case: an opening or a closing tag.
 func Mentions(raw []byte) bool { return countFold(raw, Marker, bytes.IndexByte, 1) > 0 }
 
+// MayMention reports whether raw, a JSON value as it appears in a body,
+// may hold the tag name once decoded: it holds it as it is (Mentions), or
+// it holds an escape, which could spell any character of it. A value for
+// which it is false holds no tag, raw or decoded, and adds nothing to
+// CountOpen, CountOpenText or Mentions over the body it is part of.
+func MayMention(raw []byte) bool { return bytes.IndexByte(raw, '\\') >= 0 || Mentions(raw) }
+
 // countFold counts the occurrences of mark (lower case, with a '-') in s
 // under ASCII case folding, stopping at stop when it is positive. It looks
 // for the caseless '-' and compares around it.

@@ -1,6 +1,10 @@
 package dialect
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/tether-dev/tether/internal/capsule"
+)
 
 // Claude Code, Pi and other agents mark a prompt-cache breakpoint on the
 // last content block of a request's last message ("cache_control") and
@@ -15,10 +19,10 @@ import "bytes"
 //
 // Only a cache_control member of a content block (the dialect's item
 // object, its "content" array, a block object in it) is left out, with
-// one comma joining it, and only when its value holds no '-' and no
-// escape (so no capsule tag either): the item without the breakpoint reads
-// the same to every reader, even one that counts tags in raw bytes, so two
-// items that share a key still read alike. A
+// one comma joining it, and only when its value cannot hold a capsule tag
+// (capsule.MayMention): the item without the breakpoint reads the same to
+// every reader, even one that counts tags in raw bytes, so two items that
+// share a key still read alike. A
 // breakpoint written any other way (other whitespace, somewhere else) is
 // kept and the key is only less often shared.
 
@@ -77,11 +81,9 @@ func breakpoints(raw []byte) []span {
 				if err := s.value(3); err != nil {
 					return true, err
 				}
-				if key != "cache_control" || bytes.ContainsAny(raw[vs:s.i], `-\`) {
-					// A value with '-' or an escape could spell a capsule
-					// tag ("continuity-capsule"), which counts of a
-					// prefix's tags read from raw bytes: kept, so those
-					// counts stay exact.
+				if key != "cache_control" || capsule.MayMention(raw[vs:s.i]) {
+					// A value that may hold a capsule tag is kept: counts
+					// of a prefix's tags read raw bytes, and stay exact.
 					kept = s.i
 					return true, nil
 				}

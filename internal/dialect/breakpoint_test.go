@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tidwall/gjson"
 )
 
@@ -23,6 +24,8 @@ func TestItemKeyIgnoresCacheBreakpoint(t *testing.T) {
 		`{"role":"user","content":[{"type":"text","text":"keep Postgres",` + cc + `},{"type":"tool_result","tool_use_id":"t1","content":"ok",` + cc + `}]}`,
 		`{"role":"user","content":[{` + cc + `,"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
 		`{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"ephemeral","ttl":"1h"}}]}`,
+		// A value that cannot hold a capsule tag, whatever else it holds.
+		`{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"ephemeral","scope":"per-turn"}}]}`,
 		// A member named twice (JSON allows it): both go, and what is
 		// left is still JSON.
 		`{"role":"user","content":[{` + cc + `,` + cc + `,"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
@@ -32,7 +35,7 @@ func TestItemKeyIgnoresCacheBreakpoint(t *testing.T) {
 		"another text":                          `{"role":"user","content":[{"type":"text","text":"keep MySQL"},{"type":"tool_result","tool_use_id":"t1","content":"ok",` + cc + `}]}`,
 		"a breakpoint inside a tool's input":    `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Edit","input":{` + cc + `}}]}`,
 		"a breakpoint on the item, not a block": `{"role":"user",` + cc + `,"content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
-		"a value that could spell a tag":        `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"continuity-capsule "}}]}`,
+		"a value that could spell a tag":        `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"` + capsule.Marker + ` "}}]}`,
 		"an escaped value":                      `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"\u0065phemeral"}}]}`,
 		"a breakpoint spelt with an escape":     `{"role":"user","content":[{"type":"text","text":"keep Postgres"},{"type":"tool_result","tool_use_id":"t1","content":"ok","cache_contr\u006fl":{"type":"ephemeral"}}]}`,
 	}
