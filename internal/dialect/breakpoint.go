@@ -96,12 +96,10 @@ func breakpoints(raw []byte) []span {
 				}
 				// {"cache_control":{…}, … — through the comma after it.
 				end := s.i
-				j := end
-				for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\n' || raw[j] == '\r') {
-					j++
-				}
-				if j < len(raw) && raw[j] == ',' {
-					end = j + 1
+				after := scanner{b: raw, i: end}
+				after.space()
+				if after.at(',') {
+					end = after.i + 1
 				}
 				cuts = append(cuts, span{ks, end})
 				cut = end
@@ -122,42 +120,35 @@ func (s *scanner) at(c byte) bool { return s.i < len(s.b) && s.b[s.i] == c }
 // and the key's offset before its value; fn reads the value itself and
 // returns true, or returns false to have it skipped.
 func (s *scanner) eachMember(d int, fn func(key string, ks int) (bool, error)) error {
-	if empty, err := s.open(d, '}'); empty || err != nil {
-		return err
-	}
-	for {
+	return s.each(d, '}', func() (bool, error) {
 		if !s.at('"') {
-			return ErrInvalidJSON
+			return false, ErrInvalidJSON
 		}
 		ks := s.i
 		if err := s.str(); err != nil {
-			return err
+			return false, err
 		}
 		key := keyName(s.b[ks:s.i])
 		s.space()
 		if !s.at(':') {
-			return ErrInvalidJSON
+			return false, ErrInvalidJSON
 		}
 		s.i++
 		s.space()
-		done, err := fn(key, ks)
-		if err == nil && !done {
-			err = s.value(d)
-		}
-		if err != nil {
-			return err
-		}
-		if end, err := s.next('}'); end || err != nil {
-			return err
-		}
-	}
+		return fn(key, ks)
+	})
 }
 
 // eachElement reads the array at s.i (depth d), calling fn at each
 // element; fn reads it and returns true, or returns false to have it
 // skipped.
-func (s *scanner) eachElement(d int, fn func() (bool, error)) error {
-	if empty, err := s.open(d, ']'); empty || err != nil {
+func (s *scanner) eachElement(d int, fn func() (bool, error)) error { return s.each(d, ']', fn) }
+
+// each reads the container at s.i (depth d) that end closes, calling fn
+// at each of its entries; fn reads the entry and returns true, or returns
+// false to have its value skipped.
+func (s *scanner) each(d int, end byte, fn func() (bool, error)) error {
+	if empty, err := s.open(d, end); empty || err != nil {
 		return err
 	}
 	for {
@@ -168,7 +159,7 @@ func (s *scanner) eachElement(d int, fn func() (bool, error)) error {
 		if err != nil {
 			return err
 		}
-		if end, err := s.next(']'); end || err != nil {
+		if last, err := s.next(end); last || err != nil {
 			return err
 		}
 	}
