@@ -264,9 +264,11 @@ var (
 	// putBehind: "put the fraud check behind an async queue instead of
 	// doing it inline".
 	putBehind = mustPattern(`^(?:let'?s\s+|please\s+)?put\s+((?:the|our|all|every)\s+.{2,50}?)\s+(behind|in|into|on|under|inside|onto)\s+(.{2,60}?)(?:\s+(?:instead of|rather than)\s+(.{2,60}?))?[.!]?$`)
-	copula    = mustPattern(`\b(?:is|are|was|were|be|stays?|runs?|uses?|goes|means?|has|have)\b`)
-	// everywhereHead: "int64 cents everywhere" (", no exceptions").
-	everywhereHead = mustPattern(`^([^,;]{2,40}?)\s+everywhere[.!]*$`)
+	// everywhereHead: "int64 cents everywhere" (", no exceptions"), and
+	// copula, a verb that makes it a sentence instead ("Python is 3.12
+	// everywhere").
+	everywhereHead = mustPattern(`^[^,;]{2,40}?\s+everywhere[.!]*$`)
+	copula         = mustPattern(`\b(?:is|are|was|were|be|stays?|runs?|uses?|goes|means?|has|have)\b`)
 	// aboutPaste: "don't apply that, …": an instruction about what was
 	// pasted, which settles nothing itself.
 	aboutPaste = mustPattern(`^(?:don'?t|do not|never mind|no need to)\s+[a-z]+\s+(?:that|this|it|them)(?:\s+(?:yet|now|again|please))?\s*[,;—–-]+\s*(\S.+)$`)
@@ -277,12 +279,12 @@ func (r *reader) opsForms(s, low string, change bool) bool {
 	if hedge.MatchString(low) || questionLead.MatchString(low) || strings.HasSuffix(low, "?") {
 		return false
 	}
-	if m := aboutPaste.FindStringSubmatchIndex(low); m != nil && !r.probe {
+	if m := aboutPaste.FindStringSubmatchIndex(low); m != nil {
 		n := len(r.items)
 		r.statement(capitalise(s[m[2]:m[3]]), change)
 		return len(r.items) > n
 	}
-	if m := everywhereHead.FindStringSubmatchIndex(low); m != nil && r.stressed && len(strings.Fields(low)) <= 5 &&
+	if r.stressed && everywhereHead.MatchString(low) && len(strings.Fields(low)) <= 5 &&
 		!pronounLead.MatchString(low) && !imperLead.MatchString(low) && !negModal.MatchString(low) && !copula.MatchString(low) {
 		// Stressed as a rule ("…, no exceptions"), a verbless "X
 		// everywhere" is the choice of X everywhere; unstressed it may

@@ -629,13 +629,13 @@ func indented(raw string) bool {
 // with runs of spaces or dot leaders, a number alone, a diff or plan line,
 // a shell command.
 func outputRaw(raw string) bool {
-	low := lower(strings.TrimSpace(raw))
-	if low == "" {
+	t := strings.TrimSpace(raw)
+	if t == "" {
 		return false
 	}
+	low := lower(t)
 	// The unanchored shapes are tried only where their literal is: every
 	// line of every user turn passes here.
-	t := strings.TrimSpace(raw)
 	return outputLine.MatchString(low) || outputShape.MatchString(low) || strings.Count(low, ": ") >= 3 || command(low) ||
 		strings.Contains(low, "....") || strings.HasSuffix(low, "(...)") ||
 		(strings.Contains(t, "   ") || strings.Contains(t, "\t")) && columns.MatchString(t) ||
