@@ -1483,6 +1483,7 @@ func TestMarkersPastedOutputSession(t *testing.T) {
 			[]string{"Kafka"}, []string{"Use RabbitMQ"}, nil),
 		says("select now();\n              now\n-------------------------------\n 2026-12-06 09:14:07.123+01\nUTC timestamps everywhere, no exceptions",
 			[]string{"UTC timestamps everywhere"}, nil, nil),
+		says("the CI image reports:\n    Python 3.11.9\nPython is 3.12 everywhere, no exceptions", nil, nil, nil),
 		says("the gateway logged:\n    WARN status=unknown value=\"frozen\" account=81\nonly the three documented statuses are valid. reject anything else with a 422",
 			[]string{"anything else with a 422"}, nil, nil),
 	})
@@ -1492,6 +1493,9 @@ func TestMarkersPastedOutputSession(t *testing.T) {
 		}
 	}
 	active, rej := sections(t, c)
+	if strings.Contains(active, "Use Python is") {
+		t.Errorf("a sentence with its verb was read as a verbless choice:\n%s", capsule.Render(c))
+	}
 	if strings.Contains(rej, "anything else") {
 		t.Errorf("\"reject anything else\" turned down an option:\n%s", capsule.Render(c))
 	}
