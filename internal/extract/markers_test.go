@@ -1428,6 +1428,22 @@ func TestMarkersClauseChainsReadLinearly(t *testing.T) {
 			}
 		}
 	}
+	// The operator's forms read what follows them: a setting's reason,
+	// what follows "don't apply that".
+	for _, chain := range []func(n int) string{
+		func(n int) string { return strings.Repeat("raise pool_size to 40, ", n-1) + "raise pool_size to 40" },
+		func(n int) string { return strings.Repeat("don't apply that, ", n-1) + "use Redis" },
+	} {
+		for _, n := range []int{4, 8, 16, 32} {
+			s := chain(n)
+			reads := 0
+			r := reader{reads: &reads}
+			r.lines(userLines(s))
+			if reads > 8*n {
+				t.Errorf("%q: %d readings, want at most %d", s, reads, 8*n)
+			}
+		}
+	}
 }
 
 // A game backend whose owner keeps changing their mind: back to an earlier
