@@ -227,8 +227,7 @@ func (p *Pool) runInline(job Job) error {
 	for i := range ords {
 		ords[i] = job.FirstTurn + i
 	}
-	_, builtin := p.opt.Caller.(MarkersCaller)
-	in := prepareFor(job.Prev, job.Messages, ords, max(p.opt.MaxInputTokens-tokens.Estimate(p.prompt), 1), builtin)
+	in := prepareFor(job.Prev, job.Messages, ords, max(p.opt.MaxInputTokens-tokens.Estimate(p.prompt), 1), p.builtin())
 	if len(in.Delta.UserTurns) == 0 {
 		p.m.jobs.WithLabelValues(OutcomeSkippedEmpty).Inc()
 		return nil

@@ -226,15 +226,25 @@ func NewPool(opt PoolOptions) *Pool {
 // request's goroutine.
 const inlineTurns = 8
 
-// typedTurns counts the messages the user wrote (not tool results).
-func typedTurns(msgs []dialect.Message) int {
+// longDelta reports whether msgs hold more than inlineTurns messages the
+// user wrote (userText: what the built-in extractor reads).
+func longDelta(msgs []dialect.Message) bool {
 	n := 0
 	for _, m := range msgs {
-		if m.Role == "user" && len(m.ToolResults) == 0 {
-			n++
+		if _, ok := userText(m); ok {
+			if n++; n > inlineTurns {
+				return true
+			}
 		}
 	}
-	return n
+	return false
+}
+
+// builtin reports whether the pool's extractor is the built-in one, which
+// reads only the user's own messages.
+func (p *Pool) builtin() bool {
+	_, ok := p.opt.Caller.(MarkersCaller)
+	return ok
 }
 
 // PromptVersion is the version of the prompt the pool sends.
@@ -271,7 +281,7 @@ func (p *Pool) Enqueue(job Job) error {
 		if closing {
 			return ErrStopped
 		}
-		if !busy && typedTurns(job.Messages) <= inlineTurns {
+		if !busy && !longDelta(job.Messages) {
 			return p.runInline(job)
 		}
 		// A long delta (a history seen for the first time: about 60 µs of
@@ -603,8 +613,7 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 		}
 	}
 	budget := p.opt.MaxInputTokens - tokens.Estimate(p.prompt)
-	_, builtin := p.opt.Caller.(MarkersCaller)
-	in := prepareFor(job.Prev, job.Messages, t.ords, max(budget, 1), builtin)
+	in := prepareFor(job.Prev, job.Messages, t.ords, max(budget, 1), p.builtin())
 	p.m.inputToks.Observe(float64(in.Tokens))
 	if len(in.Delta.UserTurns) == 0 {
 		p.m.jobs.WithLabelValues(OutcomeSkippedEmpty).Inc()
@@ -676,7 +685,7 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 	// extractor is exempt: its ops are cut from the user's text by
 	// construction and carry no quote.
 	dropped := 0
-	if _, builtin := p.opt.Caller.(MarkersCaller); !builtin {
+	if !p.builtin() {
 		ops, dropped = Ground(ops, in)
 	}
 	if dropped > 0 {
