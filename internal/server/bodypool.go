@@ -94,13 +94,22 @@ func (b *heldBody) Close() error {
 	return err
 }
 
-// WriteTo keeps the transport's copy free of an intermediate buffer, as
-// the bytes.Reader under it allows.
+// WriteTo and Len let the provider's connection write the body whole, in
+// one call, as the body under it allows (see upstream's wholeWrites).
 func (b *heldBody) WriteTo(w io.Writer) (int64, error) {
 	if wt, ok := b.ReadCloser.(io.WriterTo); ok {
 		return wt.WriteTo(w)
 	}
 	return io.Copy(w, b.ReadCloser)
+}
+
+// Len reports the bytes still to read, or -1 when the body under it does
+// not know them.
+func (b *heldBody) Len() int {
+	if l, ok := b.ReadCloser.(interface{ Len() int }); ok {
+		return l.Len()
+	}
+	return -1
 }
 
 // holdOutbound makes req's body (and any body its GetBody makes for a

@@ -3,10 +3,10 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -95,7 +95,7 @@ func NewClient() *Client {
 	tr := &http.Transport{
 		// HTTPS_PROXY, HTTP_PROXY and NO_PROXY, read once per process.
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dialWhole((&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   256,
@@ -179,9 +179,13 @@ func URL(p config.Provider, requestURI string) string {
 // the provider the caller's credentials are replaced; otherwise they are
 // forwarded unchanged (passthrough).
 func Outbound(ctx context.Context, t Target, method, requestURI string, in http.Header, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, URL(t.Provider, requestURI), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, URL(t.Provider, requestURI), nil)
 	if err != nil {
 		return nil, fmt.Errorf("build upstream request: %w", err)
+	}
+	if len(body) > 0 {
+		req.Body = newMemoryBody(body)
+		req.GetBody = func() (io.ReadCloser, error) { return newMemoryBody(body), nil }
 	}
 	// Headers the caller names in Connection are hop-by-hop (RFC 9110
 	// 7.6.1), as is every X-Tether-* header: only Tether sets those.

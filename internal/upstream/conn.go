@@ -1,0 +1,67 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+)
+
+// A request body is held whole in memory (agents resend 100 KB–2 MB of
+// history each turn), yet net/http copies a body of known length through a
+// fresh 32 KiB buffer, one write per 32 KiB: it wraps the body in an
+// io.LimitedReader, which hides the body's WriteTo. A connection to a
+// provider therefore writes such a body itself, in one call, from the
+// memory that holds it.
+
+// heldBytes is a request body held in memory: Len reports the bytes still
+// to read, or -1 when they are not known; WriteTo writes them all.
+type heldBytes interface {
+	io.WriterTo
+	Len() int
+}
+
+// memoryBody is the body Outbound sends.
+type memoryBody struct{ bytes.Reader }
+
+func newMemoryBody(b []byte) *memoryBody {
+	m := &memoryBody{}
+	m.Reset(b)
+	return m
+}
+
+func (*memoryBody) Close() error { return nil }
+
+// wholeWrites is a plain connection to a provider (a TLS connection wraps
+// it and writes records of its own).
+type wholeWrites struct{ net.Conn }
+
+// ReadFrom writes a held body in one call when the transport's limit
+// covers all of it; anything else is copied as the connection would.
+func (c *wholeWrites) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if b, ok := lr.R.(heldBytes); ok {
+			if n := b.Len(); n >= 0 && int64(n) <= lr.N {
+				m, err := b.WriteTo(c.Conn)
+				lr.N -= m
+				return m, err
+			}
+		}
+	}
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// dialWhole dials as dial does and returns connections that write held
+// bodies whole.
+func dialWhole(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &wholeWrites{Conn: c}, nil
+	}
+}
