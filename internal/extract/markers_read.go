@@ -1928,19 +1928,35 @@ func (r *reader) decision(it item) {
 // foldOld returns the statement without its folded alternative and the
 // alternative ("PostgreSQL, not MongoDB" → MongoDB).
 func foldOld(s string) (string, string) {
-	m := folded.FindStringSubmatch(s)
-	if m == nil {
+	f := foldings.get(s)
+	if f.old == "" {
 		return s, ""
 	}
-	old := strings.TrimSpace(m[2])
+	return s[f.from:f.to], f.old
+}
+
+// folding is what foldOld finds: where the choice is, and the alternative.
+type folding struct {
+	from, to int
+	old      string
+}
+
+var foldings = newMemo(readFolding)
+
+func readFolding(s string) folding {
+	m := folded.FindStringSubmatchIndex(s)
+	if m == nil {
+		return folding{}
+	}
+	old := strings.TrimSpace(s[m[4]:m[5]])
 	if loc := cutOld.FindStringIndex(old); loc != nil && loc[0] > 0 {
 		old = old[:loc[0]]
 	}
 	old = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(old), "using "))
 	if old == "" || len(strings.Fields(old)) > 5 {
-		return s, ""
+		return folding{}
 	}
-	return m[1], old
+	return folding{from: m[2], to: m[3], old: strings.Clone(old)}
 }
 
 // rejectForms reads the unlabelled ways of rejecting an option.
