@@ -14,7 +14,7 @@ import (
 
 var (
 	// turnHold: the user says nothing is settled yet; the whole turn is skipped.
-	turnHold = mustPattern(`\b(?:(?:don'?t|do not|not)\s+(?:decide|pick|choose|commit)\b[^.!?\n]*\byet|(?:haven'?t|have not|not|nothing(?: is)?|no)\s+(?:been\s+)?decided|no decision yet|undecided|decision pending|pending decision|brainstorm|thinking out loud|hypothetically|let'?s not decide|decide (?:later|tomorrow|next)|before we (?:pick|choose|decide|commit)|until we (?:have|know|see)|need to decide|torn between|\btodo\b|let me think)`)
+	turnHold = mustPattern(`\b(?:(?:don'?t|do not|not)\s+(?:decide|pick|choose|commit)\b[^.!?\n]*\byet|(?:haven'?t|have not|not|nothing(?: is)?|no)\s+(?:been\s+)?decided|no decision yet|undecided|decision pending|pending decision|brainstorm|thinking out loud|hypothetically|let'?s not decide|decide (?:later|tomorrow|next)|before we (?:pick|choose|decide|commit)|until we (?:have|know|see)|need to decide|torn between|let me think)`)
 	// hedge: a sentence that only considers, asks or reports.
 	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment\s+(?:with|on|around|a\s+bit|first)|(?:an|one|a quick|a small)\s+experiment|try|trying|let'?s see|we'?ll see|and see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
@@ -24,7 +24,7 @@ var (
 
 	// pasteIntro: a line introducing pasted material; the lines after it, up
 	// to a blank line, are not the user speaking.
-	pasteIntro = mustPattern(`(?:printed|output|log|logs|says|said|wrote|reads|config|paste|error|here'?s|here is|shows)\b[^:]*:\s*$`)
+	pasteIntro = mustPattern(`(?:printed|output|log|logs|says|said|wrote|reads|config|paste|error|here'?s|here is|shows|for (?:context|reference)(?: only)?)\b[^:]*:\s*$`)
 	// outputLine: a line that looks like terminal or log output.
 	outputLine = mustPattern(`^\s*(?:\$ |> |level=|\d{4}-\d\d-\d\d|\[(?:info|warn|warning|error|debug|trace)\]|(?:info|warn|warning|error|debug|trace)\s*[:|]|--- fail|fail:|panic:|at \S+\(|file ")`)
 	fenced     = mustPattern("(?s)```.*?(?:```|$)|~~~.*?(?:~~~|$)")
@@ -33,7 +33,7 @@ var (
 
 	// planLabel: a plan the user states in its own words ("Plan: first …,
 	// then …", "Let's do it in three steps:" and a list).
-	planLabel = mustPattern(`^(?:plan|let'?s do (?:it|this) in (?:\w+ )?steps)\s*:\s*(.*)$`)
+	planLabel = mustPattern(`^(?:plan|let'?s do (?:it|this) in (?:\w+ )?steps|to-?dos?(?: (?:for|in) [\w ]{1,30})?|tasks (?:for|in) [\w ]{1,30}|next steps)\s*:\s*(.*)$`)
 	thenSep   = mustPattern(`(?:,\s*|;\s*|\s+)(?:and\s+)?(?:then|after that|finally|and finally)\s+`)
 	listItem  = mustPattern(`^\s*(?:\d{1,2}[.)]|\(?[a-z\d]\)|[-*•+])\s+(.+?)\s*$`)
 	enumInner = mustPattern(`(?:^|\s)(?:\d{1,2}[.)]|\([a-z\d]\)|[a-h]\))\s+`)
@@ -382,7 +382,7 @@ var (
 	askFirst = mustPattern(`^(?:nothing|no (?:new )?(?:deps|dependencies|packages|libraries))(?:\s+else|\s+more|\s+new)?\s+without\s+(?:asking|checking with|approval|my ok|telling)`)
 	// winsForm: "Vitest wins, Jest's ESM support is still painful": a
 	// conclusion, with the judgement of the other option after it.
-	winsForm = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:wins|is the winner|takes it)(?:,\s+(.+))?$`)
+	winsForm = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:wins|is the winner|takes it)(?:\s+on\s+(?:both|all|every)(?:\s+\w+)?|\s+(?:hands down|easily|clearly|overall))?(?:,\s+(?:so\s+)?(?:let'?s\s+)?(?:go with it|use it|pick it|take it))?(?:,\s+(.+))?$`)
 	// bringBack: "bring Nx back, the caching alone is worth it": an option
 	// taken back, with why.
 	bringBack = mustPattern(`^(?:let'?s\s+|we'?ll\s+)?bring\s+(?:([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+back|back\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?))(?:,\s+(.+))?$`)
@@ -428,6 +428,8 @@ var (
 	scopeTail    = mustPattern(`\s+(?:at launch|for launch|for (?:the )?(?:v\d[\w.]*|mvp|first release|beta)|in (?:v\d[\w.]*|the mvp|the first release))$`)
 	noForm       = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm      = mustPattern(`^not\s+(.+)$`)
+	canGo        = mustPattern(`^(.{1,50}?)\s+(?:can go|can be dropped|can be removed|can be cut|isn'?t needed|is not needed|aren'?t needed|are not needed)(?:,\s+(.+?))?[.!]?$`)
+	stepNamed    = mustPattern(`^step \d{1,2}\s*\((.+)\)$`)
 	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
 	conditionMid = mustPattern(`\s(?:unless|except|outside of|outside|when|if|until)\s`)
 	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
@@ -493,8 +495,8 @@ func readTurn(text string) []item {
 			return w[:len(w)-1] + "'" + w[len(w)-1:] // "lets use" → "let's use", "dont" → "don't"
 		})
 	}
-	if lt := lower(text); turnHold.MatchString(lt) && !noUntilTurn.MatchString(lt) {
-		return nil
+	if lt := lower(fenced.ReplaceAllString(text, "\n")); turnHold.MatchString(lt) && !noUntilTurn.MatchString(lt) {
+		return nil // a hold in the user's words, not in code they pasted
 	}
 	reads := 0
 	r := reader{reads: &reads}
@@ -526,8 +528,12 @@ func unwrapArgs(text string) string {
 	return strings.ReplaceAll(inner, `\"`, `"`)
 }
 
-// userLine is one line the user wrote, trimmed, and lower-cased.
-type userLine struct{ text, low string }
+// userLine is one line the user wrote, trimmed, and lower-cased; indent
+// is the width of the indentation it had (a nested list item's).
+type userLine struct {
+	text, low string
+	indent    int
+}
 
 // userLines removes what is not the user speaking — code, quoted lines,
 // quoted spans, pasted output — and returns the remaining lines.
@@ -543,10 +549,25 @@ type userLine struct{ text, low string }
 func userLines(text string) []userLine {
 	text = fenced.ReplaceAllString(text, "\n")
 	lines := strings.Split(text, "\n")
+	quote := false
+	for i, l := range lines {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, ">") {
+			quote = true
+		} else if quote && t != "" {
+			// "> we could just use Firebase" / "nope, the data stays in
+			// Postgres": the "nope" answers the quote; it changes nothing
+			// the user settled before.
+			if m := quoteAnswer.FindStringIndex(lower(t)); m != nil {
+				l = t[m[1]:]
+			}
+			quote = false
+		}
+		lines[i] = markdownLine(l)
+	}
 	var out []userLine
 	keep := func(raw string) {
 		l := strings.TrimSpace(spans(raw))
-		out = append(out, userLine{l, lower(l)})
+		out = append(out, userLine{text: l, low: lower(l), indent: len(raw) - len(strings.TrimLeft(raw, " \t"))})
 	}
 	for i := 0; i < len(lines); {
 		low := lower(strings.TrimSpace(lines[i]))
@@ -739,6 +760,9 @@ type reader struct {
 	// reads counts the clauses read for the turn (statement), probes
 	// included, up to maxReads; nil: not counted.
 	reads *int
+	// lastItems: the items of the line before, for a nested list item
+	// that gives their reason.
+	lastItems []int
 	// stressed: the sentence ended in an emphasis ("…, no exceptions"),
 	// taken off before it was read.
 	stressed bool
@@ -769,14 +793,24 @@ func (r *reader) lines(ls []userLine) {
 		}
 		list, steps = "", nil
 	}
+	prev := len(r.items)
 	for _, ul := range ls {
 		l, low := ul.text, ul.low
+		r.lastItems = r.lastItems[:0]
+		for i := prev; i < len(r.items); i++ {
+			r.lastItems = append(r.lastItems, i)
+		}
+		prev = len(r.items)
 		if list != "" {
 			if m := listItem.FindStringSubmatch(l); m != nil {
 				body := strings.TrimRight(m[1], ".;")
-				if list == "plan" {
-					steps = append(steps, body)
-				} else {
+				open := strings.HasPrefix(body, "[ ] ")
+				switch {
+				case list == "plan":
+					steps = append(steps, strings.TrimPrefix(body, "[ ] "))
+				case list == "open" || open:
+				case ul.indent > 0 && r.reason(body):
+				default:
 					r.last = nil
 					r.listItem(list, body)
 				}
@@ -786,6 +820,11 @@ func (r *reader) lines(ls []userLine) {
 		}
 		if l == "" {
 			continue
+		}
+		if listItem.MatchString(l) {
+			// Each item of a list is said on its own: no reason, option
+			// or judgement carries over from the item before.
+			r.last, r.whyNext, r.pendingWhy, r.asked = nil, false, "", ""
 		}
 		if pm := planLabel.FindStringSubmatchIndex(low); pm != nil {
 			body := strings.TrimSpace(l[pm[2]:pm[3]])
@@ -803,17 +842,186 @@ func (r *reader) lines(ls []userLine) {
 				r.add(item{kind: "plan", steps: splitEnum(body)}) // "Plan: 1) schema 2) handlers"
 				continue
 			}
+			if strings.HasPrefix(low, "to") {
+				continue // "TODO: use lodash here": one task, nothing settled
+			}
 		}
 		m := labelRe.FindStringSubmatchIndex(low)
 		if m != nil && strings.TrimSpace(low[m[4]:m[5]]) == "" && strings.HasSuffix(strings.TrimSpace(l), ":") {
-			if k := labelKind(low[m[2]:m[3]]); k == "constraint" || k == "reject" || k == "plan" {
+			if k := labelKind(low[m[2]:m[3]]); k == "constraint" || k == "reject" || k == "plan" || k == "decision" {
 				list = k
 				continue
 			}
 		}
+		if m == nil && strings.HasSuffix(low, ":") {
+			if k := listLabel(low); k != "" {
+				list = k // "## Decisions", "Open questions:"
+				continue
+			}
+		}
+		if m := listItem.FindStringSubmatchIndex(l); m != nil && strings.HasPrefix(l[m[2]:], "[ ] ") {
+			continue // an open box: not settled
+		}
+		if m == nil && r.topic(l, low, ul.indent > 0, true) {
+			continue
+		}
+		if ul.indent > 0 && listItem.MatchString(l) && r.reason(listItem.FindStringSubmatch(l)[1]) {
+			continue
+		}
+		// A labelled list item is read by its label first ("- Auth: go
+		// with Keycloak, not our own JWT"); a line of prose whole first
+		// ("image uploads: presigned S3 URLs, the API never touches the
+		// bytes").
+		n := len(r.items)
+		if m == nil && listItem.MatchString(l) && r.topic(l, low, ul.indent > 0, false) {
+			if settles(r.items[n:]) {
+				continue
+			}
+			// "- Runtime: Bun, not Node": the label names what the bare
+			// choice is for; the line read whole says so.
+			k := len(r.items)
+			r.labelledLine(l, low, m)
+			r.items = append(r.items[:k], slices.DeleteFunc(r.items[k:], func(it item) bool {
+				return slices.ContainsFunc(r.items[n:k], func(o item) bool { return o.kind == it.kind && o.text == it.text })
+			})...)
+			continue
+		}
 		r.labelledLine(l, low, m)
+		if m == nil && len(r.items) == n {
+			r.topic(l, low, ul.indent > 0, false)
+		}
 	}
 	closeList()
+}
+
+// reason gives the items of the line before a nested list item as their
+// reason ("- primary keys: UUIDv7" over "  - sortable, no coordination
+// between services") when they have none and it does not begin as a
+// choice does ("  - no Redis", "  - use the replica").
+func (r *reader) reason(body string) bool {
+	if len(r.lastItems) == 0 || decisionLead.MatchString(lower(body)) {
+		return false
+	}
+	for _, i := range r.lastItems {
+		if r.items[i].why != "" || r.items[i].kind == "plan" {
+			return false
+		}
+	}
+	for _, i := range r.lastItems {
+		r.items[i].why = strings.TrimRight(body, ". ")
+	}
+	return true
+}
+
+// settles reports whether items settle a choice or a rule (more than
+// turning options down).
+func settles(items []item) bool {
+	return slices.ContainsFunc(items, func(it item) bool { return it.kind == "decision" || it.kind == "constraint" })
+}
+
+// listLabel returns the kind of the items a label line ending in ':'
+// introduces: "decision" ("## Decisions", "DB decisions:", "What we
+// agreed:"), "open" ("Open questions:", "Still open:", "Parking lot:"),
+// or "" for any other.
+func listLabel(low string) string {
+	switch f := strings.Fields(strings.TrimSuffix(low, ":")); {
+	case len(f) == 0 || len(f) > 5:
+		return ""
+	case openLabel.MatchString(low):
+		return "open"
+	case decisionList.MatchString(low):
+		return "decision"
+	}
+	return ""
+}
+
+var (
+	decisionList = mustPattern(`\b(?:decisions|decided|agreed|settled|choices|(?:tech|stack|architecture) choices)\s*:$`)
+	openLabel    = mustPattern(`^(?:(?:still |remaining )?open(?: questions?| points?| items?| issues?)?|questions?|undecided|tbd|to (?:discuss|decide)|parking lot|parked|ideas?|maybe(?: later)?|later|not (?:yet )?decided|unsure|unresolved)\s*:`)
+	// topicLabel: "Auth: go with OIDC", "rate limit: 100 req/min" — a
+	// short name of what the words after it settle.
+	topicLabel = mustPattern(`^([a-z][a-z0-9 /&+.'-]{0,30}?)\s*:\s+(\S.*)$`)
+	// descriptive: labels over words that describe, ask or report rather
+	// than settle; the line is read whole, as any other.
+	descriptive  = mustPattern(`(?:^|\s)(?:error|exception|failure|warning|bug|issue|problem|trace|stack ?trace|panic)$|^(?:notes?|nb|context|fyi|background|summary|status|update|bug|issue|problem|error|warning|result|results|output|example|e\.g|observation|findings?|symptoms?|repro|expected|actual|current|currently|before|after|log|info|tip|hint|heads up|reminder|ps|p\.s|edit|re|subject|title|description|goals?|objective|feedback|q|a|http|https|step \d+|phase \d+|day \d+|v\d[\w.]*)$`)
+	quoteAnswer  = mustPattern(`^(?:no|nope|nah|i disagree|disagree|not really|hard no)\b[,.!:;—–-]*\s*`)
+	decisionLead = mustPattern(`^(?:use|using|switch|move|go with|pick|keep|drop|no|not|never|always|don'?t|do not|avoid|prefer|stick|stay|add|remove|replace|put|run|make|only)\b`)
+	// pronounRule: a rule about "it" alone ("don't act on it") says
+	// nothing a capsule could keep.
+	pronounRule = mustPattern(`^(?:please\s+)?(?:don'?t|do not|never)\s+(?:\w+\s+){0,2}(?:it|this|that|them|these|those)[.!]*$`)
+	verbInLabel = mustPattern(`\b(?:is|are|was|were|be|been|must|should|will|would|can|could|may|might|reads|says|said|wrote|asks|asked|do|does|did|has|have|had|means|looks|seems|sounds|goes|went|got|gets|wants|needs)\b`)
+	reasonLabel = mustPattern(`^(?:reason|reasons|why|rationale|because|motivation)$`)
+	noAnswer    = mustPattern(`^(?:no|nope|none|nah|not needed|not now|never|skip(?: it)?)(?:[.!]+\s*|$)(.*)$`)
+)
+
+// topic reads a line under a short label of its own ("**Auth:** go with
+// OIDC via Keycloak", "- primary keys: UUIDv7", "Reason: …"), given
+// whether the line read whole settled anything (read). Before it is read
+// whole (read false, first true): a label of an open question drops the
+// line, a reason label gives the item before its reason, and "no" turns
+// the labelled thing down ("soft deletes: no. hard delete + audit
+// table"). After a reading that settled nothing, what follows the label
+// is read on its own, and when that settles nothing either, a short value
+// is the setting of the labelled thing, where the line is a list item or
+// nested under one. It reports whether it read the line.
+func (r *reader) topic(l, low string, sub, first bool) bool {
+	listed := false
+	if lm := listItem.FindStringSubmatchIndex(l); lm != nil {
+		l, low, listed = l[lm[2]:lm[3]], low[lm[2]:lm[3]], true
+	}
+	m := topicLabel.FindStringSubmatchIndex(low)
+	if m == nil {
+		return false
+	}
+	label := strings.TrimSpace(low[m[2]:m[3]])
+	if len(strings.Fields(label)) > 4 || descriptive.MatchString(label) || verbInLabel.MatchString(label) ||
+		settledLabel.MatchString(low) || interjection.MatchString(low) || pasteIntro.MatchString(low) {
+		return false
+	}
+	name := strings.TrimSpace(l[m[2]:m[3]])
+	body := strings.TrimSpace(l[m[4]:m[5]])
+	if first {
+		switch {
+		case openLabel.MatchString(label + ":"):
+			return true
+		case reasonLabel.MatchString(label):
+			if last := r.last; len(last) > 0 && r.items[last[len(last)-1]].why == "" {
+				r.items[last[len(last)-1]].why = strings.TrimRight(body, ". ")
+				return true
+			}
+		}
+		if nm := noAnswer.FindStringSubmatchIndex(lower(body)); nm != nil {
+			r.last = nil
+			rest := strings.TrimSpace(body[nm[2]:nm[3]])
+			if rest != "" && reasonish.MatchString(lower(rest)) && !r.yields(rest) {
+				// "caching: no. the read replica is fast enough"
+				r.add(item{kind: "reject", text: name, why: strings.TrimRight(rest, ". ")})
+				return true
+			}
+			r.add(item{kind: "reject", text: name})
+			if rest != "" {
+				k := len(r.items)
+				r.line(rest)
+				if len(r.items) == k && len(strings.Fields(rest)) <= 6 && !strings.HasSuffix(rest, "?") {
+					// "no. hard delete + audit table": what is done instead
+					r.add(item{kind: "decision", text: capitalise(strings.TrimRight(rest, ". "))})
+				}
+			}
+			return true
+		}
+		return false
+	}
+	n := len(r.items)
+	r.line(body)
+	if len(r.items) > n {
+		return true
+	}
+	if (listed || sub) && len(strings.Fields(body)) <= 4 && !strings.ContainsAny(body, "?[]{}()=<>") {
+		r.last = nil
+		r.add(item{kind: "decision", text: capitalise(name) + ": " + strings.TrimRight(body, ". ")})
+		return true
+	}
+	return false
 }
 
 // thenSteps splits "first X, then Y, then Z" (or "X, then Y and finally
@@ -840,6 +1048,14 @@ func thenSteps(body string) []string {
 // listItem records one item of a labelled list.
 func (r *reader) listItem(kind, body string) {
 	switch kind {
+	case "decision":
+		switch {
+		case r.topic(body, lower(body), false, true):
+		case r.yields(body):
+			r.line(body) // "- no nginx" under "Decided:"
+		default:
+			r.line("Decision: " + body)
+		}
 	case "constraint":
 		r.add(item{kind: "constraint", text: body})
 	case "reject":
@@ -969,6 +1185,9 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
+	if pronounRule.MatchString(low) {
+		return
+	}
 	if asked != "" && askedNo.MatchString(low) {
 		r.add(item{kind: "reject", text: asked})
 		return
@@ -1923,7 +2142,13 @@ func (r *reader) decision(it item) {
 		return
 	}
 	r.add(it)
+	if m := parenNo.FindStringSubmatchIndex(it.text); m != nil && it.old == "" && bareOption(it.text[m[2]:m[3]]) {
+		// "Postgres for everything, including the job queue (no Redis)"
+		r.add(item{kind: "reject", text: it.text[m[2]:m[3]]})
+	}
 }
+
+var parenNo = mustPattern(`\((?:no|not|without)\s+([^()]{1,40})\)`)
 
 // foldOld returns the statement without its folded alternative and the
 // alternative ("PostgreSQL, not MongoDB" → MongoDB).
@@ -2059,6 +2284,17 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(body)
 	case match(isOut):
 		r.rejectList(grab(isOut))
+		r.changed = true
+	case match(canGo):
+		// "step 4 (the GraphQL layer) can go": the thing the step is.
+		body, why := grab(canGo), sub(canGo, 2)
+		if sm := stepNamed.FindStringSubmatch(body); sm != nil {
+			body = sm[1]
+		}
+		if why != "" && !reasonish.MatchString(lower(why)) {
+			return false
+		}
+		r.add(item{kind: "reject", text: body, why: why})
 		r.changed = true
 	case match(wontCut):
 		r.rejectList(grab(wontCut))

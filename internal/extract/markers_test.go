@@ -1521,3 +1521,64 @@ func TestMarkersPastedOutputSession(t *testing.T) {
 		}
 	}
 }
+
+// A session written in Markdown: headings over lists, bold labels, a
+// struck option, a nested reason, checkboxes, status marks, a quote and a
+// table that hold other people's words or data, open questions, and a
+// pasted document. What each turn settles reaches the capsule; what is
+// quoted, asked, left open or pasted does not.
+func TestMarkersMarkdownSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("## Stack\n- **Runtime:** Bun, not Node\n- **Queue:** `pg-boss`, no extra infra", []string{"Bun"}, nil, []string{"Node"}),
+		says("### Decided\n- Caddy in front of the API\n- ~~nginx~~", []string{"Caddy in front of the API"}, nil, []string{"nginx"}),
+		says("Architecture choices:\n- IDs: ULIDs\n  - they sort by time\n- caching: no. the read replica is fast enough",
+			[]string{"IDs: ULIDs (why: they sort by time)"}, []string{"read replica is fast enough"}, []string{"caching"}),
+		says("> honestly we could just use Firebase for all of this\nnope, the data stays in our own Postgres", []string{"data stays in our own Postgres", "IDs: ULIDs"}, []string{"Firebase"}, nil),
+		says("- [x] Sentry for error tracking\n- [ ] maybe PostHog for analytics", []string{"Sentry"}, []string{"PostHog"}, nil),
+		says("❌ Redux", nil, nil, []string{"Redux"}),
+		says("Open questions:\n- use GraphQL subscriptions?\n- Kafka or NATS?", nil, []string{"GraphQL", "Kafka", "NATS"}, nil),
+		says("paste from the runbook, for reference:\n## Failover\nUse the replica in eu-west-2\ndon't touch it", nil, []string{"eu-west-2", "touch it"}, nil),
+		says("| queue | p99 |\n|---|---|\n| use SQS | 40ms |\nwe keep pg-boss", nil, []string{"SQS"}, nil),
+		says("- **Logging:** ~~logrus~~ `slog`, one dependency less", []string{"slog"}, nil, []string{"logrus"}),
+		says("TODO for tomorrow:\n- [ ] wire the health check\n- [ ] rotate the staging keys", nil, nil, nil),
+	})
+	if c.LatestPlan == nil || len(c.LatestPlan.Steps) != 2 || !strings.Contains(c.LatestPlan.Steps[1].Text, "rotate the staging keys") {
+		t.Errorf("a to-do list of open boxes is not the plan:\n%s", capsule.Render(c))
+	}
+	active, rej := sections(t, c)
+	for _, never := range []string{"**", "~~", "`", "[x]", "❌", "|"} {
+		if strings.Contains(active+rej, never) {
+			t.Errorf("Markdown %q reached the capsule:\n%s", never, capsule.Render(c))
+		}
+	}
+}
+
+// Each line's Markdown gives way to the plain form it stands for.
+func TestMarkdownLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"> we should use MongoDB", ""},
+		{"| Fly.io | 140ms |", ""},
+		{"## Decisions", "Decisions:"},
+		{"### Hosting ###", "Hosting:"},
+		{"#hashtag stays", "#hashtag stays"},
+		{"## ADR-7: Use MongoDB", "ADR-7: Use MongoDB"},
+		{"- [x] use pnpm workspaces", "- use pnpm workspaces"},
+		{"- [ ] fix the login test", "- [ ] fix the login test"},
+		{"✅ Keycloak realm is set up", "Keycloak realm is set up"},
+		{"❌ Redux", "no Redux"},
+		{"- ❌ dropping the Grafana Cloud idea", "- dropping the Grafana Cloud idea"},
+		{"**Decision:** use `sqlc`", "Decision: use `sqlc`"},
+		{"the frontend must *not* call the database", "the frontend must not call the database"},
+		{"keep my_var_name and __init__.py, 2 * 3 * 4", "keep my_var_name and __init__.py, 2 * 3 * 4"},
+		{"__really__ keep it", "really keep it"},
+		{"Use the [Stripe portal](https://stripe.com/billing) here", "Use the Stripe portal here"},
+		{"- ~~cache sessions in Redis~~ sessions go in signed cookies", "- sessions go in signed cookies instead of cache sessions in Redis"},
+		{"~~REST~~ **GraphQL** for the public API, the partners asked", "GraphQL for the public API instead of REST, the partners asked"},
+		{"- ~~nginx~~", "- no nginx"},
+		{"  - nested item", "  - nested item"},
+	} {
+		if got := markdownLine(tc.in); got != tc.want {
+			t.Errorf("markdownLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
