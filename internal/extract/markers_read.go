@@ -944,6 +944,7 @@ var (
 	// descriptive: labels over words that describe, ask or report rather
 	// than settle; the line is read whole, as any other.
 	descriptive  = mustPattern(`(?:^|\s)(?:error|exception|failure|warning|bug|issue|problem|trace|stack ?trace|panic)$|^(?:notes?|nb|context|fyi|background|summary|status|update|bug|issue|problem|error|warning|result|results|output|example|e\.g|observation|findings?|symptoms?|repro|expected|actual|current|currently|before|after|log|info|tip|hint|heads up|reminder|ps|p\.s|edit|re|subject|title|description|goals?|objective|feedback|q|a|http|https|step \d+|phase \d+|day \d+|v\d[\w.]*)$`)
+	okTail       = mustPattern(`\b(?:is|are)\s+(?:fine|plenty|good enough|ok|okay)\b`)
 	quoteAnswer  = mustPattern(`^(?:no|nope|nah|i disagree|disagree|not really|hard no)\b[,.!:;—–-]*\s*`)
 	decisionLead = mustPattern(`^(?:use|using|switch|move|go with|pick|keep|drop|no|not|never|always|don'?t|do not|avoid|prefer|stick|stay|add|remove|replace|put|run|make|only)\b`)
 	// pronounRule: a rule about "it" alone ("don't act on it") says
@@ -993,7 +994,7 @@ func (r *reader) topic(l, low string, sub, first bool) bool {
 		if nm := noAnswer.FindStringSubmatchIndex(lower(body)); nm != nil {
 			r.last = nil
 			rest := strings.TrimSpace(body[nm[2]:nm[3]])
-			if rest != "" && reasonish.MatchString(lower(rest)) && !r.yields(rest) {
+			if rest != "" && (reasonish.MatchString(lower(rest)) || okTail.MatchString(lower(rest))) && !r.yields(rest) {
 				// "caching: no. the read replica is fast enough"
 				r.add(item{kind: "reject", text: name, why: strings.TrimRight(rest, ". ")})
 				return true
@@ -1013,6 +1014,12 @@ func (r *reader) topic(l, low string, sub, first bool) bool {
 	}
 	n := len(r.items)
 	r.line(body)
+	if head, _, ok := strings.Cut(body, ", "); ok && (listed || sub) && !settles(r.items[n:]) && len(r.items) > n &&
+		len(strings.Fields(head)) <= 3 && !strings.ContainsAny(head, "?[]{}()=<>") && !decisionLead.MatchString(lower(head)) {
+		// "- Package manager: uv, not Poetry": the choice before what it
+		// turns down.
+		r.add(item{kind: "decision", text: capitalise(name) + ": " + head})
+	}
 	if len(r.items) > n {
 		return true
 	}
