@@ -545,7 +545,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		}
 		// A change that names what it replaces ("instead of RabbitMQ")
 		// replaces only that; otherwise the newest decision.
-		if i < 0 && it.change && !isNamed(it.old) && decided == 1 {
+		if i < 0 && it.change && !isNamed(it.old) && !toolName(it.old) && decided == 1 {
 			// Unless the newest is about another kind of thing: a
 			// database named bare never replaces the job queue.
 			if i = latest(act, retired); i >= 0 && otherKinds(choices(it.text), act[i].reading().choices) {
@@ -581,8 +581,14 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 				act = append(act, active{text: kept, op: len(ops) - 1, turn: turn})
 			}
 		}
-		if i < 0 && it.old != "" && isOption(it.old) {
-			ops = append(ops, map[string]any{"op": "reject_alternative", "text": it.old, "turn": turn})
+		if i < 0 && it.old != "" && (isOption(it.old) || toolName(it.old)) {
+			// The reason of a choice over an alternative is why the
+			// alternative went ("Unleash, not LaunchDarkly (price)").
+			rej := map[string]any{"op": "reject_alternative", "text": it.old, "turn": turn}
+			if it.why != "" {
+				rej["reason"] = it.why
+			}
+			ops = append(ops, rej)
 		}
 	}
 	for _, it := range items {
@@ -642,6 +648,20 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		}
 	}
 	return ops, kept
+}
+
+var versionLike = mustPattern(`^v?\d|^(?:version|release|mvp|beta|alpha|launch|now|later|before|today|tomorrow)$`)
+
+// toolName reports an alternative said as one lower-case word that is
+// no pronoun ("from kue to BullMQ"): a tool the vocabulary does not know,
+// still named.
+func toolName(old string) bool {
+	f := strings.Fields(old)
+	if len(f) != 1 {
+		return false
+	}
+	w := lower(bare(f[0]))
+	return len(w) > 1 && !versionLike.MatchString(w) && !pronounLead.MatchString(w) && !slices.Contains([]string{"that", "this", "it", "them", "those", "these", "one"}, w)
 }
 
 // userTurn is one user message of the prepared transcript: its local

@@ -95,7 +95,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -428,6 +428,7 @@ var (
 	scopeTail    = mustPattern(`\s+(?:at launch|for launch|for (?:the )?(?:v\d[\w.]*|mvp|first release|beta)|in (?:v\d[\w.]*|the mvp|the first release))$`)
 	noForm       = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm      = mustPattern(`^not\s+(.+)$`)
+	turnedDown   = mustPattern(`^(.{1,50}?)\s+(?:was|were|got|has been|have been)\s+(?:turned down|rejected|vetoed|ruled out|shot down|nixed|killed)(?:\s+by\s+(?:the\s+)?(.{1,40}?))?[.!]?$`)
 	canGo        = mustPattern(`^(.{1,50}?)\s+(?:can go|can be dropped|can be removed|can be cut|isn'?t needed|is not needed|aren'?t needed|are not needed)(?:,\s+(.+?))?[.!]?$`)
 	stepNamed    = mustPattern(`^step \d{1,2}\s*\((.+)\)$`)
 	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
@@ -450,7 +451,7 @@ var (
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
 	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?)\b.*))$`)
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// followReason: a sentence of its own that gives the reason for the
@@ -473,7 +474,7 @@ var (
 	// fineTail: "at-least-once plus dedup on event_id is fine": what will
 	// do instead of an option turned down, however long its name.
 	fineTail  = mustPattern(`\s(?:is|are)\s+(?:fine|enough|plenty|good enough|all we need)[.!]?$|\s(?:will do|does the job|do the job)[.!]?$`)
-	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t|nobody|no one|adds another|adds an extra|hiding|hides|masking|masks|swallowing|swallows|nightmare|a mess|painful|insane|ridiculous|burned|bitten|one more thing|another thing|would kill|kills)\b`)
+	reasonish = mustPattern(`\b(?:too|costs?|can'?t|cannot|doesn'?t support|lacks|matters|need|needs|so that|cheaper|faster|simpler|slower|safer|easier|harder|better|worse|overkill|not worth|wins|trouble|worth it|a pain|unnecessary|noisy|flaky|heavy|enough|shouldn'?t|should not|mustn'?t|nobody|no one|adds another|adds an extra|hiding|hides|masking|masks|swallowing|swallows|nightmare|a mess|painful|insane|ridiculous|burned|bitten|one more thing|another thing|would kill|kills|archived|deprecated|unmaintained|unsupported)\b`)
 	folded    = mustPattern(`^(.+?)(?:,?\s+(?:not|rather than|instead of|over|and not|but not)\s+|,\s+(?:but\s+)?no\s+)(.+?)(?:,?\s+(?:is|are)\s+out)?$`)
 	foldedOut = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
 	cutOld    = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b|\s+(?:of\s+)?(?:either|both|any kind)$`)
@@ -548,21 +549,25 @@ type userLine struct {
 // such with no output in it (a pasted document) is left out whole.
 func userLines(text string) []userLine {
 	text = fenced.ReplaceAllString(text, "\n")
-	lines := strings.Split(text, "\n")
-	quote := false
-	for i, l := range lines {
+	raw := strings.Split(text, "\n")
+	lines := make([]string, 0, len(raw))
+	var quote []string
+	for _, l := range raw {
 		if t := strings.TrimSpace(l); strings.HasPrefix(t, ">") {
-			quote = true
-		} else if quote && t != "" {
+			quote = append(quote, strings.TrimLeft(t, "> "))
+		} else if len(quote) > 0 && t != "" {
 			// "> we could just use Firebase" / "nope, the data stays in
-			// Postgres": the "nope" answers the quote; it changes nothing
-			// the user settled before.
+			// Postgres": the "nope" turns down what the quote proposed;
+			// it changes nothing the user settled before.
 			if m := quoteAnswer.FindStringIndex(lower(t)); m != nil {
 				l = t[m[1]:]
+				if named := quotedOptions(strings.Join(quote, " "), l); len(named) > 0 && len(named) <= 2 {
+					lines = append(lines, "Rejected: "+strings.Join(named, ", "), "")
+				}
 			}
-			quote = false
+			quote = nil
 		}
-		lines[i] = markdownLine(l)
+		lines = append(lines, markdownLine(l))
 	}
 	var out []userLine
 	keep := func(raw string) {
@@ -601,6 +606,21 @@ func userLines(text string) []userLine {
 			keep(raw)
 		}
 		i = end
+	}
+	return out
+}
+
+// quotedOptions returns the options a quote names that the answer to it
+// does not, as the quote spells them.
+func quotedOptions(quote, answer string) []string {
+	mine := choices(answer)
+	var out []string
+	for i, raw := range strings.Fields(quote) {
+		if isChoiceWord(raw, i == 0) {
+			if o := bare(raw); !slices.Contains(mine, lower(o)) && !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
 	}
 	return out
 }
@@ -2148,12 +2168,20 @@ func (r *reader) decision(it item) {
 	if !hasContent(it.text) {
 		return
 	}
+	if m := parenWhy.FindStringSubmatchIndex(it.text); m != nil && it.why == "" {
+		// "feature flags via Unleash, not LaunchDarkly (price)"
+		it.why, it.text = it.text[m[2]:m[3]], strings.TrimSpace(it.text[:m[0]])
+	}
 	r.add(it)
 	if m := parenNo.FindStringSubmatchIndex(it.text); m != nil && it.old == "" && bareOption(it.text[m[2]:m[3]]) {
 		// "Postgres for everything, including the job queue (no Redis)"
 		r.add(item{kind: "reject", text: it.text[m[2]:m[3]]})
 	}
 }
+
+// parenWhy: a decision's last word in parentheses, a reason given as a
+// note does ("(price)", "(licensing)"), not an option ("(no Redis)").
+var parenWhy = mustPattern(`\s\((price|cost|costs|licensing|license|latency|speed|performance|security|compliance|gdpr|privacy|simplicity|maintenance|support|budget|vendor lock-in|lock-in)\)$`)
 
 var parenNo = mustPattern(`\((?:no|not|without)\s+([^()]{1,40})\)`)
 
@@ -2291,6 +2319,14 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.rejectList(body)
 	case match(isOut):
 		r.rejectList(grab(isOut))
+		r.changed = true
+	case match(turnedDown) && len(strings.Fields(grab(turnedDown))) <= 5:
+		// "Excel export was turned down by product"
+		why := sub(turnedDown, 2)
+		if why != "" {
+			why = "turned down by " + strings.TrimRight(why, ". ")
+		}
+		r.add(item{kind: "reject", text: grab(turnedDown), why: why})
 		r.changed = true
 	case match(canGo):
 		// "step 4 (the GraphQL layer) can go": the thing the step is.

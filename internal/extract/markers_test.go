@@ -1533,7 +1533,7 @@ func TestMarkersMarkdownSession(t *testing.T) {
 		says("### Decided\n- Caddy in front of the API\n- ~~nginx~~", []string{"Caddy in front of the API"}, nil, []string{"nginx"}),
 		says("Architecture choices:\n- IDs: ULIDs\n  - they sort by time\n- caching: no. the read replica is fast enough",
 			[]string{"IDs: ULIDs (why: they sort by time)"}, []string{"read replica is fast enough"}, []string{"caching"}),
-		says("> honestly we could just use Firebase for all of this\nnope, the data stays in our own Postgres", []string{"data stays in our own Postgres", "IDs: ULIDs"}, []string{"Firebase"}, nil),
+		says("> honestly we could just use Firebase for all of this\nnope, the data stays in our own Postgres", []string{"data stays in our own Postgres", "IDs: ULIDs"}, nil, []string{"Firebase"}),
 		says("- [x] Sentry for error tracking\n- [ ] maybe PostHog for analytics", []string{"Sentry"}, []string{"PostHog"}, nil),
 		says("❌ Redux", nil, nil, []string{"Redux"}),
 		says("Open questions:\n- use GraphQL subscriptions?\n- Kafka or NATS?", nil, []string{"GraphQL", "Kafka", "NATS"}, nil),
@@ -1580,5 +1580,22 @@ func TestMarkdownLine(t *testing.T) {
 		if got := markdownLine(tc.in); got != tc.want {
 			t.Errorf("markdownLine(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// Reasons said the way notes and reviews give them reach what they
+// explain: a choice's reason is also why its alternative went, a reason
+// in parentheses or after "because of", an old option judged archived,
+// and a passive "was turned down by".
+func TestMarkersReasonsSaidInPassing(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("agreed: error tracking via GlitchTip, not Sentry (price)", []string{"GlitchTip", "(why: price)"}, nil, []string{"Sentry (reason: price)"}),
+		says("We'll use Hetzner for the servers, not AWS, because of the egress bill.", []string{"Hetzner for the servers", "(why: the egress bill)"}, nil, []string{"AWS (reason: the egress bill)"}),
+		says("switch the job runner from kue to BullMQ, kue is archived", []string{"BullMQ", "(why: kue is archived)", "Hetzner"}, nil, []string{"kue"}),
+		says("PDF export was turned down by legal", nil, nil, []string{"PDF export (reason: turned down by legal)"}),
+	})
+	active, _ := sections(t, c)
+	if strings.Contains(active, "BullMQ, kue") {
+		t.Errorf("the judgement of the old option stayed in the choice:\n%s", capsule.Render(c))
 	}
 }
