@@ -780,6 +780,9 @@ type reader struct {
 	// reads counts the clauses read for the turn (statement), probes
 	// included, up to maxReads; nil: not counted.
 	reads *int
+	// intro: the label line over the list being read ("updated the
+	// spec:"), lower-cased; "" after a blank line.
+	intro string
 	// lastItems: the items of the line before, for a nested list item
 	// that gives their reason.
 	lastItems []int
@@ -839,7 +842,11 @@ func (r *reader) lines(ls []userLine) {
 			closeList()
 		}
 		if l == "" {
+			r.intro = ""
 			continue
+		}
+		if !listItem.MatchString(l) && strings.HasSuffix(low, ":") {
+			r.intro = low // what the items after it are
 		}
 		if listItem.MatchString(l) {
 			// Each item of a list is said on its own: no reason, option
@@ -970,6 +977,10 @@ var (
 	// pronounRule: a rule about "it" alone ("don't act on it") says
 	// nothing a capsule could keep.
 	pronounRule = mustPattern(`^(?:please\s+)?(?:don'?t|do not|never)\s+(?:\w+\s+){0,2}(?:it|this|that|them|these|those)[.!]*$`)
+	// specIntro: a line introducing a list of settings ("updated the
+	// spec:", "## Stack"), whose "name: value" items set things; under any
+	// other ("Environment:", "Current numbers:") they report them.
+	specIntro   = mustPattern(`\b(?:spec|specs|specification|requirements?|settings?|config|configuration|decisions?|decided|choices|answers?|feedback|changes|conventions?|rules?|defaults|approach|stack|architecture|design|setup we want|the plan|agreed)\b`)
 	verbInLabel = mustPattern(`\b(?:is|are|was|were|be|been|must|should|will|would|can|could|may|might|reads|says|said|wrote|asks|asked|do|does|did|has|have|had|means|looks|seems|sounds|goes|went|got|gets|wants|needs)\b`)
 	reasonLabel = mustPattern(`^(?:reason|reasons|why|rationale|because|motivation)$`)
 	noAnswer    = mustPattern(`^(?:no|nope|none|nah|not needed|not now|never|skip(?: it)?)(?:[.!]+\s*|$)(.*)$`)
@@ -1043,7 +1054,7 @@ func (r *reader) topic(l, low string, sub, first bool) bool {
 	if len(r.items) > n {
 		return true
 	}
-	if (listed || sub) && len(strings.Fields(body)) <= 4 && !strings.ContainsAny(body, "?[]{}()=<>") {
+	if (listed || sub) && specIntro.MatchString(r.intro) && len(strings.Fields(body)) <= 4 && !strings.ContainsAny(body, "?[]{}()=<>") {
 		r.last = nil
 		r.add(item{kind: "decision", text: capitalise(name) + ": " + strings.TrimRight(body, ". ")})
 		return true

@@ -1599,3 +1599,24 @@ func TestMarkersReasonsSaidInPassing(t *testing.T) {
 		t.Errorf("the judgement of the old option stayed in the choice:\n%s", capsule.Render(c))
 	}
 }
+
+// Markdown that reports, asks, quotes or leaves open settles nothing.
+func TestMarkersMarkdownTraps(t *testing.T) {
+	for _, text := range []string{
+		"Current numbers:\n- p95: 412ms\n- error rate: 2%\n- CPU: 80%",
+		"Environment:\n- Node: 20.11\n- OS: macOS 14",
+		"Questions for you:\n- should the API be public?\n- Redis or Memcached?",
+		"## Summary\nAdds CSV export for the reports page.",
+		"> Decision: use MongoDB",
+		"- [ ] switch to Vite",
+		"## Steps to reproduce\n1. open the settings page\n2. click save",
+		"Still open:\n- Kafka or NATS\n- which CDN",
+		"the agent wrote:\n```go\n// Decision: use MongoDB here\nvar db = mongo.Connect()\n```\nwhat does this do?",
+		"| option | verdict |\n|---|---|\n| use MongoDB | fine |",
+		"TODO: use lodash here",
+	} {
+		if ops := markerOps(Prepare(nil, []dialect.Message{{Role: "user", Type: "message", Text: text}}, 0, 0)); len(ops) > 0 {
+			t.Errorf("%q settled %v", text, ops)
+		}
+	}
+}
