@@ -46,7 +46,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -972,6 +972,12 @@ var (
 	// than settle; the line is read whole, as any other.
 	descriptive  = mustPattern(`(?:^|\s)(?:error|exception|failure|warning|bug|issue|problem|trace|stack ?trace|panic)$|^(?:notes?|nb|context|fyi|background|summary|status|update|bug|issue|problem|error|warning|result|results|output|example|e\.g|observation|findings?|symptoms?|repro|expected|actual|current|currently|before|after|log|info|tip|hint|heads up|reminder|ps|p\.s|edit|re|subject|title|description|goals?|objective|feedback|q|a|http|https|step \d+|phase \d+|day \d+|v\d[\w.]*)$`)
 	okTail       = mustPattern(`\b(?:is|are)\s+(?:fine|plenty|good enough|ok|okay)\b`)
+	rejectAdverb = mustPattern(`\s+(?:everywhere|entirely|completely|altogether|for good|across the board)[.!]*$`)
+	planIs       = mustPattern(`^(?:(?:right|ok|okay|alright|so|well)\s+)*(?:the|our) plan is(?: to| that)?\s+(.+)$`)
+	plusOne      = mustPattern(`^\+1\s+(?:on|for)\s+(.+?)(?:,?\s+(?:keep it|let'?s keep it|ship it|go with it|use it))?$`)
+	standardise  = mustPattern(`^(?:we'?re |we are |let'?s |we'?ll |we will )?standardi[sz](?:e|ing)\s+on\s+(.+?)(?:\s+(?:now|from now on|going forward))?$`)
+	nameShouldBe = mustPattern(`^(?:the\s+)?((?:[\w\-]+\s+){0,2}(?:name|prefix|suffix|title|label|flag|env var|variable))\s+should be\s+(\S+)(?:,?\s+not\s+(\S+))?$`)
+	reviewHedge  = mustPattern(`^(?:suggestion|thought|idea|optional|consider|could)(?:\s*\((?:non-)?blocking\))?\s*:`)
 	quoteAnswer  = mustPattern(`^(?:no|nope|nah|i disagree|disagree|not really|hard no)\b[,.!:;—–-]*\s*`)
 	decisionLead = mustPattern(`^(?:use|using|switch|move|go with|pick|keep|drop|no|not|never|always|don'?t|do not|avoid|prefer|stick|stay|add|remove|replace|put|run|make|only)\b`)
 	// pronounRule: a rule about "it" alone ("don't act on it") says
@@ -1140,9 +1146,56 @@ func (r *reader) labelledLine(l, low string, m []int) {
 		}
 	}
 	for _, s := range sentences(l) {
-		r.sentence(s)
+		for _, c := range runOn(s) {
+			r.sentence(c)
+		}
 	}
 }
+
+// runOn splits a sentence said without punctuation, as dictation or fast
+// typing gives it, at the words that begin another thought ("… because we
+// need joins and also dont touch the auth package", "lets go with NATS
+// for the events actually no make it Kafka"); a sentence with its own
+// commas or semicolons is left whole. "actually no", "no wait" stay with
+// the clause they begin: they mark it a change.
+func runOn(s string) []string {
+	if strings.ContainsAny(s, ",;:—–") || len(s) < 50 {
+		return []string{s}
+	}
+	change := false
+	if m := runOnLead.FindStringIndex(s); m != nil {
+		s, change = s[m[1]:], true // "no wait dont use redis …"
+	}
+	// "make it Kafka we already run a Kafka cluster": the reason, said
+	// as one.
+	s = runOnWhy.ReplaceAllString(s, " because $1 ")
+	var out []string
+	at := 0
+	clause := func(c string) {
+		if change {
+			c = "Actually, " + c // the change marker, as the reader knows it
+		}
+		out = append(out, c)
+	}
+	for _, m := range runOnSeam.re.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] <= at {
+			continue
+		}
+		clause(s[at:m[0]])
+		at, change = m[1], m[2] >= 0
+		if m[4] >= 0 {
+			at = m[4] // "just do it in memory", "it should listen on the queue"
+		}
+	}
+	clause(s[at:])
+	return out
+}
+
+var (
+	runOnSeam = mustPattern(`(?i)\s+(?:and also|oh and|and oh|also|(?:and )?one more thing|(actually,? no|no wait|wait,? no|scratch that)|(just (?:do|use|go with|put|keep|make|run|store|write)|it (?:should|must|needs to|has to)|so (?:drop|remove|ditch|kill)))\s+`)
+	runOnLead = mustPattern(`(?i)^(?:yeah,? no|no wait|wait,? no|actually,? no)\s+`)
+	runOnWhy  = mustPattern(`(?i)\s+(we already|we only have|we don'?t have|it'?s owned|its owned)\s+`)
+)
 
 // maxSentence bounds the bytes of a sentence the reader looks into.
 const maxSentence = 800
@@ -1223,8 +1276,8 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
-	if pronounRule.MatchString(low) {
-		return
+	if pronounRule.MatchString(low) || reviewHedge.MatchString(low) {
+		return // "suggestion (non-blocking): extract …": offered, not settled
 	}
 	if asked != "" && askedNo.MatchString(low) {
 		r.add(item{kind: "reject", text: asked})
@@ -1516,6 +1569,32 @@ func (r *reader) statement(s string, change bool) {
 	}
 	if anymore.MatchString(low) {
 		change = true
+	}
+	// "the plan is we add the endpoint first then the webhook then the
+	// worker": a plan said in one breath.
+	if m := planIs.FindStringSubmatchIndex(low); m != nil && !r.probe {
+		if steps := thenSteps(s[m[2]:m[3]]); len(steps) >= 2 {
+			r.add(item{kind: "plan", steps: steps})
+			return
+		}
+	}
+	// "+1 on sqlc, keep it": agreement with an option.
+	if m := plusOne.FindStringSubmatchIndex(low); m != nil && bareOption(s[m[2]:m[3]]) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], stays: true})
+		return
+	}
+	// "we're standardising on slog now"
+	if m := standardise.FindStringSubmatchIndex(low); m != nil && hasChoice(s[m[2]:m[3]]) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: true})
+		return
+	}
+	// "the handler name should be CreateShipment not NewShipment"
+	if m := nameShouldBe.FindStringSubmatchIndex(low); m != nil {
+		r.decision(item{kind: "decision", text: "Name the " + s[m[2]:m[3]] + " " + s[m[4]:m[5]]})
+		if m[6] >= 0 {
+			r.add(item{kind: "reject", text: s[m[6]:m[7]]})
+		}
+		return
 	}
 	if m := topicLead.FindStringSubmatchIndex(low); m != nil {
 		r.statement(s[m[2]:], change)
@@ -2428,6 +2507,8 @@ func (r *reader) rejectForms(s, low string) bool {
 // rejectList records "A, B (reason)" / "no A, keep B" / "A — reason".
 func (r *reader) rejectList(body string) {
 	body, why := splitReason(body)
+	body = rejectAdverb.ReplaceAllString(body, "") // "drop zap everywhere"
+
 	if m := reasonParen.FindStringSubmatch(body); m != nil && why == "" {
 		body, why = m[1], m[2]
 	}

@@ -1620,3 +1620,30 @@ func TestMarkersMarkdownTraps(t *testing.T) {
 		}
 	}
 }
+
+// A session dictated without punctuation, and reviewed the way code
+// review reads: the seams of a run-on sentence ("and also", "actually no",
+// "no wait", "we already …" as a reason) and review labels ("nit:",
+// "blocking:", "LGTM but", "+1 on") are read; a suggestion or a question
+// is not settled, and an "actually" inside a clause is no seam.
+func TestMarkersDictatedAndReviewSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("ok lets keep the invoices in postgres and also never send invoice emails from the request handler", []string{"invoices in postgres", "never send invoice emails"}, nil, nil),
+		says("lets use SQS for the billing events actually no make it RabbitMQ we already run a RabbitMQ cluster", []string{"RabbitMQ", "we already run a RabbitMQ cluster"}, []string{"Use SQS"}, nil),
+		says("so the plan is we write the exporter first then the scheduler then the dashboard", nil, nil, nil),
+		says("nit: the config flag name should be --dry-run not --noop", []string{"--dry-run"}, nil, []string{"--noop"}),
+		says("LGTM but swap Jest for Vitest in the new package", []string{"Vitest"}, nil, nil),
+		says("+1 on Tailwind, keep it", []string{"Tailwind"}, nil, nil),
+		says("we're standardising on pnpm now so drop npm everywhere", []string{"pnpm"}, nil, []string{"npm"}),
+		says("suggestion (non-blocking): maybe move the retry logic into its own package", nil, []string{"retry logic"}, nil),
+		says("question: why did you pick Redis here?", nil, []string{"Redis"}, nil),
+		says("we keep polling until we actually need websockets", nil, []string{"until we"}, nil),
+	})
+	if c.LatestPlan == nil || len(c.LatestPlan.Steps) != 3 || !strings.Contains(c.LatestPlan.Steps[2].Text, "dashboard") {
+		t.Errorf("a plan said in one breath is not the plan:\n%s", capsule.Render(c))
+	}
+	_, rej := sections(t, c)
+	if strings.Contains(rej, "npm everywhere") {
+		t.Errorf("the adverb stayed with the option turned down:\n%s", capsule.Render(c))
+	}
+}
