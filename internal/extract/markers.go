@@ -657,6 +657,9 @@ var versionLike = mustPattern(`^v?\d|^(?:version|release|mvp|beta|alpha|launch|n
 // still named.
 func toolName(old string) bool {
 	f := strings.Fields(old)
+	if len(f) == 2 && (f[0] == "a" || f[0] == "an" || f[0] == "the") {
+		f = f[1:] // "instead of a daemon"
+	}
 	if len(f) != 1 {
 		return false
 	}

@@ -972,6 +972,16 @@ var (
 	// than settle; the line is read whole, as any other.
 	descriptive  = mustPattern(`(?:^|\s)(?:error|exception|failure|warning|bug|issue|problem|trace|stack ?trace|panic)$|^(?:notes?|nb|context|fyi|background|summary|status|update|bug|issue|problem|error|warning|result|results|output|example|e\.g|observation|findings?|symptoms?|repro|expected|actual|current|currently|before|after|log|info|tip|hint|heads up|reminder|ps|p\.s|edit|re|subject|title|description|goals?|objective|feedback|q|a|http|https|step \d+|phase \d+|day \d+|v\d[\w.]*)$`)
 	okTail       = mustPattern(`\b(?:is|are)\s+(?:fine|plenty|good enough|ok|okay)\b`)
+	useHereLead  = mustPattern(`^(?:use|go with|switch to|let'?s use|let'?s go with|we'?ll use|stick with)\s`)
+	hereTail     = mustPattern(`\s+(?:here|in here|for this one|this time|on this project|in this project|in this repo)$`)
+	triedJudged  = mustPattern(`^(?:we|i)(?:'ve)? (?:tried|used) ([\w.\-+/]+(?: [\w.\-+/]+)?) (?:on|in|at|for|with) .{1,50}? and (?:it|they) (?:was|were)\s+(.+)$`)
+	judgedWord   = mustPattern(`\b(?:painful|slow|awful|terrible|a mess|a nightmare|flaky|buggy|broken|unreliable|clunky|bloated|overkill|too \w+|simpler|easier|faster|cheaper|better|worse|enough|fine)\b`)
+	goingToSay   = mustPattern(`^(?:i was going to|i was about to|i'?d have) (?:say|suggest|go with|pick|use) ([\w.\-+/]+(?: [\w.\-+/]+)?)(?: here)?,? but (?:honestly,? |actually,? |really,? )?(.+)$`)
+	suggestedBut = mustPattern(`^(?:the assistant|you|the agent|claude) suggested ([\w.\-+/]+(?: [\w.\-+/]+)?)(?: earlier| before)?,? but (?:that'?s|it'?s|that is|it is) (.+)$`)
+	ignoreSaid   = mustPattern(`\bignore what i said about ([\w.\-+/]+)`)
+	pinRule      = mustPattern(`^(?:always\s+)?pin (?:every|all|each|the) .+ to (?:an? )?(?:exact|fixed|specific|single) (?:version|versions|release|tag|digest|sha)`)
+	keepAlive    = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:alive|running|around|in place|working|online)(?: until .+)?$`)
+	ruleLead     = mustPattern(`^(?i:but|and|please)\s+`)
 	rejectAdverb = mustPattern(`\s+(?:everywhere|entirely|completely|altogether|for good|across the board)[.!]*$`)
 	planIs       = mustPattern(`^(?:(?:right|ok|okay|alright|so|well)\s+)*(?:the|our) plan is(?: to| that)?\s+(.+)$`)
 	plusOne      = mustPattern(`^\+1\s+(?:on|for)\s+(.+?)(?:,?\s+(?:keep it|let'?s keep it|ship it|go with it|use it))?$`)
@@ -1147,10 +1157,28 @@ func (r *reader) labelledLine(l, low string, m []int) {
 	}
 	for _, s := range sentences(l) {
 		for _, c := range runOn(s) {
-			r.sentence(c)
+			for _, d := range dashDecision(c) {
+				r.sentence(d)
+			}
 		}
 	}
 }
+
+// dashDecision splits "we tried Prisma and it was painful — use Drizzle
+// here" before the dash: what follows it is what is settled, not the
+// reason of what precedes it.
+func dashDecision(s string) []string {
+	if !strings.ContainsAny(s, "—–-") {
+		return []string{s}
+	}
+	m := dashThenVerb.FindStringIndex(s)
+	if m == nil || m[0] == 0 {
+		return []string{s}
+	}
+	return []string{s[:m[0]], strings.TrimSpace(s[m[0]:])[len(strings.Fields(s[m[0]:])[0]):]}
+}
+
+var dashThenVerb = mustPattern(`\s+(?:—|–|--)\s+(?:so\s+|just\s+|but\s+)?(?:use|switch to|go with|let'?s use|let'?s go with|we'?ll use|stick with|keep|pick)\s`)
 
 // runOn splits a sentence said without punctuation, as dictation or fast
 // typing gives it, at the words that begin another thought ("… because we
@@ -1279,6 +1307,29 @@ func (r *reader) sentence(s string) {
 	if pronounRule.MatchString(low) || reviewHedge.MatchString(low) {
 		return // "suggestion (non-blocking): extract …": offered, not settled
 	}
+	// "we tried Prisma on the last project and it was painful"
+	if m := triedJudged.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) && judgedWord.MatchString(low[m[4]:m[5]]) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: "it was " + strings.TrimRight(s[m[4]:m[5]], ". ")})
+		return
+	}
+	// "Pin every dependency to an exact version, no caret ranges",
+	// "keep the old endpoint alive until the mobile app is updated"
+	if pinRule.MatchString(low) || keepAlive.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(ruleLead.ReplaceAllString(s, ""), ". "))})
+		return
+	}
+	// "The assistant suggested Kafka earlier, but that's overkill"
+	if m := suggestedBut.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		opt := strings.TrimSuffix(strings.TrimSuffix(s[m[2]:m[3]], " earlier"), " before")
+		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(s[m[4]:m[5]], ". ")})
+		return
+	}
+	// "ignore what I said about Render yesterday"
+	if m := ignoreSaid.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+		return
+	}
+
 	if asked != "" && askedNo.MatchString(low) {
 		r.add(item{kind: "reject", text: asked})
 		return
@@ -1570,6 +1621,12 @@ func (r *reader) statement(s string, change bool) {
 	if anymore.MatchString(low) {
 		change = true
 	}
+	// "use Drizzle here": the place is this project, said of any choice.
+	if useHereLead.MatchString(low) {
+		if m := hereTail.FindStringIndex(low); m != nil && m[0] > 0 {
+			s, low = s[:m[0]], low[:m[0]]
+		}
+	}
 	// "the plan is we add the endpoint first then the webhook then the
 	// worker": a plan said in one breath.
 	if m := planIs.FindStringSubmatchIndex(low); m != nil && !r.probe {
@@ -1593,6 +1650,22 @@ func (r *reader) statement(s string, change bool) {
 		r.decision(item{kind: "decision", text: "Name the " + s[m[2]:m[3]] + " " + s[m[4]:m[5]]})
 		if m[6] >= 0 {
 			r.add(item{kind: "reject", text: s[m[6]:m[7]]})
+		}
+		return
+	}
+	// "I was going to say GraphQL but honestly REST is simpler": the one
+	// said first is turned down, for the reason the other is given.
+	if m := goingToSay.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		rest := s[m[4]:m[5]]
+		why := ""
+		if judgedWord.MatchString(lower(rest)) {
+			why = strings.TrimRight(rest, ". ")
+		}
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: why})
+		n := len(r.items)
+		r.statement(capitalise(rest), true)
+		if len(r.items) == n && why != "" {
+			r.pendingWhy = why // for the choice said next ("REST it is")
 		}
 		return
 	}

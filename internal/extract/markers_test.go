@@ -1647,3 +1647,23 @@ func TestMarkersDictatedAndReviewSession(t *testing.T) {
 		t.Errorf("the adverb stayed with the option turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// Answers in part and options turned down in passing: a judged past
+// try, "I was going to say X but", what the assistant suggested judged,
+// "ignore what I said about X", a choice after a dash, and rules said as
+// "pin every …" or "keep X alive until …".
+func TestMarkersTurnedDownInPassing(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("we used Mongoose on the old service and it was a mess — use Drizzle here", []string{"Use Drizzle"}, []string{"Drizzle here"}, []string{"Mongoose (reason: it was a mess)"}),
+		says("I was going to suggest Celery but honestly RQ is simpler for this. RQ it is.", []string{"RQ"}, nil, []string{"Celery (reason: RQ is simpler for this)"}),
+		says("The assistant suggested Elasticsearch earlier, but that's overkill. Postgres full-text search will do.", nil, nil, []string{"Elasticsearch (reason: overkill)"}),
+		says("We're staying on Vercel, ignore what I said about Netlify yesterday.", nil, nil, []string{"Netlify"}),
+		says("Pin every base image to an exact digest, no latest tags.", []string{"Pin every base image to an exact digest"}, nil, nil),
+		says("ok go ahead — but keep the v1 webhook running until the partners migrate", []string{"Keep the v1 webhook running until the partners migrate"}, nil, nil),
+		says("for the emails use a queue instead of a cronjob", nil, nil, []string{"cronjob"}),
+	})
+	_, rej := sections(t, c)
+	if strings.Contains(rej, "earlier") {
+		t.Errorf("\"earlier\" stayed with the option turned down:\n%s", capsule.Render(c))
+	}
+}
