@@ -1220,7 +1220,7 @@ func runOn(s string) []string {
 }
 
 var (
-	runOnSeam = mustPattern(`(?i)\s+(?:and also|oh and|and oh|also|(?:and )?one more thing|(actually,? no|no wait|wait,? no|scratch that)|(just (?:do|use|go with|put|keep|make|run|store|write)|it (?:should|must|needs to|has to)|so (?:drop|remove|ditch|kill)))\s+`)
+	runOnSeam = mustPattern(`(?i)\s+(?:and also|oh and|and oh|(?:and )?one more thing|(actually,? no|no wait|wait,? no|scratch that)|(just (?:do|use|go with|put|keep|make|run|store|write)|it (?:should|must|needs to|has to)|so (?:drop|remove|ditch|kill)))\s+`)
 	runOnLead = mustPattern(`(?i)^(?:yeah,? no|no wait|wait,? no|actually,? no)\s+`)
 	runOnWhy  = mustPattern(`(?i)\s+(we already|we only have|we don'?t have|it'?s owned|its owned)\s+`)
 )

@@ -1638,6 +1638,7 @@ func TestMarkersDictatedAndReviewSession(t *testing.T) {
 		says("suggestion (non-blocking): maybe move the retry logic into its own package", nil, []string{"retry logic"}, nil),
 		says("question: why did you pick Redis here?", nil, []string{"Redis"}, nil),
 		says("we keep polling until we actually need websockets", nil, []string{"until we"}, nil),
+		says("for context we also use Kafka for the clickstream which the data team owns and runs", nil, []string{"Kafka"}, nil),
 	})
 	if c.LatestPlan == nil || len(c.LatestPlan.Steps) != 3 || !strings.Contains(c.LatestPlan.Steps[2].Text, "dashboard") {
 		t.Errorf("a plan said in one breath is not the plan:\n%s", capsule.Render(c))
