@@ -138,9 +138,7 @@ func struck(t string) string {
 	b.WriteString(t[at:])
 	s := b.String()
 	before, after := s[:first], strings.TrimLeft(s[first:], " ")
-	if before = strings.TrimRight(before, " "); before != "" && !strings.HasSuffix(before, ":") && !listItem.MatchString(before+" x") {
-		before += " "
-	} else if before != "" {
+	if before = strings.TrimRight(before, " "); before != "" {
 		before += " "
 	}
 	if !strings.ContainsFunc(after, unicode.IsLetter) {
