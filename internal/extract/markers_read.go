@@ -677,7 +677,7 @@ func outputRaw(raw string) bool {
 	low := lower(t)
 	// The unanchored shapes are tried only where their literal is: every
 	// line of every user turn passes here.
-	return outputLine.MatchString(low) || outputShape.MatchString(low) || strings.Count(low, ": ") >= 3 || command(low) ||
+	return outputLine.MatchString(low) || outputShape.MatchString(low) || strings.Count(low, ": ") >= 3 && !strings.Contains(low, ". ") || command(low) ||
 		strings.Contains(low, "....") || strings.HasSuffix(low, "(...)") ||
 		(strings.Contains(t, "   ") || strings.Contains(t, "\t")) && columns.MatchString(t) ||
 		strings.IndexByte(low, ':') > 0 && filePos.MatchString(low) ||
@@ -981,6 +981,13 @@ var (
 	ignoreSaid   = mustPattern(`\bignore what i said about ([\w.\-+/]+)`)
 	pinRule      = mustPattern(`^(?:always\s+)?pin (?:every|all|each|the) .+ to (?:an? )?(?:exact|fixed|specific|single) (?:version|versions|release|tag|digest|sha)`)
 	keepAlive    = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:alive|running|around|in place|working|online)(?: until .+)?$`)
+	keepSame     = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:identical|unchanged|as it is|as is|the same|intact|byte-for-byte identical)\b`)
+	runsOn       = mustPattern(`^(?:it|this|the app|the service|everything|all of it) (?:has to|must|needs to|should|will have to) (?:run|live|be deployed|be hosted) (?:on|in) .+`)
+	briefVerb    = mustPattern(`^(?:build (?:the |our |a |an )?.{2,40}? with|run (?:it|this|them|the \w+) as|expose|emit) (.+)$`)
+	stackLabel   = mustPattern(`^(?:(?:the |our )?(?:tech )?stack|tech|tooling|tools|libraries|libs|frameworks|infra|infrastructure|hosting|database|db|auth|styling|state|navigation|testing|tests|ci|deploy|deployment|queue|cache|storage|logging|monitoring|frontend|backend|runtime|language|orm)$`)
+	negPart      = mustPattern(`^(?:no|not|never|without)\s`)
+	partLead     = mustPattern(`^(?:the|this|that|these|those|it|its|we|i|you|they|there|see|check|look|please|see)\b`)
+	negLead      = mustPattern(`^(?:no|never|don'?t|do not|avoid) \S+.*,\s*(?:no|never|nor)\s`)
 	ruleLead     = mustPattern(`^(?i:but|and|please)\s+`)
 	rejectAdverb = mustPattern(`\s+(?:everywhere|entirely|completely|altogether|for good|across the board)[.!]*$`)
 	planIs       = mustPattern(`^(?:(?:right|ok|okay|alright|so|well)\s+)*(?:the|our) plan is(?: to| that)?\s+(.+)$`)
@@ -1038,6 +1045,12 @@ func (r *reader) topic(l, low string, sub, first bool) bool {
 				return true
 			}
 		}
+		if negLead.MatchString(lower(body)) {
+			// "Keep it simple: no microservices, no Redux."
+			n := len(r.items)
+			r.line(body)
+			return len(r.items) > n
+		}
 		if nm := noAnswer.FindStringSubmatchIndex(lower(body)); nm != nil {
 			r.last = nil
 			rest := strings.TrimSpace(body[nm[2]:nm[3]])
@@ -1060,6 +1073,22 @@ func (r *reader) topic(l, low string, sub, first bool) bool {
 		return false
 	}
 	n := len(r.items)
+	if first, _, _ := strings.Cut(body, ", "); stackLabel.MatchString(label) && strings.Contains(body, ", ") && !decisionLead.MatchString(lower(first)) && !goWith.MatchString(lower(first)) {
+		// "Stack: Next.js 15 with the app router, Postgres via Drizzle,
+		// auth through Google Workspace (no email/password)"
+		for _, part := range strings.Split(strings.TrimRight(body, ". "), ", ") {
+			if part = strings.TrimSpace(part); part != "" {
+				k := len(r.items)
+				r.line(part)
+				if len(r.items) == k && hasChoice(part) && !partLead.MatchString(lower(part)) && !negPart.MatchString(lower(part)) {
+					r.decision(item{kind: "decision", text: "Use " + part})
+				}
+			}
+		}
+		if len(r.items) > n {
+			return true
+		}
+	}
 	r.line(body)
 	if head, _, ok := strings.Cut(body, ", "); ok && (listed || sub) && !settles(r.items[n:]) && len(r.items) > n &&
 		len(strings.Fields(head)) <= 3 && !strings.ContainsAny(head, "?[]{}()=<>") && !decisionLead.MatchString(lower(head)) {
@@ -1314,7 +1343,15 @@ func (r *reader) sentence(s string) {
 	}
 	// "Pin every dependency to an exact version, no caret ranges",
 	// "keep the old endpoint alive until the mobile app is updated"
-	if pinRule.MatchString(low) || keepAlive.MatchString(low) {
+	// "… for tracking loans. Stack: Next.js 15, Postgres via Drizzle." and
+	// "Keep it simple: no microservices, no Redux." inside a paragraph.
+	if m := topicLabel.FindStringSubmatchIndex(low); m != nil && (stackLabel.MatchString(strings.TrimSpace(low[m[2]:m[3]])) || negLead.MatchString(low[m[4]:m[5]])) {
+		n := len(r.items)
+		if r.topic(s, low, false, true) && len(r.items) > n || r.topic(s, low, false, false) && len(r.items) > n {
+			return
+		}
+	}
+	if pinRule.MatchString(low) || keepAlive.MatchString(low) || keepSame.MatchString(low) || runsOn.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(ruleLead.ReplaceAllString(s, ""), ". "))})
 		return
 	}
@@ -1667,6 +1704,13 @@ func (r *reader) statement(s string, change bool) {
 		if len(r.items) == n && why != "" {
 			r.pendingWhy = why // for the choice said next ("REST it is")
 		}
+		return
+	}
+	// A brief's imperatives that name what is used: "Build the admin
+	// dashboard with Go templates + htmx", "Run it as a Cloud Run job",
+	// "Expose Prometheus metrics".
+	if m := briefVerb.FindStringSubmatchIndex(low); m != nil && hasChoice(s[m[2]:m[3]]) && !r.probe {
+		r.decision(item{kind: "decision", text: capitalise(strings.TrimRight(s, ". "))})
 		return
 	}
 	if m := topicLead.FindStringSubmatchIndex(low); m != nil {

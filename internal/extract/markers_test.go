@@ -1668,3 +1668,23 @@ func TestMarkersTurnedDownInPassing(t *testing.T) {
 		t.Errorf("\"earlier\" stayed with the option turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// A session's opening brief sets the project up in one paragraph: a stack
+// listed after its label, a framing label over what is turned down, where
+// it has to run, what stays as it is, and imperatives that name what is
+// used. A brief that only describes, or a label over a pointer to a file,
+// settles nothing.
+func TestMarkersOpeningBrief(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("I want a small tool to book meeting rooms. Stack: SvelteKit with TypeScript, SQLite via Kysely, auth through our Okta. Keep it lean: no ORM, no Redux. It has to run on the office NAS with Docker.",
+			[]string{"Use SvelteKit with TypeScript", "Use SQLite via Kysely", "Okta", "It has to run on the office NAS"}, nil, []string{"ORM", "Redux"}),
+		says("Keep the export format identical, only the transport changes. Build the importer with Temporal workflows. Expose OpenTelemetry traces.",
+			[]string{"Keep the export format identical", "Build the importer with Temporal workflows", "Expose OpenTelemetry traces"}, nil, nil),
+		says("Logging: see the attached file, the errors start at line 40.", nil, []string{"line 40"}, nil),
+		says("The current setup is Flask + MySQL on a VPS and it mostly works. I just need a CSV export.", nil, []string{"Flask", "MySQL"}, nil),
+	})
+	active, _ := sections(t, c)
+	if strings.Contains(active, "Use not") || strings.Contains(active, "Use see") {
+		t.Errorf("a part that is no choice became one:\n%s", capsule.Render(c))
+	}
+}
