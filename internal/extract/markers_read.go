@@ -940,6 +940,26 @@ func (r *reader) reason(body string) bool {
 	return true
 }
 
+// matchIf is p's submatch of s where a cheap look at s (ok) says it may
+// match: every sentence, and every clause read within one, passes here.
+func matchIf(ok bool, p *pattern, s string) []int {
+	if !ok {
+		return nil
+	}
+	return p.FindStringSubmatchIndex(s)
+}
+
+// hereWord reports a text ending in a word hereTail takes off.
+func hereWord(low string) bool {
+	return strings.HasSuffix(low, " here") || strings.HasSuffix(low, " one") || strings.HasSuffix(low, " time") ||
+		strings.HasSuffix(low, " project") || strings.HasSuffix(low, " repo")
+}
+
+// briefLead reports a text beginning with one of briefVerb's verbs.
+func briefLead(low string) bool {
+	return strings.HasPrefix(low, "build ") || strings.HasPrefix(low, "run ") || strings.HasPrefix(low, "expose ") || strings.HasPrefix(low, "emit ")
+}
+
 // settles reports whether items settle a choice or a rule (more than
 // turning options down).
 func settles(items []item) bool {
@@ -1333,11 +1353,11 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
-	if pronounRule.MatchString(low) || reviewHedge.MatchString(low) {
+	if pronounRule.MatchString(low) || strings.Contains(low, ":") && reviewHedge.MatchString(low) {
 		return // "suggestion (non-blocking): extract …": offered, not settled
 	}
 	// "we tried Prisma on the last project and it was painful"
-	if m := triedJudged.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) && judgedWord.MatchString(low[m[4]:m[5]]) {
+	if m := matchIf(strings.Contains(low, "tried ") || strings.Contains(low, "used "), triedJudged, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) && judgedWord.MatchString(low[m[4]:m[5]]) {
 		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: "it was " + strings.TrimRight(s[m[4]:m[5]], ". ")})
 		return
 	}
@@ -1345,24 +1365,26 @@ func (r *reader) sentence(s string) {
 	// "keep the old endpoint alive until the mobile app is updated"
 	// "… for tracking loans. Stack: Next.js 15, Postgres via Drizzle." and
 	// "Keep it simple: no microservices, no Redux." inside a paragraph.
-	if m := topicLabel.FindStringSubmatchIndex(low); m != nil && (stackLabel.MatchString(strings.TrimSpace(low[m[2]:m[3]])) || negLead.MatchString(low[m[4]:m[5]])) {
+	if m := matchIf(strings.Contains(low, ": "), topicLabel, low); m != nil && (stackLabel.MatchString(strings.TrimSpace(low[m[2]:m[3]])) || negLead.MatchString(low[m[4]:m[5]])) {
 		n := len(r.items)
 		if r.topic(s, low, false, true) && len(r.items) > n || r.topic(s, low, false, false) && len(r.items) > n {
 			return
 		}
 	}
-	if pinRule.MatchString(low) || keepAlive.MatchString(low) || keepSame.MatchString(low) || runsOn.MatchString(low) {
+	if (strings.HasPrefix(low, "pin ") || strings.HasPrefix(low, "always pin ")) && pinRule.MatchString(low) ||
+		strings.Contains(low, "keep ") && (keepAlive.MatchString(low) || keepSame.MatchString(low)) ||
+		strings.Contains(low, " run ") && runsOn.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(ruleLead.ReplaceAllString(s, ""), ". "))})
 		return
 	}
 	// "The assistant suggested Kafka earlier, but that's overkill"
-	if m := suggestedBut.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+	if m := matchIf(strings.Contains(low, "suggested "), suggestedBut, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
 		opt := strings.TrimSuffix(strings.TrimSuffix(s[m[2]:m[3]], " earlier"), " before")
 		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(s[m[4]:m[5]], ". ")})
 		return
 	}
 	// "ignore what I said about Render yesterday"
-	if m := ignoreSaid.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+	if m := matchIf(strings.Contains(low, "ignore what"), ignoreSaid, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
 		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
 		return
 	}
@@ -1659,31 +1681,31 @@ func (r *reader) statement(s string, change bool) {
 		change = true
 	}
 	// "use Drizzle here": the place is this project, said of any choice.
-	if useHereLead.MatchString(low) {
+	if hereWord(low) && useHereLead.MatchString(low) {
 		if m := hereTail.FindStringIndex(low); m != nil && m[0] > 0 {
 			s, low = s[:m[0]], low[:m[0]]
 		}
 	}
 	// "the plan is we add the endpoint first then the webhook then the
 	// worker": a plan said in one breath.
-	if m := planIs.FindStringSubmatchIndex(low); m != nil && !r.probe {
+	if m := matchIf(!r.probe && strings.Contains(low, "plan is"), planIs, low); m != nil {
 		if steps := thenSteps(s[m[2]:m[3]]); len(steps) >= 2 {
 			r.add(item{kind: "plan", steps: steps})
 			return
 		}
 	}
 	// "+1 on sqlc, keep it": agreement with an option.
-	if m := plusOne.FindStringSubmatchIndex(low); m != nil && bareOption(s[m[2]:m[3]]) {
+	if m := matchIf(strings.HasPrefix(low, "+1"), plusOne, low); m != nil && bareOption(s[m[2]:m[3]]) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], stays: true})
 		return
 	}
 	// "we're standardising on slog now"
-	if m := standardise.FindStringSubmatchIndex(low); m != nil && hasChoice(s[m[2]:m[3]]) {
+	if m := matchIf(strings.Contains(low, "standardi"), standardise, low); m != nil && hasChoice(s[m[2]:m[3]]) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: true})
 		return
 	}
 	// "the handler name should be CreateShipment not NewShipment"
-	if m := nameShouldBe.FindStringSubmatchIndex(low); m != nil {
+	if m := matchIf(strings.Contains(low, " should be "), nameShouldBe, low); m != nil {
 		r.decision(item{kind: "decision", text: "Name the " + s[m[2]:m[3]] + " " + s[m[4]:m[5]]})
 		if m[6] >= 0 {
 			r.add(item{kind: "reject", text: s[m[6]:m[7]]})
@@ -1692,7 +1714,7 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// "I was going to say GraphQL but honestly REST is simpler": the one
 	// said first is turned down, for the reason the other is given.
-	if m := goingToSay.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+	if m := matchIf(strings.HasPrefix(low, "i was") || strings.HasPrefix(low, "i'd have"), goingToSay, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
 		rest := s[m[4]:m[5]]
 		why := ""
 		if judgedWord.MatchString(lower(rest)) {
@@ -1709,7 +1731,7 @@ func (r *reader) statement(s string, change bool) {
 	// A brief's imperatives that name what is used: "Build the admin
 	// dashboard with Go templates + htmx", "Run it as a Cloud Run job",
 	// "Expose Prometheus metrics".
-	if m := briefVerb.FindStringSubmatchIndex(low); m != nil && hasChoice(s[m[2]:m[3]]) && !r.probe {
+	if m := matchIf(!r.probe && briefLead(low), briefVerb, low); m != nil && hasChoice(s[m[2]:m[3]]) {
 		r.decision(item{kind: "decision", text: capitalise(strings.TrimRight(s, ". "))})
 		return
 	}
