@@ -1,11 +1,12 @@
 package server
 
 import (
-	"io"
 	"math/bits"
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tether-dev/tether/internal/upstream"
 )
 
 // Agents resend their whole history on every turn (100 KB–2 MB), so a
@@ -81,51 +82,10 @@ func (l *lentBody) release() {
 	}
 }
 
-// heldBody is a B-leg's request body that holds the lent buffer it reads
-// until the transport closes it.
-type heldBody struct {
-	io.ReadCloser
-	release func()
-}
-
-func (b *heldBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.release()
-	return err
-}
-
-// WriteTo and Len let the provider's connection write the body whole, in
-// one call, as the body under it allows (see upstream's wholeWrites).
-func (b *heldBody) WriteTo(w io.Writer) (int64, error) {
-	if wt, ok := b.ReadCloser.(io.WriterTo); ok {
-		return wt.WriteTo(w)
-	}
-	return io.Copy(w, b.ReadCloser)
-}
-
-// Len reports the bytes still to read, or -1 when the body under it does
-// not know them.
-func (b *heldBody) Len() int {
-	if l, ok := b.ReadCloser.(interface{ Len() int }); ok {
-		return l.Len()
-	}
-	return -1
-}
-
 // holdOutbound makes req's body (and any body its GetBody makes for a
 // retry or a redirect) hold l until the transport closes it.
 func holdOutbound(req *http.Request, l *lentBody) {
-	if l == nil || req.Body == nil || req.Body == http.NoBody {
-		return
-	}
-	req.Body = &heldBody{ReadCloser: req.Body, release: l.hold()}
-	if get := req.GetBody; get != nil {
-		req.GetBody = func() (io.ReadCloser, error) {
-			rc, err := get()
-			if err != nil {
-				return nil, err
-			}
-			return &heldBody{ReadCloser: rc, release: l.hold()}, nil
-		}
+	if l != nil {
+		upstream.HoldBody(req, l.hold)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 )
 
 // A request body is held whole in memory (agents resend 100 KB–2 MB of
@@ -21,8 +22,13 @@ type heldBytes interface {
 	Len() int
 }
 
-// memoryBody is the body Outbound sends.
-type memoryBody struct{ bytes.Reader }
+// memoryBody is the body Outbound sends. release, when set (HoldBody),
+// ends the caller's hold on the memory it reads once the transport closes
+// it; the caller's release must bear being called more than once.
+type memoryBody struct {
+	bytes.Reader
+	release func()
+}
 
 func newMemoryBody(b []byte) *memoryBody {
 	m := &memoryBody{}
@@ -30,7 +36,33 @@ func newMemoryBody(b []byte) *memoryBody {
 	return m
 }
 
-func (*memoryBody) Close() error { return nil }
+func (b *memoryBody) Close() error {
+	if b.release != nil {
+		b.release()
+	}
+	return nil
+}
+
+// HoldBody makes the body of req, as Outbound built it, and any body its
+// GetBody makes for a retry, take a hold (hold) on the memory they read,
+// ended when the transport closes them: the transport may still be
+// writing a body after the answer came and the caller moved on.
+func HoldBody(req *http.Request, hold func() (release func())) {
+	b, ok := req.Body.(*memoryBody)
+	if !ok {
+		return
+	}
+	b.release = hold()
+	if get := req.GetBody; get != nil {
+		req.GetBody = func() (io.ReadCloser, error) {
+			rc, err := get()
+			if mb, ok := rc.(*memoryBody); ok && err == nil {
+				mb.release = hold()
+			}
+			return rc, err
+		}
+	}
+}
 
 // wholeWrites is a plain connection to a provider (a TLS connection wraps
 // it and writes records of its own).

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tether-dev/tether/internal/config"
 )
@@ -72,5 +73,58 @@ func TestHeldBodyWrittenWhole(t *testing.T) {
 		if n := writes.Load() - before; n > 2 {
 			t.Errorf("%d bytes: written in %d calls, want the headers and the body in at most 2", size, n)
 		}
+	}
+}
+
+// A held body ends its hold once the transport has sent it, so the
+// caller's buffer goes back to be lent again; a body the transport makes
+// again for a retry takes a hold of its own.
+func TestHoldBodyReleasedWhenSent(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer up.Close()
+	c := NewClient()
+	defer c.HTTP.Transport.(*http.Transport).CloseIdleConnections()
+	target := Target{Provider: config.Provider{Name: "p", Dialect: config.FamilyOpenAI, BaseURL: up.URL + "/v1"}, Model: "m"}
+
+	var holds, releases atomic.Int64
+	hold := func() func() {
+		holds.Add(1)
+		var once atomic.Bool
+		return func() {
+			if once.CompareAndSwap(false, true) {
+				releases.Add(1)
+			}
+		}
+	}
+	req, err := Outbound(context.Background(), target, http.MethodPost, "/v1/chat/completions", nil, bytes.Repeat([]byte("x"), 200<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	HoldBody(req, hold)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); releases.Load() < holds.Load() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if h, r := holds.Load(), releases.Load(); h != 1 || r != 1 {
+		t.Errorf("one request took %d holds and ended %d, want 1 and 1", h, r)
+	}
+
+	again, err := req.GetBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holds.Load() != 2 {
+		t.Errorf("a body made again for a retry took no hold of its own")
+	}
+	again.Close()
+	if releases.Load() != 2 {
+		t.Errorf("closing the body made again did not end its hold")
 	}
 }
