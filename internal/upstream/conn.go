@@ -15,13 +15,6 @@ import (
 // provider therefore writes such a body itself, in one call, from the
 // memory that holds it.
 
-// heldBytes is a request body held in memory: Len reports the bytes still
-// to read, or -1 when they are not known; WriteTo writes them all.
-type heldBytes interface {
-	io.WriterTo
-	Len() int
-}
-
 // memoryBody is the body Outbound sends. release, when set (HoldBody),
 // ends the caller's hold on the memory it reads once the transport closes
 // it; the caller's release must bear being called more than once.
@@ -72,12 +65,10 @@ type wholeWrites struct{ net.Conn }
 // covers all of it; anything else is copied as the connection would.
 func (c *wholeWrites) ReadFrom(r io.Reader) (int64, error) {
 	if lr, ok := r.(*io.LimitedReader); ok {
-		if b, ok := lr.R.(heldBytes); ok {
-			if n := b.Len(); n >= 0 && int64(n) <= lr.N {
-				m, err := b.WriteTo(c.Conn)
-				lr.N -= m
-				return m, err
-			}
+		if b, ok := lr.R.(*memoryBody); ok && int64(b.Len()) <= lr.N {
+			m, err := b.WriteTo(c.Conn)
+			lr.N -= m
+			return m, err
 		}
 	}
 	if rf, ok := c.Conn.(io.ReaderFrom); ok {
