@@ -664,7 +664,7 @@ func toolName(old string) bool {
 		return false
 	}
 	w := lower(bare(f[0]))
-	return len(w) > 1 && !versionLike.MatchString(w) && !pronounLead.MatchString(w) && !slices.Contains([]string{"that", "this", "it", "them", "those", "these", "one"}, w)
+	return len(w) > 1 && !versionLike.MatchString(w) && !pronounLead.MatchString(w) && !slices.Contains([]string{"them", "those", "these", "one"}, w)
 }
 
 // userTurn is one user message of the prepared transcript: its local
