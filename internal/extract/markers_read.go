@@ -677,11 +677,20 @@ func outputRaw(raw string) bool {
 	low := lower(t)
 	// The unanchored shapes are tried only where their literal is: every
 	// line of every user turn passes here.
-	return outputLine.MatchString(low) || outputShape.MatchString(low) || strings.Count(low, ": ") >= 3 && !strings.Contains(low, ". ") || command(low) ||
+	return outputLine.MatchString(low) || outputShape.MatchString(low) || errorChain(low) || command(low) ||
 		strings.Contains(low, "....") || strings.HasSuffix(low, "(...)") ||
 		(strings.Contains(t, "   ") || strings.Contains(t, "\t")) && columns.MatchString(t) ||
 		strings.IndexByte(low, ':') > 0 && filePos.MatchString(low) ||
 		strings.Contains(low, "line ") && pyFrame.MatchString(low)
+}
+
+// errorChain reports a line of "a: b: c" error prefixes. A paragraph with
+// a few labels ("New project: …. Stack: …. Keep it simple: …") has
+// sentence ends between them; a line of six labels or more is a chain
+// whatever it holds.
+func errorChain(low string) bool {
+	n := strings.Count(low, ": ")
+	return n >= 6 || n >= 3 && !strings.Contains(low, ". ")
 }
 
 // command reports a shell command line: a tool's name and nothing but
@@ -783,6 +792,8 @@ type reader struct {
 	// intro: the label line over the list being read ("updated the
 	// spec:"), lower-cased; "" after a blank line.
 	intro string
+	// inLabel: the text being read is a label's (labelOf).
+	inLabel bool
 	// lastItems: the items of the line before, for a nested list item
 	// that gives their reason.
 	lastItems []int
@@ -845,13 +856,14 @@ func (r *reader) lines(ls []userLine) {
 			r.intro = ""
 			continue
 		}
-		if !listItem.MatchString(l) && strings.HasSuffix(low, ":") {
-			r.intro = low // what the items after it are
-		}
-		if listItem.MatchString(l) {
+		li := listItem.FindStringSubmatchIndex(l) // the line as a list item
+		switch {
+		case li != nil:
 			// Each item of a list is said on its own: no reason, option
 			// or judgement carries over from the item before.
 			r.last, r.whyNext, r.pendingWhy, r.asked = nil, false, "", ""
+		case strings.HasSuffix(low, ":"):
+			r.intro = low // what the items after it are
 		}
 		if pm := planLabel.FindStringSubmatchIndex(low); pm != nil {
 			body := strings.TrimSpace(l[pm[2]:pm[3]])
@@ -886,13 +898,18 @@ func (r *reader) lines(ls []userLine) {
 				continue
 			}
 		}
-		if m := listItem.FindStringSubmatchIndex(l); m != nil && strings.HasPrefix(l[m[2]:], "[ ] ") {
+		if li != nil && strings.HasPrefix(l[li[2]:], "[ ] ") {
 			continue // an open box: not settled
 		}
-		if m == nil && r.topic(l, low, ul.indent > 0, true) {
+		t, isLabelled := labelled{}, false
+		if m == nil {
+			t, isLabelled = r.labelOf(l, low)
+		}
+		if isLabelled && r.labelFirst(t) {
 			continue
 		}
-		if ul.indent > 0 && listItem.MatchString(l) && r.reason(listItem.FindStringSubmatch(l)[1]) {
+		sub := ul.indent > 0
+		if sub && li != nil && r.reason(l[li[2]:li[3]]) {
 			continue
 		}
 		// A labelled list item is read by its label first ("- Auth: go
@@ -900,7 +917,7 @@ func (r *reader) lines(ls []userLine) {
 		// ("image uploads: presigned S3 URLs, the API never touches the
 		// bytes").
 		n := len(r.items)
-		if m == nil && listItem.MatchString(l) && r.topic(l, low, ul.indent > 0, false) {
+		if isLabelled && li != nil && r.labelBody(t, sub) {
 			if settles(r.items[n:]) {
 				continue
 			}
@@ -914,8 +931,8 @@ func (r *reader) lines(ls []userLine) {
 			continue
 		}
 		r.labelledLine(l, low, m)
-		if m == nil && len(r.items) == n {
-			r.topic(l, low, ul.indent > 0, false)
+		if isLabelled && li == nil && len(r.items) == n {
+			r.labelBody(t, sub)
 		}
 	}
 	closeList()
@@ -1029,77 +1046,108 @@ var (
 	noAnswer    = mustPattern(`^(?:no|nope|none|nah|not needed|not now|never|skip(?: it)?)(?:[.!]+\s*|$)(.*)$`)
 )
 
-// topic reads a line under a short label of its own ("**Auth:** go with
-// OIDC via Keycloak", "- primary keys: UUIDv7", "Reason: …"), given
-// whether the line read whole settled anything (read). Before it is read
-// whole (read false, first true): a label of an open question drops the
-// line, a reason label gives the item before its reason, and "no" turns
-// the labelled thing down ("soft deletes: no. hard delete + audit
-// table"). After a reading that settled nothing, what follows the label
-// is read on its own, and when that settles nothing either, a short value
-// is the setting of the labelled thing, where the line is a list item or
-// nested under one. It reports whether it read the line.
-func (r *reader) topic(l, low string, sub, first bool) bool {
+// labelled is a line under a short label of its own ("**Auth:** go with
+// OIDC via Keycloak", "- primary keys: UUIDv7", "Reason: …"): the label
+// as written (name) and lower-cased, what follows it, and whether the
+// line is a list item.
+type labelled struct {
+	name, label, body string
+	listed            bool
+}
+
+// labelOf returns the label of a line, or false for a line with none, or
+// with one that describes, reports or is a known label of its own; and
+// false inside a label's text: labels do not nest, and reading each
+// label's text again would read a chain of them quadratically.
+func (r *reader) labelOf(l, low string) (labelled, bool) {
+	if r.inLabel {
+		return labelled{}, false
+	}
 	listed := false
 	if lm := listItem.FindStringSubmatchIndex(l); lm != nil {
 		l, low, listed = l[lm[2]:lm[3]], low[lm[2]:lm[3]], true
 	}
-	m := topicLabel.FindStringSubmatchIndex(low)
+	m := matchIf(strings.Contains(low, ": "), topicLabel, low)
 	if m == nil {
-		return false
+		return labelled{}, false
 	}
 	label := strings.TrimSpace(low[m[2]:m[3]])
 	if len(strings.Fields(label)) > 4 || descriptive.MatchString(label) || verbInLabel.MatchString(label) ||
 		settledLabel.MatchString(low) || interjection.MatchString(low) || pasteIntro.MatchString(low) {
-		return false
+		return labelled{}, false
 	}
-	name := strings.TrimSpace(l[m[2]:m[3]])
-	body := strings.TrimSpace(l[m[4]:m[5]])
-	if first {
-		switch {
-		case openLabel.MatchString(label + ":"):
-			return true
-		case reasonLabel.MatchString(label):
-			if last := r.last; len(last) > 0 && r.items[last[len(last)-1]].why == "" {
-				r.items[last[len(last)-1]].why = strings.TrimRight(body, ". ")
-				return true
-			}
-		}
-		if negLead.MatchString(lower(body)) {
-			// "Keep it simple: no microservices, no Redux."
-			n := len(r.items)
-			r.line(body)
-			return len(r.items) > n
-		}
-		if nm := noAnswer.FindStringSubmatchIndex(lower(body)); nm != nil {
-			r.last = nil
-			rest := strings.TrimSpace(body[nm[2]:nm[3]])
-			if rest != "" && (reasonish.MatchString(lower(rest)) || okTail.MatchString(lower(rest))) && !r.yields(rest) {
-				// "caching: no. the read replica is fast enough"
-				r.add(item{kind: "reject", text: name, why: strings.TrimRight(rest, ". ")})
-				return true
-			}
-			r.add(item{kind: "reject", text: name})
-			if rest != "" {
-				k := len(r.items)
-				r.line(rest)
-				if len(r.items) == k && len(strings.Fields(rest)) <= 6 && !strings.HasSuffix(rest, "?") {
-					// "no. hard delete + audit table": what is done instead
-					r.add(item{kind: "decision", text: capitalise(strings.TrimRight(rest, ". "))})
-				}
-			}
+	return labelled{name: strings.TrimSpace(l[m[2]:m[3]]), label: label, body: strings.TrimSpace(l[m[4]:m[5]]), listed: listed}, true
+}
+
+// readLabelled reads text as a label's: no label within it is one.
+func (r *reader) readLabelled(text string) {
+	r.inLabel = true
+	defer func() { r.inLabel = false }()
+	r.line(text)
+}
+
+// labelFirst reads what a label says before its line is read whole: a
+// label of an open question drops the line, a reason label gives the
+// item before its reason, a framing label over what is turned down
+// ("Keep it simple: no microservices, no Redux") reads only that, and
+// "no" turns the labelled thing down ("soft deletes: no. hard delete +
+// audit table"). It reports whether it read the line.
+func (r *reader) labelFirst(t labelled) bool {
+	switch {
+	case openLabel.MatchString(t.label + ":"):
+		return true
+	case reasonLabel.MatchString(t.label):
+		if last := r.last; len(last) > 0 && r.items[last[len(last)-1]].why == "" {
+			r.items[last[len(last)-1]].why = strings.TrimRight(t.body, ". ")
 			return true
 		}
+	}
+	lb := lower(t.body)
+	if negLead.MatchString(lb) {
+		n := len(r.items)
+		r.readLabelled(t.body)
+		return len(r.items) > n
+	}
+	nm := noAnswer.FindStringSubmatchIndex(lb)
+	if nm == nil {
 		return false
 	}
+	r.last = nil
+	rest := strings.TrimSpace(t.body[nm[2]:nm[3]])
+	if rest != "" && (reasonish.MatchString(lower(rest)) || okTail.MatchString(lower(rest))) && !r.yields(rest) {
+		// "caching: no. the read replica is fast enough"
+		r.add(item{kind: "reject", text: t.name, why: strings.TrimRight(rest, ". ")})
+		return true
+	}
+	r.add(item{kind: "reject", text: t.name})
+	if rest != "" {
+		k := len(r.items)
+		r.readLabelled(rest)
+		if len(r.items) == k && len(strings.Fields(rest)) <= 6 && !strings.HasSuffix(rest, "?") {
+			// "no. hard delete + audit table": what is done instead
+			r.add(item{kind: "decision", text: capitalise(strings.TrimRight(rest, ". "))})
+		}
+	}
+	return true
+}
+
+// labelBody reads what follows a label on its own, for a line that read
+// whole settles nothing (or a list item, read by its label first): a
+// stack listed after its label is one choice a part; a bare choice before
+// what it turns down is the labelled thing's ("- Package manager: uv, not
+// Poetry"); and a short value is the setting of the labelled thing, where
+// the line is an item (or nested under one) of a list that introduces
+// settings. sub: the line is nested under a list item. It reports whether
+// it settled anything.
+func (r *reader) labelBody(t labelled, sub bool) bool {
 	n := len(r.items)
-	if first, _, _ := strings.Cut(body, ", "); stackLabel.MatchString(label) && strings.Contains(body, ", ") && !decisionLead.MatchString(lower(first)) && !goWith.MatchString(lower(first)) {
+	if first, _, _ := strings.Cut(t.body, ", "); stackLabel.MatchString(t.label) && strings.Contains(t.body, ", ") && !decisionLead.MatchString(lower(first)) && !goWith.MatchString(lower(first)) {
 		// "Stack: Next.js 15 with the app router, Postgres via Drizzle,
 		// auth through Google Workspace (no email/password)"
-		for _, part := range strings.Split(strings.TrimRight(body, ". "), ", ") {
+		for _, part := range strings.Split(strings.TrimRight(t.body, ". "), ", ") {
 			if part = strings.TrimSpace(part); part != "" {
 				k := len(r.items)
-				r.line(part)
+				r.readLabelled(part)
 				if len(r.items) == k && hasChoice(part) && !partLead.MatchString(lower(part)) && !negPart.MatchString(lower(part)) {
 					r.decision(item{kind: "decision", text: "Use " + part})
 				}
@@ -1109,19 +1157,18 @@ func (r *reader) topic(l, low string, sub, first bool) bool {
 			return true
 		}
 	}
-	r.line(body)
-	if head, _, ok := strings.Cut(body, ", "); ok && (listed || sub) && !settles(r.items[n:]) && len(r.items) > n &&
+	r.readLabelled(t.body)
+	item0 := t.listed || sub
+	if head, _, ok := strings.Cut(t.body, ", "); ok && item0 && len(r.items) > n && !settles(r.items[n:]) &&
 		len(strings.Fields(head)) <= 3 && !strings.ContainsAny(head, "?[]{}()=<>") && !decisionLead.MatchString(lower(head)) {
-		// "- Package manager: uv, not Poetry": the choice before what it
-		// turns down.
-		r.add(item{kind: "decision", text: capitalise(name) + ": " + head})
+		r.add(item{kind: "decision", text: capitalise(t.name) + ": " + head})
 	}
 	if len(r.items) > n {
 		return true
 	}
-	if (listed || sub) && specIntro.MatchString(r.intro) && len(strings.Fields(body)) <= 4 && !strings.ContainsAny(body, "?[]{}()=<>") {
+	if item0 && specIntro.MatchString(r.intro) && len(strings.Fields(t.body)) <= 4 && !strings.ContainsAny(t.body, "?[]{}()=<>") {
 		r.last = nil
-		r.add(item{kind: "decision", text: capitalise(name) + ": " + strings.TrimRight(body, ". ")})
+		r.add(item{kind: "decision", text: capitalise(t.name) + ": " + strings.TrimRight(t.body, ". ")})
 		return true
 	}
 	return false
@@ -1152,8 +1199,9 @@ func thenSteps(body string) []string {
 func (r *reader) listItem(kind, body string) {
 	switch kind {
 	case "decision":
+		t, ok := r.labelOf(body, lower(body))
 		switch {
-		case r.topic(body, lower(body), false, true):
+		case ok && r.labelFirst(t):
 		case r.yields(body):
 			r.line(body) // "- no nginx" under "Decided:"
 		default:
@@ -1220,14 +1268,15 @@ func dashDecision(s string) []string {
 	if !strings.ContainsAny(s, "—–-") {
 		return []string{s}
 	}
-	m := dashThenVerb.FindStringIndex(s)
+	m := dashThenVerb.FindStringSubmatchIndex(s)
 	if m == nil || m[0] == 0 {
 		return []string{s}
 	}
-	return []string{s[:m[0]], strings.TrimSpace(s[m[0]:])[len(strings.Fields(s[m[0]:])[0]):]}
+	return []string{s[:m[0]], s[m[2]:]}
 }
 
-var dashThenVerb = mustPattern(`\s+(?:—|–|--)\s+(?:so\s+|just\s+|but\s+)?(?:use|switch to|go with|let'?s use|let'?s go with|we'?ll use|stick with|keep|pick)\s`)
+// dashThenVerb: a dash, then (group 1) a clause that settles a choice.
+var dashThenVerb = mustPattern(`\s+(?:—|–|--)\s+((?:so\s+|just\s+|but\s+)?(?:use|switch to|go with|let'?s use|let'?s go with|we'?ll use|stick with|keep|pick)\s)`)
 
 // runOn splits a sentence said without punctuation, as dictation or fast
 // typing gives it, at the words that begin another thought ("… because we
@@ -1334,6 +1383,9 @@ func labelKind(label string) string {
 
 // sentence reads one sentence.
 func (r *reader) sentence(s string) {
+	if r.reads != nil && *r.reads > maxReads {
+		return // past the turn's readings, no sentence is looked into
+	}
 	prevLast := r.last
 	r.last = nil
 	s = strings.TrimSpace(strings.Trim(s, "\"'“”*_ "))
@@ -1361,16 +1413,16 @@ func (r *reader) sentence(s string) {
 		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: "it was " + strings.TrimRight(s[m[4]:m[5]], ". ")})
 		return
 	}
-	// "Pin every dependency to an exact version, no caret ranges",
-	// "keep the old endpoint alive until the mobile app is updated"
 	// "… for tracking loans. Stack: Next.js 15, Postgres via Drizzle." and
 	// "Keep it simple: no microservices, no Redux." inside a paragraph.
-	if m := matchIf(strings.Contains(low, ": "), topicLabel, low); m != nil && (stackLabel.MatchString(strings.TrimSpace(low[m[2]:m[3]])) || negLead.MatchString(low[m[4]:m[5]])) {
+	if t, ok := r.labelOf(s, low); ok && (stackLabel.MatchString(t.label) || negLead.MatchString(lower(t.body))) {
 		n := len(r.items)
-		if r.topic(s, low, false, true) && len(r.items) > n || r.topic(s, low, false, false) && len(r.items) > n {
+		if r.labelFirst(t); len(r.items) > n || r.labelBody(t, false) {
 			return
 		}
 	}
+	// "Pin every dependency to an exact version, no caret ranges",
+	// "keep the old endpoint alive until the mobile app is updated"
 	if (strings.HasPrefix(low, "pin ") || strings.HasPrefix(low, "always pin ")) && pinRule.MatchString(low) ||
 		strings.Contains(low, "keep ") && (keepAlive.MatchString(low) || keepSame.MatchString(low)) ||
 		strings.Contains(low, " run ") && runsOn.MatchString(low) {

@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -1439,6 +1440,35 @@ func TestMarkersClauseChainsReadLinearly(t *testing.T) {
 			reads := 0
 			r := reader{reads: &reads}
 			r.lines(userLines(s))
+			if reads > 8*n {
+				t.Errorf("%q: %d readings, want at most %d", s, reads, 8*n)
+			}
+		}
+	}
+	// "a: b: c: d: e: f: g" is an error chain, not the user's words, even
+	// with a sentence end in it; a paragraph of three labels is theirs.
+	for text, want := range map[string]bool{
+		"ok. " + strings.Repeat("db: ", 8) + "x, y":                false,
+		"New tool. Stack: Go. Keep it simple: no Redis, no Kafka.": true,
+	} {
+		if got := slices.ContainsFunc(userLines(text), func(ul userLine) bool { return ul.text != "" }); got != want {
+			t.Errorf("userLines(%q) kept the user's words: %v, want %v", text, got, want)
+		}
+	}
+	// Labels read what follows them ("Stack: …", "db: …"), once: a label
+	// within a label's text is not read as one again. userLines drops a
+	// line of six labels or more as an error chain; the reader's own
+	// bound is checked on such lines given to it directly.
+	for _, chain := range []func(n int) string{
+		func(n int) string { return strings.Repeat("db: ", n) + "x, y" },
+		func(n int) string { return strings.Repeat("keep it simple: no Redis, ", n) + "no Kafka" },
+		func(n int) string { return "- " + strings.Repeat("db: ", n) + "x, y" },
+	} {
+		for _, n := range []int{4, 8, 16, 32} {
+			s := chain(n)
+			reads := 0
+			r := reader{reads: &reads}
+			r.lines([]userLine{{text: s, low: lower(s)}})
 			if reads > 8*n {
 				t.Errorf("%q: %d readings, want at most %d", s, reads, 8*n)
 			}
