@@ -159,6 +159,10 @@ type prefilter struct {
 	first literals
 	inner *literals
 	ends  []string // the regexp matches only up to the end of the text ($)
+	// lastBytes: the last bytes of ends, a set of 256 bits; every bit
+	// when one of ends is empty. Most texts end in a byte none of them
+	// ends with, and are ruled out without comparing.
+	lastBytes [4]uint64
 	// leading: first holds literals a match begins with (not literals
 	// from within it), so no match begins before the first of them.
 	leading bool
@@ -174,7 +178,7 @@ type prefilter struct {
 // literal begins: no match can begin there, and every later position keeps
 // what lies before it.
 func (f *prefilter) start(s string) int {
-	if f.ends != nil && !hasSuffix(s, f.ends) {
+	if f.ends != nil && !f.endsWell(s) {
 		return -1
 	}
 	c := f.first.find(s)
@@ -201,13 +205,33 @@ func (f *prefilter) start(s string) int {
 	return 0
 }
 
-func hasSuffix(s string, ends []string) bool {
-	for _, e := range ends {
+// endsWell reports whether s ends with one of f.ends.
+func (f *prefilter) endsWell(s string) bool {
+	if len(s) > 0 {
+		if b := s[len(s)-1]; f.lastBytes[b>>6]&(1<<(b&63)) == 0 {
+			return false
+		}
+	}
+	for _, e := range f.ends {
 		if strings.HasSuffix(s, e) {
 			return true
 		}
 	}
 	return false
+}
+
+// withEnds sets f's ends and the last bytes they end with.
+func (f prefilter) withEnds(ends []string) prefilter {
+	f.ends = ends
+	for _, e := range ends {
+		if e == "" {
+			f.lastBytes = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			break
+		}
+		b := e[len(e)-1]
+		f.lastBytes[b>>6] |= 1 << (b & 63)
+	}
+	return f
 }
 
 // literals: a set of literals and where one must occur. index maps a byte
@@ -344,11 +368,11 @@ func newPrefilter(expr string) prefilter {
 	}
 	if !first.usable() {
 		if !inner.usable() {
-			return prefilter{ends: ends}
+			return prefilter{}.withEnds(ends)
 		}
-		return prefilter{first: build(atAnyOffset, inner), ends: ends}
+		return prefilter{first: build(atAnyOffset, inner)}.withEnds(ends)
 	}
-	f := prefilter{first: build(atAnyOffset, first), ends: ends, leading: true, contextFree: contextFree(prog)}
+	f := prefilter{first: build(atAnyOffset, first), leading: true, contextFree: contextFree(prog)}.withEnds(ends)
 	if cond := prog.StartCond(); cond&syntax.EmptyBeginText != 0 {
 		f.first.where = atStart
 	} else if cond&syntax.EmptyWordBoundary != 0 {
