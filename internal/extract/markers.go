@@ -70,6 +70,15 @@ type active struct {
 	turn     int // the turn that added it, for in-batch decisions
 
 	read *readDecision // text as later decisions compare with it; see reading
+	norm string        // capsule.Normalize(text) once asked; see normalized
+}
+
+// normalized returns the decision's text as the merge compares texts.
+func (a *active) normalized() string {
+	if a.norm == "" {
+		a.norm = capsule.Normalize(a.text)
+	}
+	return a.norm
 }
 
 // readDecision is what every later decision of a batch compares with an
@@ -210,15 +219,26 @@ func fitResult(ops []map[string]any, prevPlan bool) []map[string]any {
 		}
 		return false
 	})
-	seen := map[string]bool{}
+	seen := map[string]map[string]any{}
 	ops = slices.DeleteFunc(ops, func(o map[string]any) bool {
 		if o["op"] == "set_plan" {
 			return false
 		}
 		k := fmt.Sprint(o["op"], "\x00", o["id"], "\x00", capsule.Normalize(fmt.Sprint(o["statement"], o["text"])), "\x00", o["step"], o["status"])
-		dup := seen[k]
-		seen[k] = true
-		return dup
+		first := seen[k]
+		if first == nil {
+			seen[k] = o
+			return false
+		}
+		// Said again with the reason it lacked the first time ("Use Redis
+		// for the cache", later "…, because we already run it"): the
+		// reason stays.
+		for _, r := range []string{"rationale", "reason"} {
+			if _, had := first[r]; !had && o[r] != nil {
+				first[r] = o[r]
+			}
+		}
+		return true
 	})
 	for _, least := range []func(o map[string]any) bool{
 		func(o map[string]any) bool { r, _ := o["reason"].(string); return strings.HasPrefix(r, replacedBy) },
@@ -421,6 +441,18 @@ func otherChoices(text, rejected string) []string {
 	return out
 }
 
+// saidAgain reports whether an active decision not retired by this turn
+// has text's words, as the merge compares them (capsule.Normalize).
+func saidAgain(act []active, retired map[int]bool, text string) bool {
+	n := capsule.Normalize(text)
+	for i := range act {
+		if !retired[i] && act[i].normalized() == n {
+			return true
+		}
+	}
+	return false
+}
+
 // findOld returns the active decision a change names as the one it
 // replaces, or -1: by the words as said, else by the option among them
 // ("drop Redis caching and use solid_cache" with "Use Redis for caching"
@@ -529,6 +561,18 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 	}
 	for _, it := range items {
 		if it.kind != "decision" || restates(it, act, retired) {
+			continue
+		}
+		if it.why == "" && saidAgain(act, retired, it.text) {
+			// The same decision said again word for word ("Keep PostgreSQL,
+			// not MongoDB" at the end of every step) changes nothing the
+			// merge would keep; only what it turns down is said again.
+			// Left active beside itself, every later turn would compare
+			// with each copy: a session's reading grew with the square of
+			// its turns.
+			if it.old != "" && (isOption(it.old) || toolName(it.old)) {
+				ops = append(ops, map[string]any{"op": "reject_alternative", "text": it.old, "turn": turn})
+			}
 			continue
 		}
 		i := -1

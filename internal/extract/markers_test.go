@@ -514,6 +514,43 @@ func TestMarkersLongHistoryFitsOneResult(t *testing.T) {
 	}
 }
 
+// A decision said again word for word on every turn ("Keep PostgreSQL as
+// the store, not MongoDB" closing each step) stays one active decision:
+// each copy left active beside the others made every later turn compare
+// with all of them, so a long history read at once cost the square of its
+// turns (200 turns: 19 900 comparisons). A restatement with a reason
+// still reaches the merge, which keeps the reason when it had none.
+func TestMarkersRestatedDecisionStaysOne(t *testing.T) {
+	var act []active
+	var ops []map[string]any
+	for turn := range 200 {
+		items := readTurn(fmt.Sprintf("Step %d done. Keep PostgreSQL as the store, not MongoDB, and keep every change behind the repository interface.", turn))
+		ops, act = resolve(ops, act, items, turn)
+	}
+	if len(act) != 1 {
+		t.Errorf("%d active decisions after 200 turns restating one, want 1", len(act))
+	}
+	ops = fitResult(ops, false)
+	var got []string
+	for _, o := range ops {
+		text, _ := o["statement"].(string)
+		if text == "" {
+			text, _ = o["text"].(string)
+		}
+		got = append(got, fmt.Sprint(o["op"], ": ", text))
+	}
+	want := []string{"add_decision: Keep PostgreSQL as the store, not MongoDB", "reject_alternative: MongoDB", "add_constraint: Keep every change behind the repository interface"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	c := markers(t, capsule.New("s", "a"), 0,
+		dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: "Use Redis for the cache."},
+		dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: "Use Redis for the cache, because we already run it."})
+	if r := capsule.Render(c); strings.Count(r, "Use Redis for the cache") != 1 || !strings.Contains(r, "we already run it") {
+		t.Errorf("a restatement with a reason:\n%s", r)
+	}
+}
+
 // FuzzMarkersValid holds the built-in extractor to results the merge
 // accepts, whatever the user wrote: a result it rejects keeps nothing, and
 // the same delta is read again on every later request.
