@@ -2,8 +2,10 @@ package extract
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,6 +102,29 @@ func BenchmarkMarkersFirstSeen(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(in.Delta.UserTurns)), "ns/turn")
+}
+
+// BenchmarkMarkersRestatedSteps reads the history tether-bench's agents
+// send (cmd/tether-bench/workload.go) for the first time: each of its
+// user turns reports a step and restates the same decision and rule.
+func BenchmarkMarkersRestatedSteps(b *testing.B) {
+	for _, n := range []int{200, 2000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			var msgs []dialect.Message
+			for i := range n {
+				msgs = append(msgs,
+					dialect.Message{Role: "assistant", Type: "message", Text: "I'll look at how the inventory service reaches its repository layer before changing it."},
+					dialect.Message{Role: "user", Type: "message", Text: fmt.Sprintf("Step %d done. Keep PostgreSQL as the store, not MongoDB, and keep every change behind the repository interface.", i)})
+			}
+			in := Prepare(nil, msgs, 0, 0)
+			for b.Loop() {
+				if _, _, err := (MarkersCaller{}).Extract(context.Background(), in, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(in.Delta.UserTurns)), "ns/turn")
+		})
+	}
 }
 
 // "opencode run" sends an argument holding a space in double quotes, inner
