@@ -150,6 +150,10 @@ func markerOps(in Input) []map[string]any {
 				// those the assistant asked about.
 				items = choiceReply(t.text, t.prev)
 			}
+			if len(items) == 0 {
+				// "yes, 3 retries with backoff, then dead-letter it"
+				items = yesHow(t.text, t.prev)
+			}
 		}
 		var skips []item
 		items = slices.DeleteFunc(items, func(it item) bool {

@@ -2,12 +2,13 @@ package extract
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
 // acceptance is a short reply that settles what the assistant just
 // proposed ("Sounds good, go ahead", "Yes, let's do that", "LGTM").
-var acceptance = mustPattern(`^(?:(?:yes|yep|yeah|ok|okay|sure|great|perfect|sounds good|sounds great|looks good|lgtm|agreed|approved|fine by me|that works|works for me|go ahead|do it|proceed|ship it|let'?s do (?:it|that|this)|go (?:with|for) (?:it|that|this|your (?:suggestion|recommendation|plan|proposal))|(?:go|proceed) with (?:the|that|this|your) plan|please|thanks|thank you)(?:[\s,.!—–-]+|$))+$`)
+var acceptance = mustPattern(`^(?:(?:yes|yep|yeah|ok|okay|sure|great|perfect|sounds good|sounds great|looks good|lgtm|agreed|approved|fine by me|that works|works for me|go ahead|do it|proceed|ship it|let'?s do (?:it|that|this)|do (?:that|this)|go for it|make it so|go (?:with|for) (?:it|that|this|your (?:suggestion|recommendation|plan|proposal))|(?:go|proceed) with (?:the|that|this|your) plan|please|thanks|thank you)(?:[\s,.!—–-]+|$))+$`)
 
 // recommends finds an assistant's recommendation of one option: "I'd
 // recommend PostgreSQL for the database", "I suggest we use NATS".
@@ -60,10 +61,67 @@ func proposed(text string) []item {
 	if loc := reasonCut.FindStringIndex(obj); loc != nil {
 		obj = strings.TrimSpace(obj[:loc[0]])
 	}
+	if doVerb.MatchString(lower(obj)) {
+		// "I'd suggest we add exponential backoff to the API client": a
+		// change proposed in the words of a task.
+		if len(strings.Fields(obj)) <= 14 && !hedge.MatchString(lower(obj)) {
+			return []item{{kind: "decision", text: capitalise(obj)}}
+		}
+		return nil
+	}
 	if !isNamed(obj) || len(strings.Fields(obj)) > 8 {
 		return nil
 	}
 	return []item{{kind: "decision", text: "Use " + obj}}
+}
+
+// doVerb opens a change proposed as a task.
+var doVerb = mustPattern(`^(?:add|adding|switch|switching|move|moving|split|splitting|cache|caching|store|storing|retry|retrying|wrap|wrapping|rename|renaming|extract|extracting|introduce|introducing|enable|enabling|disable|disabling|limit|limiting|cap|capping|paginate|paginating|index|indexing|batch|batching|migrate|migrating|replace|replacing|keep|keeping|drop|dropping|put|putting|run|running|validate|validating|return|returning|pin|pinning)\s+\S`)
+
+// yesReply: a yes followed by how ("yes, cursor-based, 500 rows per page
+// max").
+var yesReply = mustPattern(`^(?:yes|yep|yeah|yup|sure|ok|okay|please do|sounds good)\s*[,:—–-]+\s*(\S.*)$`)
+
+// limitPart: a part of a reply that sets a bound.
+var limitPart = mustPattern(`\d.*\b(?:max|maximum|at most|tops|limit|cap)\b|\b(?:max|maximum|at most|up to|no more than|capped at|limit of|cap of)\s+\d`)
+
+// askedYes: a yes-or-no question of the assistant, as the task it asks
+// about ("Should I add retries to the webhook sender?": "add retries to
+// the webhook sender").
+var askedYes = mustPattern(`(?:^|[.!]\s+)(?:should|shall|can|do you want|would you like|want)\s+(?:i|we|me|us|you)?\s*(?:to\s+)?([^?.!]{3,90})\?\s*$`)
+
+// yesHow reads a yes to the assistant's yes-or-no question that goes on
+// to say how: the question's task with how, a decision, and each bound
+// said, a constraint.
+func yesHow(reply, prev string) []item {
+	t := strings.TrimSpace(unwrapArgs(reply))
+	m := yesReply.FindStringSubmatch(lower(t))
+	if m == nil || accepts(t) {
+		return nil // a yes, and nothing of how: leave to accepts
+	}
+	prev = strings.TrimSpace(prev)
+	q := askedYes.FindStringSubmatchIndex(lower(prev))
+	if m == nil || q == nil || len(strings.Fields(t)) > 25 || strings.ContainsAny(t, "?\n") {
+		return nil
+	}
+	task := strings.TrimSpace(prev[q[2]:q[3]])
+	how := strings.TrimRight(t[len(t)-len(m[1]):], ".! ")
+	if hedge.MatchString(lower(how)) || questionLead.MatchString(lower(how)) {
+		return nil
+	}
+	var out []item
+	var said []string
+	for _, p := range strings.Split(how, ", ") {
+		if limitPart.MatchString(lower(p)) {
+			out = append(out, item{kind: "constraint", text: capitalise(p)})
+		} else {
+			said = append(said, p)
+		}
+	}
+	if len(said) > 0 {
+		out = append([]item{{kind: "decision", text: capitalise(task) + ": " + strings.Join(said, ", ")}}, out...)
+	}
+	return out
 }
 
 // stepLine is an enumerated line of a proposed plan ("1. …", "2) …",
@@ -140,11 +198,33 @@ func choiceReply(reply, prev string) []item {
 		choice, why = t[:loc[0]], strings.TrimSpace(t[loc[1]:])
 	}
 	for _, w := range words(choice) {
-		if len(w) >= 4 && !stopWords[w] && strings.Contains(lp, w) {
-			return []item{{kind: "decision", text: capitalise(choice), why: strings.TrimRight(why, ".! ")}}
+		if !stopWords[w] && (len(w) >= 4 && strings.Contains(lp, w) || len(w) >= 2 && categoryOf[w] != "" && slices.Contains(words(lp), w)) {
+			why = strings.TrimRight(why, ".! ")
+			if bareOption(choice) {
+				choice = "Use " + strings.TrimRight(choice, ".! ") // "pnpm": "Use pnpm"
+			}
+			// "RQ. Celery is overkill for three jobs": the reason judges
+			// the other option asked about, which is turned down for it.
+			if other := firstWord(why); other != "" && !strings.EqualFold(other, w) && judgement.MatchString(lower(why)) &&
+				slices.Contains(words(lp), lower(bare(other))) && categoryOf[lower(bare(other))] != "" {
+				return []item{{kind: "decision", text: capitalise(choice)}, {kind: "reject", text: bare(other), why: judgedPart(why)}}
+			}
+			return []item{{kind: "decision", text: capitalise(choice), why: why}}
 		}
 	}
 	return nil
+}
+
+// judgedPart is what a judgement of an option says of it: "overkill for
+// three jobs" of "Celery is overkill for three jobs".
+func judgedPart(why string) string {
+	if _, rest, ok := strings.Cut(why, " is "); ok {
+		return rest
+	}
+	if _, rest, ok := strings.Cut(why, " are "); ok {
+		return rest
+	}
+	return why
 }
 
 // replyCut ends the choice of a reply where its reason starts.

@@ -445,7 +445,28 @@ var (
 	dontSkip     = mustPattern(`^(?:worry|forget|bother|mind|decide|know|think|stop|care|rush|panic|hesitate|wait|overthink|be)$`)
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
-	oneOff       = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr|for me)\b`)
+	// fineWith: "i guess X is fine for now", "X is good enough for v1".
+	fineWith = mustPattern(`^(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that))?)(?:\s+(?:then|by me|with me))?$`)
+	// revisitTail: a note after a dash on when the choice may be looked at
+	// again ("— we can revisit once the reports get heavy").
+	revisitTail = mustPattern(`\s+(?:—|–|--)\s+(?:(?:and\s+)?(?:we\s+can|we'?ll|we\s+will|we\s+could|can|let'?s|i'?ll)\s+)?(?:revisit|reconsider|re-?evaluate|look at it again|look again)\b[^—–]*$`)
+	// negWord opens what turns something down ("no Cassandra").
+	negWord = mustPattern(`^(?:no|not|never|nor|nothing|none)\b`)
+	// ruleAfterDash: a rule said after a dash, which is no reason.
+	ruleAfterDash = mustPattern(`^(?:(?:nobody|no one|no-one)\s+\w|(?:never|always)\s+\w+\s+\w)`)
+	// onlyWay: "X go through Y only", "nobody runs X by hand".
+	onlyWay = mustPattern(`^(?:(?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:go|goes|happen|happens|run|runs|ship|ships|deploy|deploys|merge|merges)\s+(?:through|via|from|on|in)\s+.{3,60}\s+only|(?:nobody|no one)\s+(?:runs|deploys|pushes|merges|edits|touches|commits|changes|calls|writes|deletes)\s+.{3,60})$`)
+	// amountFor: an amount set for a part ("10 s for the upstream API").
+	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
+	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
+	capAt = mustPattern(`^(?:please\s+)?(?:cap|limit)\s+(?:the\s+|our\s+|all\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?\s+at\s+\d[\w.,%/]*(?:\s+[a-z/]+){0,3}$`)
+	// checkOn: a check or mode switched on ("mypy strict mode on for the
+	// whole package", "TypeScript strict mode on everywhere").
+	checkOn = mustPattern(`^(?:[\w.\-+]+\s+){0,3}?(?:strict(?:\s+mode)?|[\w\-]+\s+mode|[\w\-]+\s+checks?|linting|type[- ]?checking|race detector)\s+(?:on|enabled|turned on|always on)(?:\s+(?:for|in|across)\s+.+|\s+everywhere)?$`)
+	// noForThen: "no ORM for the reporting queries, plain SQL with
+	// psycopg": the option turned down, the part, what is used.
+	noForThen = mustPattern(`^no\s+([\w.\-+/]+(?:\s+[\w.\-+/]+)?)(?:\s+for\s+(.{3,40}?))?,\s+(?:just\s+|use\s+|we\s+use\s+)?(.{3,60})$`)
+	oneOff    = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr|for me)\b`)
 
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
@@ -1408,6 +1429,13 @@ func (r *reader) sentence(s string) {
 	if pronounRule.MatchString(low) || strings.Contains(low, ":") && reviewHedge.MatchString(low) {
 		return // "suggestion (non-blocking): extract …": offered, not settled
 	}
+	// "Deploys go through the GitHub Actions workflow only — nobody runs
+	// fly deploy by hand": a second rule after the dash, not a reason.
+	if i := strings.Index(s, " — "); i > 0 && ruleAfterDash.MatchString(low[i+len(" — "):]) {
+		r.sentence(s[:i])
+		r.sentence(capitalise(strings.TrimSpace(s[i+len(" — "):])))
+		return
+	}
 	// "we tried Prisma on the last project and it was painful"
 	if m := matchIf(strings.Contains(low, "tried ") || strings.Contains(low, "used "), triedJudged, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) && judgedWord.MatchString(low[m[4]:m[5]]) {
 		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: "it was " + strings.TrimRight(s[m[4]:m[5]], ". ")})
@@ -1492,6 +1520,11 @@ func (r *reader) sentence(s string) {
 		s, low = s[:m[0]], low[:m[0]]
 		r.stressed = true
 	}
+	if m := revisitTail.FindStringIndex(low); m != nil && m[0] > 0 {
+		// "Postgres for now — we can revisit once the reports get heavy":
+		// when it may change is no hedge on what is chosen.
+		s, low = s[:m[0]], low[:m[0]]
+	}
 	if i := hedgedTail(low); i > 0 {
 		// "We decided to keep X and add Y later": the decision is the
 		// clause before the hedged one.
@@ -1527,7 +1560,10 @@ func (r *reader) sentence(s string) {
 		r.add(item{kind: "constraint", text: strings.TrimRight(s, ".! ")})
 		return
 	}
-	if questionLead.MatchString(low) || hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) ||
+	// "i guess X is fine": the hedge is on how keen the user is, not on
+	// whether X is taken.
+	halfHearted := (strings.HasPrefix(low, "i guess ") || strings.HasPrefix(low, "i think ") || strings.HasPrefix(low, "i suppose ")) && fineWith.MatchString(strings.TrimRight(low, ".! "))
+	if questionLead.MatchString(low) || !halfHearted && hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) ||
 		reported.MatchString(low) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
@@ -1571,14 +1607,38 @@ func hedgedTail(low string) int {
 	return i
 }
 
+// amounts returns the "N unit for part" list s is, after a short label
+// ("Timeouts: 10 s for the upstream API, 30 s for the report export") if
+// it has one, with that label and ": "; "" when s is not such a list.
+func amounts(s string) (label, body string) {
+	body = s
+	if head, rest, ok := strings.Cut(s, ": "); ok && len(strings.Fields(head)) <= 3 {
+		label, body = head+": ", rest
+	}
+	if body == "" || body[0] < '0' || body[0] > '9' {
+		return "", ""
+	}
+	for _, p := range strings.Split(body, ", ") {
+		if !amountFor.MatchString(lower(p)) {
+			return "", ""
+		}
+	}
+	return label, body
+}
+
 // forPairs returns the "X for Y" parts of s when every part of it, split at
 // commas, names an option for a part of the product; nil otherwise.
 func forPairs(s string) []string {
 	if swapFor.MatchString(lower(s)) {
 		return nil // "Swap Auth0 for Supabase Auth": a change, not a pair
 	}
+	whole := s
 	if m := trailingNowOn.FindStringIndex(lower(s)); m != nil {
 		s = s[:m[0]] // "Datadog for monitoring then"
+		if tail := strings.TrimLeft(lower(whole[m[0]:]), ", "); (bareOption(s) || isChoiceWord(firstWord(s), true) && len(strings.Fields(s)) <= 4 && !strings.ContainsAny(s, ",;:?")) &&
+			(tail == "for now" || tail == "after all" || tail == "from now on" || tail == "going forward") {
+			return []string{whole} // "Postgres for now"
+		}
 	}
 	parts := strings.Split(s, ", ")
 	for i, p := range parts {
@@ -1588,7 +1648,7 @@ func forPairs(s string) []string {
 			return nil
 		}
 		x := p[:len(m[1])]
-		if x = unqualified(x); !productPart(m[2]) && !restParts[m[2]] || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] || askedFor.MatchString(lower(x)) {
+		if x = unqualified(x); x[0] >= '0' && x[0] <= '9' || !productPart(m[2]) && !restParts[m[2]] || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] || askedFor.MatchString(lower(x)) {
 			return nil
 		}
 		parts[i] = p
@@ -1746,6 +1806,40 @@ func (r *reader) statement(s string, change bool) {
 			return
 		}
 	}
+	// "i guess pydantic v2 is fine for now": an option accepted, however
+	// half-heartedly.
+	if m := matchIf(strings.Contains(low, " fine") || strings.Contains(low, " good enough"), fineWith, low); m != nil && bareOption(s[m[2]:m[3]]) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + s[m[4]:m[5]]})
+		return
+	}
+	// "Cap the retries at 5": a limit.
+	// "Deploys go through the GitHub Actions workflow only", "nobody runs
+	// fly deploy by hand": the one way something is done.
+	if m := matchIf(strings.HasSuffix(low, " only") || strings.HasPrefix(low, "nobody ") || strings.HasPrefix(low, "no one "), onlyWay, low); m != nil && !hedge.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
+	if m := matchIf(strings.HasPrefix(low, "cap ") || strings.HasPrefix(low, "limit ") || strings.HasPrefix(low, "please "), capAt, low); m != nil {
+		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
+	// "mypy strict mode on for the whole package": a check switched on.
+	if m := matchIf(strings.Contains(low, " on") || strings.Contains(low, "enabled"), checkOn, low); m != nil {
+		r.add(item{kind: "constraint", text: s}) // as written: "mypy strict mode on
+		return
+	}
+	// "No ORM for the reporting queries, plain SQL with psycopg": what is
+	// turned down, then what is used instead.
+	if m := matchIf(strings.HasPrefix(low, "no "), noForThen, low); m != nil && hasChoice(s[m[6]:m[7]]) && !hedge.MatchString(low) && !copula.MatchString(low[m[6]:m[7]]) &&
+		!negWord.MatchString(low[m[6]:m[7]]) && !pronounLead.MatchString(low[m[6]:m[7]]) && !reasonish.MatchString(low[m[6]:m[7]]) {
+		text := "Use " + s[m[6]:m[7]]
+		if m[4] >= 0 {
+			text += " for " + s[m[4]:m[5]]
+		}
+		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+		r.decision(item{kind: "decision", text: text, old: s[m[2]:m[3]], change: change})
+		return
+	}
 	// "+1 on sqlc, keep it": agreement with an option.
 	if m := matchIf(strings.HasPrefix(low, "+1"), plusOne, low); m != nil && bareOption(s[m[2]:m[3]]) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], stays: true})
@@ -1902,6 +1996,14 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	// "10 s for the upstream API, 30 s for the report export": amounts
+	// set for parts, each a limit.
+	if label, body := amounts(s); body != "" {
+		for _, p := range strings.Split(body, ", ") {
+			r.add(item{kind: "constraint", text: label + strings.TrimPrefix(strings.TrimSpace(p), "and ")})
+		}
+		return
+	}
 	// "TypeScript for the frontend, Go for the backend": options named for
 	// parts of the product, with no verb.
 	if pairs := forPairs(s); pairs != nil {
@@ -1944,7 +2046,21 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// "Never mind, forget GORM, back to sqlc": clauses read one by one,
 	// unless the first sets a condition ("if the build fails, use Bazel").
-	if parts := strings.Split(s, ", "); len(parts) >= 2 && len(parts) <= 5 && !conditionLead.MatchString(low) && !oneOff.MatchString(low) && !remark.MatchString(low) {
+	// "Postgres for now, not DuckDB": "for now" qualifies the choice
+	// before the comma; it does not make the sentence a one-off.
+	if parts := strings.Split(s, ", "); len(parts) >= 2 && len(parts) <= 5 && !conditionLead.MatchString(low) && !oneOff.MatchString(strings.Replace(low, " for now, ", ", ", 1)) && !remark.MatchString(low) {
+		first := len(r.items)
+		defer func() {
+			// "Postgres for now, not Elasticsearch — one less cluster to
+			// run": the reason said last is the choice's as well.
+			if k := len(r.items) - 1; k > first && r.items[k].kind == "reject" && r.items[k].why != "" {
+				for j := first; j < k; j++ {
+					if r.items[j].kind == "decision" && r.items[j].why == "" {
+						r.items[j].why = r.items[k].why
+					}
+				}
+			}
+		}()
 		for _, p := range parts {
 			if len(p) > 4 && strings.EqualFold(p[:4], "and ") {
 				p = p[4:] // "…, and mypy in strict mode"

@@ -1755,3 +1755,45 @@ func TestMarkersOpeningBrief(t *testing.T) {
 		t.Errorf("a part that is no choice became one:\n%s", capsule.Render(c))
 	}
 }
+
+// answers is a step of an assistant's message and the user's reply.
+func answers(asked, text string, active, notIn, rejected []string) sessionStep {
+	st := says(text, active, notIn, rejected)
+	st.msgs = append([]dialect.Message{{Role: "assistant", Text: asked}}, st.msgs...)
+	return st
+}
+
+// Short replies in the middle of a session settle things in few words: a
+// choice "for now", an option "only", a check switched on, a number
+// capped, a list of amounts, an assistant's suggestion taken ("yes, do
+// that") or answered with how ("yes, cursor-based, 500 rows per page
+// max"), an option named in answer to a question, half-hearted consent
+// ("i guess X is fine for now"). Replies that only agree to an action, ask
+// or report settle nothing.
+func TestMarkersShortReplies(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("MySQL for now, not CockroachDB — we can revisit after the launch.", []string{"Use MySQL for now"}, nil, []string{"CockroachDB"}),
+		answers("Which scheduler should the reports use — Airflow, or plain cron?", "cron. Airflow is overkill for four jobs.",
+			[]string{"Use cron"}, []string{"Airflow"}, []string{"Airflow (reason: overkill for four jobs)"}),
+		answers("I'd suggest we add a circuit breaker to the payments client, opening after 5 failures.", "yes, do that",
+			[]string{"Add a circuit breaker to the payments client"}, nil, nil),
+		answers("Should the search endpoint cache its results?", "yes, in Redis, 60 s TTL max",
+			[]string{"The search endpoint cache its results: in Redis", "60 s TTL max"}, nil, nil),
+		says("eslint strict mode on for every package.", []string{"eslint strict mode on for every package"}, nil, nil),
+		says("Cap the upload size at 20 MB.", []string{"Cap the upload size at 20 MB"}, nil, nil),
+		says("i guess zod is fine for now", []string{"Use zod for now"}, nil, nil),
+		says("No ORM for the analytics queries, plain SQL with sqlx.", []string{"Use plain SQL with sqlx for the analytics queries"}, nil, []string{"ORM"}),
+		says("Retries: 3 for the mailer, 5 for the webhook sender.", []string{"Retries: 3 for the mailer", "Retries: 5 for the webhook sender"}, nil, nil),
+		says("Releases go through the release workflow only — nobody pushes tags by hand.",
+			[]string{"Releases go through the release workflow only", "Nobody pushes tags by hand"}, nil, nil),
+		// Traps.
+		answers("Should I run the migrations on staging?", "yes, please", nil, []string{"migrations"}, nil),
+		says("the build is fine for now", nil, []string{"build"}, nil),
+		says("No Kafka, no Pulsar.", nil, []string{"Use no"}, []string{"Kafka", "Pulsar"}),
+		says("No Lodash, it's all in the standard library now.", nil, []string{"Use it"}, []string{"Lodash"}),
+		answers("Should the exporter retry?", "yes, maybe, not sure how many times", nil, []string{"exporter"}, nil),
+	})
+	if r := capsule.Render(c); strings.Contains(r, "Use cron (reason") || strings.Contains(r, "Pnpm") {
+		t.Errorf("the reason judging the other option went to the choice:\n%s", r)
+	}
+}
