@@ -457,6 +457,26 @@ func saidAgain(act []active, retired map[int]bool, text string) bool {
 	return false
 }
 
+// findDropped returns the active decision a turn's reject turns down by
+// the option it names first ("gRPC between those two" for "Use gRPC
+// between the dispatcher and the pricing service"), or -1.
+func findDropped(act []active, retired map[int]bool, it item) int {
+	if it.kind != "reject" {
+		return -1
+	}
+	if i := findChoice(act, retired, it.text); i >= 0 {
+		return i
+	}
+	f := strings.Fields(it.text)
+	if len(f) < 2 || !isNamed(f[0]) || !droppedTail.MatchString(lower(strings.Join(f[1:], " "))) {
+		return -1
+	}
+	return findChoice(act, retired, bare(f[0]))
+}
+
+// droppedTail: words after an option that only say where it is used.
+var droppedTail = mustPattern(`^(?:between|for|in|on|from|with|at|across)\b`)
+
 // findOld returns the active decision a change names as the one it
 // replaces, or -1: by the words as said, else by the option among them
 // ("drop Redis caching and use solid_cache" with "Use Redis for caching"
@@ -583,6 +603,30 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		if it.old != "" {
 			i = findOld(act, retired, it.old)
 		}
+		if i < 0 && it.old == "" && decided == 1 {
+			// "We're not going to need Helm at all, plain manifests with
+			// kustomize": the one decision of a turn that turns an active
+			// decision's option down replaces that decision, unless the
+			// two are known to be of other kinds.
+			for _, o := range items {
+				if k := findDropped(act, retired, o); k >= 0 && !otherKinds(choices(it.text), act[k].reading().choices) {
+					i = k
+					break
+				}
+			}
+		}
+		if i < 0 && it.change && it.why != "" && judgement.MatchString(lower(it.why)) {
+			// "back to server-side sessions. JWT revocation was a mess.":
+			// the option the reason judges is the one replaced.
+			for _, w := range strings.Fields(it.why) {
+				if w = bare(w); isNamed(w) {
+					if k := findChoice(act, retired, w); k >= 0 {
+						i = k
+						break
+					}
+				}
+			}
+		}
 		if i < 0 {
 			i = sameSubject(act, retired, it.text)
 			if i >= 0 && act[i].op >= 0 && act[i].turn == turn && !it.change {
@@ -642,6 +686,9 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 	for _, it := range items {
 		switch it.kind {
 		case "reject":
+			if k := findDropped(act, nil, it); k >= 0 && retired[k] && findChoice(act, nil, it.text) < 0 {
+				continue // "drop gRPC between those two, plain HTTP+JSON …": replaced already
+			}
 			if i := findChoice(act, nil, it.text); i >= 0 && (act[i].op < 0 || act[i].turn != turn) {
 				if !retired[i] {
 					withdraw(i, "")

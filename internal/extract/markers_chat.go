@@ -256,7 +256,7 @@ func (r *reader) chatForms(s, low string, change bool) bool {
 // paste ("don't apply that") before what is settled.
 var (
 	// setTo: "raise max_conns to 40, the burst at 2am needs it".
-	setTo = mustPattern(`^(?:please\s+)?(?:raise|lower|bump|increase|decrease|reduce|set|cap|limit)\s+((?:the\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?)\s+to\s+(\d[\w.%/]*)(?:\s+(?:from now on|for now|everywhere))?\s*(?:,\s*(.+?))?[.!]?$`)
+	setTo = mustPattern(`^(?:please\s+|just\s+)?(?:raise|lower|bump|increase|decrease|reduce|set|cap|limit)\s+((?:the\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?)\s+to\s+(\d[\w.%/]*(?:\s+(?:ms|milliseconds?|s|secs?|seconds?|minutes?|mins?|hours?|h|days?|weeks?|mb|gb|kb|percent|requests?|rows|items|connections|workers|replicas|retries|attempts))?)(?:\s+(?:from now on|for now|everywhere))?\s*(?:,\s*(.+?))?[.!]?$`)
 	// releaseBump: "bump the version to 1.4.2", a release task.
 	releaseBump = mustPattern(`^(?:please\s+)?(?:let'?s\s+)?(?:bump|upgrade|update|set|change|raise)\s+(?:the\s+|our\s+)?(?:[\w\-]+\s+)?(?:version|release|tag|changelog)\b|\bto\s+v?\d+\.\d+\.\d+\b`)
 	// banned: "recovering from panics in handlers is banned here".

@@ -264,7 +264,7 @@ var (
 
 	// removeNamed: "Remove Lodash, it bloats the bundle": a named option
 	// taken out (not "remove the debug logs", a task).
-	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
+	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+|we can\s+|we should\s+|we could\s+|i'?d\s+|we'?re going to\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
 	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+|we can\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|kill|never ?mind|stop using|quit using)\s+(.+)$`)
 	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with|publishing to|publish to|shipping to|ship to|targeting|target)\s+(.+)$`)
 	// stateClause: a clause that says where or how something stands
@@ -456,6 +456,22 @@ var (
 	ruleAfterDash = mustPattern(`^(?:(?:nobody|no one|no-one)\s+\w|(?:never|always)\s+\w+\s+\w)`)
 	// onlyWay: "X go through Y only", "nobody runs X by hand".
 	onlyWay = mustPattern(`^(?:(?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:go|goes|happen|happens|run|runs|ship|ships|deploy|deploys|merge|merges)\s+(?:through|via|from|on|in)\s+.{3,60}\s+only|(?:nobody|no one)\s+(?:runs|deploys|pushes|merges|edits|touches|commits|changes|calls|writes|deletes)\s+.{3,60})$`)
+	// replacesForm: "Tempo replaces Jaeger as the backend".
+	replacesForm = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:replaces|will replace|is replacing|takes over from)\s+(\S+(?:\s\S+)?)(?:\s+(?:as|for)\s+(?:the\s+|our\s+)?([\w\- ]{2,30}?))?$`)
+	// movesTo: "routing moves to OSRM self-hosted".
+	movesTo = mustPattern(`^(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+(?:moves|is moving|will move|goes|switches|is switching|will switch|migrates|is migrating)\s+(?:over\s+)?to\s+(.{2,40})$`)
+	// enoughChoice: the option that is enough, given as why another went
+	// ("drop gRPC, plain HTTP+JSON is enough for 20 req/s").
+	enoughChoice = mustPattern(`^((?:plain\s+|just\s+)?.{2,40}?)\s+(?:is|are|'s)\s+(?:enough|plenty|sufficient|all we need)\b`)
+	// notNeeded: an option no longer wanted, said as not needing or not
+	// paying for it.
+	notNeeded = mustPattern(`^(?:(?:we'?re|we are|i'?m)\s+not\s+going\s+to\s+need|we\s+(?:won'?t|will not|don'?t|do not)\s+need|let'?s\s+not\s+(?:pay\s+for|keep\s+paying\s+for|keep|bother\s+with)|we\s+(?:shouldn'?t|should not)\s+(?:pay\s+for|keep))\s+(.+?)(?:\s+(?:at all|anymore|any more|after all|going forward))?$`)
+	// itDoes: what the option just chosen does for the user ("It diffs the
+	// schema for us."), the reason of that choice.
+	itDoes = mustPattern(`^(?:it|that|this|they)\s+(?:diffs|gives|give|handles|handle|saves|save|keeps|keep|avoids|avoid|lets|let|supports|support|covers|cover|scales|scale|generates|generate|removes|remove|cuts|cut|reduces|reduce|solves|solve|comes with|come with|ships with|ship with|does|do)\b`)
+	// articleLead: a noun phrase with an article, no option's name ("the
+	// cron jobs", "a cron job").
+	articleLead = mustPattern(`^(?:the|a|an|our|some)\s`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -837,6 +853,23 @@ func (r *reader) add(it item) {
 	r.last = append(r.last, len(r.items)-1)
 }
 
+// enoughInstead adds, after the rejects of a drop (items from n on), the
+// option their reason says is enough as their replacement: "drop gRPC,
+// plain HTTP+JSON is enough for 20 req/s".
+func (r *reader) enoughInstead(n int) {
+	for i := n; i < len(r.items); i++ {
+		it := r.items[i]
+		if it.kind != "reject" || it.why == "" {
+			continue
+		}
+		if m := enoughChoice.FindStringSubmatchIndex(lower(it.why)); m != nil && isNamed(it.why[m[2]:m[3]]) && hasChoice(it.why[m[2]:m[3]]) &&
+			!pronounLead.MatchString(lower(it.why)) && !articleLead.MatchString(lower(it.why)) {
+			r.add(item{kind: "decision", text: "Use " + it.why[m[2]:m[3]], why: it.why, old: it.text, change: true})
+			return
+		}
+	}
+}
+
 // lines reads the turn line by line; a label line ending in ":" opens a
 // list whose items follow on their own lines.
 func (r *reader) lines(ls []userLine) {
@@ -1036,7 +1069,7 @@ var (
 	judgedWord   = mustPattern(`\b(?:painful|slow|awful|terrible|a mess|a nightmare|flaky|buggy|broken|unreliable|clunky|bloated|overkill|too \w+|simpler|easier|faster|cheaper|better|worse|enough|fine)\b`)
 	goingToSay   = mustPattern(`^(?:i was going to|i was about to|i'?d have) (?:say|suggest|go with|pick|use) ([\w.\-+/]+(?: [\w.\-+/]+)?)(?: here)?,? but (?:honestly,? |actually,? |really,? )?(.+)$`)
 	suggestedBut = mustPattern(`^(?:the assistant|you|the agent|claude) suggested ([\w.\-+/]+(?: [\w.\-+/]+)?)(?: earlier| before)?,? but (?:that'?s|it'?s|that is|it is) (.+)$`)
-	ignoreSaid   = mustPattern(`\bignore what i said about ([\w.\-+/]+)`)
+	ignoreSaid   = mustPattern(`\bignore what i (?:said|wrote)(?: (?:earlier|before|yesterday|last time))? about ([\w.\-+/]+)`)
 	pinRule      = mustPattern(`^(?:always\s+)?pin (?:every|all|each|the) .+ to (?:an? )?(?:exact|fixed|specific|single) (?:version|versions|release|tag|digest|sha)`)
 	keepAlive    = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:alive|running|around|in place|working|online)(?: until .+)?$`)
 	keepSame     = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:identical|unchanged|as it is|as is|the same|intact|byte-for-byte identical)\b`)
@@ -1430,8 +1463,9 @@ func (r *reader) sentence(s string) {
 		return // "suggestion (non-blocking): extract …": offered, not settled
 	}
 	// "Deploys go through the GitHub Actions workflow only — nobody runs
-	// fly deploy by hand": a second rule after the dash, not a reason.
-	if i := strings.Index(s, " — "); i > 0 && ruleAfterDash.MatchString(low[i+len(" — "):]) {
+	// fly deploy by hand": a second rule after the dash, not a reason;
+	// "Revert the auth change — back to server-side sessions": the change.
+	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
 		r.sentence(s[:i])
 		r.sentence(capitalise(strings.TrimSpace(s[i+len(" — "):])))
 		return
@@ -1585,7 +1619,7 @@ func (r *reader) sentence(s string) {
 			}
 		}
 	}
-	if len(r.items) == n && len(prevLast) > 0 && (reasonish.MatchString(low) || whyNext && (reasonClause.MatchString(low) || modalClause.MatchString(low) || commentary.MatchString(" "+low+" "))) {
+	if len(r.items) == n && len(prevLast) > 0 && (reasonish.MatchString(low) || itDoes.MatchString(low) || whyNext && (reasonClause.MatchString(low) || modalClause.MatchString(low) || commentary.MatchString(" "+low+" "))) {
 		r.attach(prevLast, strings.TrimRight(s, ". "))
 		r.last = prevLast
 	}
@@ -1805,6 +1839,21 @@ func (r *reader) statement(s string, change bool) {
 			r.add(item{kind: "plan", steps: steps})
 			return
 		}
+	}
+	// "Tempo replaces Jaeger as the backend": the one said first is used
+	// instead of the other.
+	if m := matchIf(strings.Contains(low, "replace") || strings.Contains(low, "takes over"), replacesForm, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), true) && !pronounLead.MatchString(low) {
+		text := "Use " + s[m[2]:m[3]]
+		if m[6] >= 0 {
+			text += " as " + s[m[6]:m[7]]
+		}
+		r.decision(item{kind: "decision", text: text + " (instead of " + s[m[4]:m[5]] + ")", old: s[m[4]:m[5]], change: true})
+		return
+	}
+	// "routing moves to OSRM self-hosted": a part moved to another option.
+	if m := matchIf(strings.Contains(low, " to "), movesTo, low); m != nil && productPart(low[m[2]:m[3]]) && (hasChoice(s[m[4]:m[5]]) || isChoiceWord(firstWord(s[m[4]:m[5]]), false)) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + s[m[2]:m[3]], change: true})
+		return
 	}
 	// "i guess pydantic v2 is fine for now": an option accepted, however
 	// half-heartedly.
@@ -2690,6 +2739,10 @@ func (r *reader) rejectForms(s, low string) bool {
 		}
 		r.add(item{kind: "reject", text: opt, why: strings.TrimRight(sub(triedDrop, 2), ". ")})
 		r.changed = true
+	case match(notNeeded) && len(strings.Fields(sub(notNeeded, 1))) <= 4 && !pronounLead.MatchString(lower(sub(notNeeded, 1))) && (isNamed(sub(notNeeded, 1)) || hasChoice(sub(notNeeded, 1))):
+		// "We're not going to need Helm at all", "let's not pay for Sentry"
+		r.changed = true
+		r.add(item{kind: "reject", text: sub(notNeeded, 1)})
 	case match(removeNamed) && isChoiceWord(sub(removeNamed, 1), false) && !strings.HasPrefix(lower(sub(removeNamed, 1)), "the"):
 		r.changed = true
 		r.rejectList(sub(removeNamed, 1) + " " + sub(removeNamed, 2))
@@ -2700,7 +2753,9 @@ func (r *reader) rejectForms(s, low string) bool {
 			return true // "forget it, I'll fix the Dockerfile myself"
 		}
 		r.changed = true
+		n := len(r.items)
 		r.rejectList(grab(dropForm))
+		r.enoughInstead(n)
 	case match(dontWant):
 		body := grab(dontWant)
 		if m := wantToKeepOut.FindStringSubmatch(lower(body)); m != nil && (isNamed(body[len(body)-len(m[1]):]) || hasChoice(m[1])) {

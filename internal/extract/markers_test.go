@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -1795,5 +1796,94 @@ func TestMarkersShortReplies(t *testing.T) {
 	})
 	if r := capsule.Render(c); strings.Contains(r, "Use cron (reason") || strings.Contains(r, "Pnpm") {
 		t.Errorf("the reason judging the other option went to the choice:\n%s", r)
+	}
+}
+
+// Late in a session several things are settled, and a change of mind
+// names the one it replaces by its option, its kind or its part, often
+// after tool output: that decision, and only that one, is replaced or
+// dropped. A turn that asks about a change, reports an old one, or keeps
+// what stands replaces nothing.
+func TestMarkersChangesLate(t *testing.T) {
+	for _, tc := range []struct {
+		prev     []string
+		asked    string // the assistant's message before the turn
+		said     string
+		gone     []string // decisions no longer active
+		active   []string // in the active part after the turn
+		rejected []string
+	}{
+		{prev: []string{"Use MySQL for the billing database", "Use RabbitMQ for billing events", "Use gin for HTTP routing"},
+			said: "Let's move billing events from RabbitMQ to Kafka, the data team needs replay.",
+			gone: []string{"RabbitMQ"}, active: []string{"Kafka", "MySQL", "gin"}},
+		{prev: []string{"Use Thrift between the gateway and the search service", "Use MySQL for the search index metadata"},
+			said: "drop Thrift between those two, plain HTTP+JSON is enough at this volume",
+			gone: []string{"Thrift"}, active: []string{"HTTP+JSON", "MySQL"}},
+		{prev: []string{"Use Nomad for scheduling", "Use Packer for images"},
+			said: "We're not going to need Packer at all, plain Dockerfiles with buildx.",
+			gone: []string{"Packer"}, active: []string{"buildx", "Nomad"}},
+		{prev: []string{"Use Rollbar for error tracking", "Use Prometheus for metrics"},
+			said: "Actually, let's not pay for Rollbar. Errors go to Prometheus alerts plus Loki.",
+			gone: []string{"Rollbar"}, active: []string{"Loki", "Use Prometheus for metrics"}},
+		{prev: []string{"Use Zipkin as the trace backend", "Use OpenTelemetry for tracing"},
+			said: "Tempo replaces Zipkin as the backend; the OpenTelemetry SDK stays.",
+			gone: []string{"Zipkin"}, active: []string{"Tempo", "OpenTelemetry"}},
+		{prev: []string{"Use Algolia for search", "Use Vonage for SMS"},
+			said: "ok that settles it, search moves to Meilisearch self-hosted. Keep Vonage.",
+			gone: []string{"Algolia"}, active: []string{"Meilisearch", "Vonage"}},
+		{prev: []string{"Use opaque tokens in headers for the admin auth", "Use Redis for the job queue"},
+			said: "Revert this morning's change — back to cookie sessions. Opaque token revocation was a mess.",
+			gone: []string{"opaque tokens"}, active: []string{"cookie sessions", "Redis"}},
+		{prev: []string{"Use mockery for mocks"},
+			said: "we can get rid of mockery, hand-written fakes are fine and it's one less tool",
+			gone: []string{"mockery"}, rejected: []string{"mockery"}},
+		{prev: []string{"Use dbmate for migrations"},
+			said: "Migrations: atlas instead of dbmate. It diffs the schema for us.",
+			gone: []string{"dbmate"}, active: []string{"atlas", "It diffs the schema for us"}},
+		{prev: []string{"Use Pulumi for the infrastructure"},
+			said:   "We're keeping Pulumi, ignore what I said earlier about Crossplane.",
+			active: []string{"Pulumi"}, rejected: []string{"Crossplane"}},
+		{prev: []string{"Use Memcached for the session cache"},
+			asked:  "Memcached is at 90% memory. I could move sessions to Postgres instead. Want me to?",
+			said:   "no, keep Memcached. Just raise the memory limit to 4 GB.",
+			active: []string{"Memcached", "Raise the memory limit to 4 GB"}},
+		// Traps: a question, an old change reported, a change put off.
+		{prev: []string{"Use NATS for events", "Use Postgres for orders"},
+			said: "Would Kafka be better than NATS for the events? Just curious about the tradeoffs.", active: []string{"NATS", "Postgres"}},
+		{prev: []string{"Use yarn for the web app"},
+			said: "we switched the web app to yarn last year, before you joined", active: []string{"yarn"}},
+		{prev: []string{"Use REST for the mobile API"},
+			said: "I'm tempted to try gRPC for the mobile API, but let's stay on REST until v2 ships.", active: []string{"REST"}},
+	} {
+		var ops []capsule.Op
+		for _, d := range tc.prev {
+			ops = append(ops, capsule.Op{Op: capsule.OpAddDecision, Statement: d, Turn: 1})
+		}
+		prev, err := capsule.Apply(capsule.New("s", "a"), ops, capsule.Delta{FromTurn: 0, ToTurn: 1, UserTurns: []int{1}}, "seed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []dialect.Message{{Role: "user", Text: "Let's settle the stack."}, {Role: "assistant", Text: cmp.Or(tc.asked, "Done; the tests pass.")}, {Role: "user", Text: tc.said}}
+		c := markersOf(t, prev, Prepare(prev, msgs, 2, 0), "tx-late")
+		active, rejected := sections(t, c)
+		for _, w := range tc.gone {
+			for _, l := range strings.Split(active, "\n") {
+				l, _, _ = strings.Cut(l, "instead of ")
+				l, _, _ = strings.Cut(l, "(why:")
+				if strings.Contains(l, w) {
+					t.Errorf("%q: %q is still active:\n%s", tc.said, w, capsule.Render(c))
+				}
+			}
+		}
+		for _, w := range tc.active {
+			if !strings.Contains(active, w) {
+				t.Errorf("%q: %q is not active:\n%s", tc.said, w, capsule.Render(c))
+			}
+		}
+		for _, w := range tc.rejected {
+			if !strings.Contains(rejected, w) {
+				t.Errorf("%q: %q is not among the rejected:\n%s", tc.said, w, capsule.Render(c))
+			}
+		}
 	}
 }
