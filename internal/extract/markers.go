@@ -150,6 +150,12 @@ func markerOps(in Input) []map[string]any {
 				// those the assistant asked about.
 				items = choiceReply(t.text, t.prev)
 			}
+			if len(items) == 0 || onlySkips(items) {
+				// "sounds good, but do 3 before 2"
+				if plan := planAccepted(t.text, t.prev); plan != nil {
+					items = plan
+				}
+			}
 			if len(items) == 0 {
 				// "yes, 3 retries with backoff, then dead-letter it"
 				items = yesHow(t.text, t.prev)
@@ -157,10 +163,16 @@ func markerOps(in Input) []map[string]any {
 		}
 		var skips []item
 		items = slices.DeleteFunc(items, func(it item) bool {
-			if it.kind == "skip" {
-				skips = append(skips, it)
+			if it.kind == "reject" && articleLead.MatchString(lower(it.text)) && pl.find(it.text) > 0 {
+				// "skip the admin UI for now", the admin UI a step of the
+				// plan: that step cancelled, not a choice turned down.
+				it.kind = "skip"
 			}
-			return it.kind == "skip"
+			if it.kind == "skip" || it.kind == "done" {
+				skips = append(skips, it)
+				return true
+			}
+			return false
 		})
 		n := len(ops)
 		ops, act = resolve(ops, act, items, t.n)
@@ -175,7 +187,11 @@ func markerOps(in Input) []map[string]any {
 		}
 		for _, it := range skips {
 			if k := pl.find(it.text); k > 0 {
-				ops = append(ops, map[string]any{"op": "set_step_status", "step": k, "status": capsule.StepCancelled, "turn": t.n})
+				status := capsule.StepCancelled
+				if it.kind == "done" {
+					status = capsule.StepCompleted
+				}
+				ops = append(ops, map[string]any{"op": "set_step_status", "step": k, "status": status, "turn": t.n})
 			}
 		}
 	}
@@ -455,6 +471,12 @@ func saidAgain(act []active, retired map[int]bool, text string) bool {
 		}
 	}
 	return false
+}
+
+// onlySkips reports whether items only skip steps: what a reply that
+// also accepts a plan says of that plan.
+func onlySkips(items []item) bool {
+	return !slices.ContainsFunc(items, func(it item) bool { return it.kind != "skip" })
 }
 
 // findDropped returns the active decision a turn's reject turns down by

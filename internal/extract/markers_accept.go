@@ -3,12 +3,13 @@ package extract
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // acceptance is a short reply that settles what the assistant just
 // proposed ("Sounds good, go ahead", "Yes, let's do that", "LGTM").
-var acceptance = mustPattern(`^(?:(?:yes|yep|yeah|ok|okay|sure|great|perfect|sounds good|sounds great|looks good|lgtm|agreed|approved|fine by me|that works|works for me|go ahead|do it|proceed|ship it|let'?s do (?:it|that|this)|do (?:that|this)|go for it|make it so|go (?:with|for) (?:it|that|this|your (?:suggestion|recommendation|plan|proposal))|(?:go|proceed) with (?:the|that|this|your) plan|please|thanks|thank you)(?:[\s,.!—–-]+|$))+$`)
+var acceptance = mustPattern(`^(?:(?:yes|yep|yeah|ok|okay|sure|great|perfect|sounds good|sounds great|looks good|lgtm|agreed|approved|fine by me|that works|works for me|go ahead|do it|proceed|ship it|let'?s do (?:it|that|this)|do (?:that|this)|go for it|make it so|go|go on|let'?s go|go (?:with|for) (?:it|that|this|your (?:suggestion|recommendation|plan|proposal))|(?:go|proceed) with (?:the|that|this|your) plan|please|thanks|thank you)(?:[\s,.!—–-]+|$))+$`)
 
 // recommends finds an assistant's recommendation of one option: "I'd
 // recommend PostgreSQL for the database", "I suggest we use NATS".
@@ -47,6 +48,18 @@ func proposed(text string) []item {
 			steps = append(steps, strings.TrimRight(m[1], ".;"))
 		}
 	}
+	if len(steps) < 2 {
+		// "Here's the plan: 1. add the table 2. write the renderer 3. …"
+		// on one line.
+		if m := inlinePlan.FindStringSubmatchIndex(lower(text)); m != nil {
+			if st := splitEnum(strings.TrimSpace(text[m[2]:])); len(st) >= 2 {
+				steps = nil
+				for _, x := range st {
+					steps = append(steps, strings.TrimRight(x, ".;"))
+				}
+			}
+		}
+	}
 	if len(steps) >= 2 {
 		if !planCue.MatchString(text) {
 			return nil
@@ -73,6 +86,76 @@ func proposed(text string) []item {
 		return nil
 	}
 	return []item{{kind: "decision", text: "Use " + obj}}
+}
+
+// inlinePlan: a plan whose numbered steps follow its cue on one line.
+var inlinePlan = mustPattern(`\b(?:plan|steps|approach)\s*(?:is|would be|will be)?\s*:?\s*((?:1[.)])\s+.+)$`)
+
+// notYetAll: a reply that holds the whole plan back ("but wait until
+// Monday", "but check with Ana first").
+var notYetAll = mustPattern(`\b(?:wait|hold|check with|ask|run it by|first let me|before you start|don'?t start)\b`)
+
+// acceptBut: a plan accepted with a change ("sounds good, but do 3
+// before 2", "yes, and add a step to verify the counts").
+var acceptBut = mustPattern(`^(?:yes|yep|yeah|ok|okay|sure|sounds good|looks good|lgtm|great|perfect|good plan|fine)\s*[,.!—–-]*\s+(?:but|and|except|though)\s+(\S.*)$`)
+
+// Changes to a plan accepted with them.
+var (
+	stepBefore = mustPattern(`^(?:do|start with)\s+(?:step\s+)?(\d{1,2})\s+(?:before|ahead of)\s+(?:step\s+)?(\d{1,2})$`)
+	stepAdd    = mustPattern(`^add\s+(?:a|one more|another)\s+step\s+(?:to|that|for|where we)\s+(.+?)(?:\s+(?:after|before)\s+(?:the\s+|step\s+)?(.+))?$`)
+	stepNotYet = mustPattern(`^(?:don'?t|do not|no need to)\s+(.+?)\s+(?:yet|for now|right away|in this pass)\b`)
+)
+
+// planAccepted reads a reply that accepts a proposed plan with changes:
+// the plan as changed, and what else the reply settles. nil when the
+// reply is no such acceptance or the assistant proposed no plan.
+func planAccepted(reply, prev string) []item {
+	t := strings.TrimSpace(unwrapArgs(reply))
+	m := acceptBut.FindStringSubmatchIndex(lower(t))
+	if m == nil {
+		return nil
+	}
+	if lr := lower(t[m[2]:]); hedge.MatchString(lr) || notYetAll.MatchString(lr) {
+		return nil // "sounds good, but I need to check with the team first"
+	}
+	prop := proposed(prev)
+	if len(prop) != 1 || prop[0].kind != "plan" {
+		return nil
+	}
+	steps := slices.Clone(prop[0].steps)
+	var rest []item
+	for _, part := range strings.Split(strings.TrimRight(t[m[2]:], ".! "), ", ") {
+		lp := lower(strings.TrimSpace(part))
+		switch {
+		case stepBefore.MatchString(lp):
+			sm := stepBefore.FindStringSubmatch(lp)
+			a, _ := strconv.Atoi(sm[1])
+			b, _ := strconv.Atoi(sm[2])
+			if a >= 1 && b >= 1 && a <= len(steps) && b <= len(steps) && a > b {
+				st := steps[a-1]
+				steps = slices.Insert(slices.Delete(steps, a-1, a), b-1, st)
+			}
+		case stepAdd.MatchString(lp):
+			sm := stepAdd.FindStringSubmatchIndex(lp)
+			step := strings.TrimSpace(part[sm[2]:sm[3]])
+			at := len(steps)
+			if sm[4] >= 0 {
+				if k := (planSteps{steps: steps}).find(lp[sm[4]:sm[5]]); k > 0 {
+					at = k
+					if strings.Contains(lp[sm[3]:sm[4]], "before") {
+						at = k - 1
+					}
+				}
+			}
+			steps = slices.Insert(steps, at, step)
+		case stepNotYet.MatchString(lp):
+			sm := stepNotYet.FindStringSubmatchIndex(lp)
+			rest = append(rest, item{kind: "skip", text: strings.TrimSpace(part[sm[2]:sm[3]])})
+		default:
+			rest = append(rest, readTurn(part)...)
+		}
+	}
+	return append([]item{{kind: "plan", steps: steps}}, rest...)
 }
 
 // doVerb opens a change proposed as a task.

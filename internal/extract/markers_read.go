@@ -134,6 +134,7 @@ var (
 	stickNot    = mustPattern(`^(?:the (?:task|point|question|topic|script|ticket)|it|that|this|what)\b`)
 	stayRule    = mustPattern(`^(?:the\s+|all\s+|our\s+|every\s+)?(?:[\w\-/]+\s+){0,3}?(?:needs? to|has to|have to|must)\s+(?:stay|remain|be|keep)\s+\S.*$`)
 	stayTask    = mustPattern(`\b(?:be|keep)\s+(?:\w+ed|\w+en|done|redone|split|rebuilt|rerun|reset|cut)\b|\b(?:here|there|now|first|again)\b`)
+	stepDone    = mustPattern(`^(?:step\s+(\d{1,2})|(?:the\s+)?(.{1,40}?)\s+step)\s+(?:is|'s)\s+(?:done|finished|complete|completed)$`)
 	skipStep    = mustPattern(`^(?:(?:let'?s|we'?ll|please|we can|you can)\s+)?(?:(?:skip|drop|remove|cut|scrap|forget(?: about)?)\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step)|(?:we\s+)?(?:don'?t|do not) need\s+(?:the\s+)?(?:step\s+(\d{1,2})|(.{1,40}?)\s+step))$`)
 	imperLead   = mustPattern(`^(?:use|keep|make|avoid|prefer|stick to|always|never|please)\b`)
 	imperAnd    = mustPattern(`,?\s+and\s+((?:keep|never|always|avoid|make sure|don'?t|do not|stick to|prefer|all|every|each)\s+.+)$`)
@@ -472,6 +473,9 @@ var (
 	// articleLead: a noun phrase with an article, no option's name ("the
 	// cron jobs", "a cron job").
 	articleLead = mustPattern(`^(?:the|a|an|our|some)\s`)
+	// moveOn: what "move … to" says of going on with the work ("move on
+	// to the tests", "move ahead to step 3").
+	moveOn = mustPattern(`^(?:on|ahead|forward|along|right)$`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -1941,6 +1945,12 @@ func (r *reader) statement(s string, change bool) {
 		r.replacing(n, s[:m[3]]) // "Celery is too much …, just use cron"
 		return
 	}
+	// "step 1 is done", "the backfill step is finished": a step of the
+	// plan completed.
+	if m := matchIf(strings.Contains(low, "step"), stepDone, low); m != nil {
+		r.add(item{kind: "done", text: low[max(m[2], m[4]):max(m[3], m[5])]})
+		return
+	}
 	// "Skip the Dockerfile step", "drop step 4": a step of the plan cancelled.
 	if m := skipStep.FindStringSubmatchIndex(low); m != nil {
 		for g := 1; 2*g < len(m); g++ {
@@ -2239,6 +2249,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, why: firstNonEmpty(why, remark), change: true})
 	case match(switchTo) && releaseBump.MatchString(low):
 		// "bump the version to 1.4.2": a release, not a choice.
+		return false
+	case match(switchTo) && moveOn.MatchString(lower(sub(switchTo, 1))):
+		// "move on to the renderer": the next piece of work, not a choice.
 		return false
 	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)

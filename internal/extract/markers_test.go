@@ -1887,3 +1887,53 @@ func TestMarkersChangesLate(t *testing.T) {
 		}
 	}
 }
+
+// A plan the assistant proposes, numbered on one line as often as on
+// several, is accepted with the changes the reply makes to it: steps
+// reordered, added after the step named, or held back; later turns mark
+// a step done or skip it by its words. A reply that holds the plan back
+// accepts nothing, and "move on to the renderer" chooses nothing.
+func TestMarkersPlanAcceptedWithChanges(t *testing.T) {
+	plan := "Here's the plan: 1. add the invoices table 2. write the PDF renderer 3. wire up the reminder emails 4. add the admin UI"
+	steps := func(c *capsule.Capsule) string {
+		if c.LatestPlan == nil {
+			return ""
+		}
+		var out []string
+		for _, st := range c.LatestPlan.Steps {
+			out = append(out, st.Status+" "+st.Text)
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, tc := range []struct {
+		turns []string // assistant, user, assistant, user, …
+		want  string
+	}{
+		{[]string{plan, "sounds good, but do 3 before 2"},
+			"pending add the invoices table; pending wire up the reminder emails; pending write the PDF renderer; pending add the admin UI"},
+		{[]string{"Plan: 1. migrate the schema 2. backfill 3. switch reads 4. drop the old table", "yes, and add a step to verify row counts after the backfill"},
+			"pending migrate the schema; pending backfill; pending verify row counts; pending switch reads; pending drop the old table"},
+		{[]string{"Plan: 1. migrate the schema 2. backfill 3. switch reads 4. drop the old table", "looks good but don't drop the old table yet, keep it for a week"},
+			"pending migrate the schema; pending backfill; pending switch reads; cancelled drop the old table"},
+		{[]string{plan, "ok go", "Done with the table.", "step 1 is done, move on to the renderer", "Starting on the renderer.", "skip the admin UI for now"},
+			"completed add the invoices table; pending write the PDF renderer; pending wire up the reminder emails; cancelled add the admin UI"},
+		{[]string{plan, "sounds good, but check with Ana before you start"}, ""},
+		{[]string{"I finished the migration.", "the report step is done"}, ""},
+	} {
+		var msgs []dialect.Message
+		for i, s := range tc.turns {
+			role := "assistant"
+			if i%2 == 1 {
+				role = "user"
+			}
+			msgs = append(msgs, dialect.Message{Role: role, Text: s})
+		}
+		c := markers(t, capsule.New("s", "a"), 0, msgs...)
+		if got := steps(c); got != tc.want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.turns, got, tc.want)
+		}
+		if r := capsule.Render(c); strings.Contains(r, "Use the renderer") || strings.Contains(r, "R1: the admin UI") {
+			t.Errorf("%q: a step read as a choice:\n%s", tc.turns, r)
+		}
+	}
+}
