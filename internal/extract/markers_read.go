@@ -476,6 +476,15 @@ var (
 	// moveOn: what "move … to" says of going on with the work ("move on
 	// to the tests", "move ahead to step 3").
 	moveOn = mustPattern(`^(?:on|ahead|forward|along|right)$`)
+	// pastedPlaceholder: what an agent's input box shows for a pasted
+	// image or block of text ("[Image #1]", "[Pasted text #2 +40 lines]").
+	pastedPlaceholder = mustPattern(`\[(?:Image|Pasted text|Pasted image|Pasted)\s*#\d+[^\]\n]{0,40}\]\s*`)
+	// useNot: "use CSS grid not flexbox", a choice and the option it is
+	// not, with no comma between.
+	useNot = mustPattern(`^(?:let'?s\s+|please\s+|we\s+)?(?:use|go with|pick|choose|prefer|stick with|switch to)\s+([\w.+#/\- ]{1,40}?)\s+not\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2})$`)
+	// auxWord: a verb or modal within what precedes " not ", which makes
+	// it a clause ("use it if it does not fit").
+	auxWord = mustPattern(`\b(?:do|does|did|is|are|was|were|can|could|should|would|will|must|if|when|unless|because|that|it|they)\b`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -590,6 +599,9 @@ type userLine struct {
 // such with no output in it (a pasted document) is left out whole.
 func userLines(text string) []userLine {
 	text = fenced.ReplaceAllString(text, "\n")
+	// "[Image #1] this is the layout we want": what the agent's input box
+	// put in place of a pasted image or text is not the user's words.
+	text = pastedPlaceholder.ReplaceAllString(text, "")
 	raw := strings.Split(text, "\n")
 	lines := make([]string, 0, len(raw))
 	var quote []string
@@ -1892,6 +1904,12 @@ func (r *reader) statement(s string, change bool) {
 		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
 		r.decision(item{kind: "decision", text: text, old: s[m[2]:m[3]], change: change})
 		return
+	}
+	// "use CSS grid not flexbox": the comma left out.
+	if m := matchIf(strings.Contains(low, " not "), useNot, low); m != nil && !auxWord.MatchString(low[m[2]:m[3]]) &&
+		(isChoiceWord(firstWord(s[m[4]:m[5]]), false) || hasChoice(s[m[2]:m[3]]) && len(strings.Fields(s[m[4]:m[5]])) <= 2 && !stopWords[lower(firstWord(s[m[4]:m[5]]))]) &&
+		(hasChoice(s[m[2]:m[3]]) || isChoiceWord(firstWord(s[m[2]:m[3]]), false)) {
+		s, low = s[:m[3]]+","+s[m[3]:], low[:m[3]]+","+low[m[3]:]
 	}
 	// "+1 on sqlc, keep it": agreement with an option.
 	if m := matchIf(strings.HasPrefix(low, "+1"), plusOne, low); m != nil && bareOption(s[m[2]:m[3]]) {

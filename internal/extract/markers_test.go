@@ -1937,3 +1937,19 @@ func TestMarkersPlanAcceptedWithChanges(t *testing.T) {
 		}
 	}
 }
+
+// What an agent's input box adds is not the user's words ("[Image #1]",
+// "[Pasted text #2 +40 lines]" in place of a paste), and a choice typed
+// fast leaves out the comma before what it is not.
+func TestMarkersTypedFast(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("[Image #1] use CSS grid not flexbox", []string{"CSS grid"}, []string{"flexbox"}, []string{"flexbox"}),
+		says("[Pasted text #2 +40 lines] go with zerolog not logrus for the service", []string{"zerolog"}, nil, []string{"logrus"}),
+		// Traps: "not" inside a clause.
+		says("use the cache if it does not fit in memory", nil, []string{"cache"}, nil),
+		says("[Image #3] what do you think of this layout?", nil, []string{"layout"}, nil),
+	})
+	if r := capsule.Render(c); strings.Contains(r, "Image #") || strings.Contains(r, "Pasted text") {
+		t.Errorf("a placeholder was kept:\n%s", r)
+	}
+}
