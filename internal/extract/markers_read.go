@@ -405,7 +405,7 @@ var (
 	noThenUse = mustPattern(`^no\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?),\s+(?:we'?ll|we will|let'?s|we|just)\s+(?:use|go with|run|do)\s+(.+)$`)
 	// noReason: "No split settings modules, they always drift": an option
 	// turned down, with what it does as the reason.
-	noReason = mustPattern(`^no\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,3}?),\s+((?:they|it|those|these|that)(?:'re|'s|\s+are|\s+is|\s+always|\s+never|\s+just|\s+only|\s+keep|\s+tend to|\s+break|\s+drift|\s+rot)\b.*)$`)
+	noReason = mustPattern(`^no\s+([\w.\-+/&]+(?:\s[\w.\-+/&]+){0,3}?),\s+((?:we\s+(?:can'?t|cannot|don'?t|do not|won'?t)\s+\w+.*|(?:they|it|those|these|that)(?:'re|'s|\s+are|\s+is|\s+always|\s+never|\s+just|\s+only|\s+keep|\s+tend to|\s+break|\s+drift|\s+rot)\b.*))$`)
 	// skipFor: "skip the admin dashboard for this milestone, support can
 	// use the database": a part of the product put off, with its reason.
 	skipFor = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we can\s+|we should\s+)?skip\s+(?:the\s+|an?\s+)?([\w.\-+/]+(?:\s[\w.\-+/]+){0,3}?)\s+(?:for (?:this|the first|the next|our first) (?:milestone|release|version|iteration|sprint|cut)|for the mvp|in the mvp|until (?:after )?(?:launch|later|v2|the beta))(?:,\s+(.+))?$`)
@@ -485,6 +485,24 @@ var (
 	// auxWord: a verb or modal within what precedes " not ", which makes
 	// it a clause ("use it if it does not fit").
 	auxWord = mustPattern(`\b(?:do|does|did|is|are|was|were|can|could|should|would|will|must|if|when|unless|because|that|it|they)\b`)
+	// forPartThen: "for the model itself, LightGBM", "for auth: magic links only".
+	forPartThen = mustPattern(`^for\s+((?:the\s+|our\s+)?[\w\-/ ]{2,30}?)(?:\s+itself)?\s*[,:]\s+(.{2,40}?(?:\s+only)?)$`)
+	// planFor: "plan for this week: first …, then …".
+	planFor = mustPattern(`^plan(?:\s+for\s+[\w ]{2,20})?\s*:\s*(.+)$`)
+	// valueShouldBe: "the threshold should be 0.35, not 0.5".
+	valueShouldBe = mustPattern(`^(?:the\s+)?([\w\-]+(?:\s+[\w\-]+){0,2})\s+should be\s+(\S+),?\s+not\s+(\S+?)(?:\s+(?:—|–|--|because|since)\s+(.+))?$`)
+	// notWorthTried: "the neural net experiment wasn't worth the complexity".
+	notWorthTried = mustPattern(`^(?:the\s+|our\s+)?([\w\-/ ]{2,30}?)\s+(?:experiment|spike|prototype|poc|trial|attempt)\s+(?:wasn'?t|was not|isn'?t|is not)\s+worth\s+(.+)$`)
+	// belongsRule: "notebooks are for exploration only", "anything that
+	// runs on a schedule goes into the package with tests".
+	belongsRule = mustPattern(`^(?:(?:the\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:are|is)\s+for\s+.{2,40}\s+only|(?:anything|everything)\s+(?:that\s+)?.{3,60}\s+(?:goes|go|lives|belongs|moves)\s+(?:in|into|to|under)\s+.{3,60})$`)
+	// dataRule: rows left out of the data by what they hold.
+	dataRule = mustPattern(`\b(?:with|without|older than|newer than|younger than|fewer than|less than|more than|below|above|under|over)\b.*\d|\bfrom (?:the )?(?:training|test|eval|evaluation|validation|holdout) (?:set|data)?`)
+	// clauseWord: a word that makes a phrase a clause or a courtesy, not a
+	// part or an option ("for the help, go for it").
+	clauseWord = mustPattern(`\b(?:it|this|that|them|us|me|you|we|i|is|are|was|were|use|help|go|thanks)\b`)
+	// useEverywhere: "use a fixed random seed (42) everywhere".
+	useEverywhere = mustPattern(`^use\s+(?:a|an|the)\s+.{3,60}\s+everywhere$`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -500,7 +518,7 @@ var (
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
-	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?)\b.*))$`)
+	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?|(?:are|is|remain|remains)\s+(?:reproducible|deterministic|stable|consistent|comparable|repeatable))\b.*))$`)
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
@@ -1481,6 +1499,13 @@ func (r *reader) sentence(s string) {
 	// "Deploys go through the GitHub Actions workflow only — nobody runs
 	// fly deploy by hand": a second rule after the dash, not a reason;
 	// "Revert the auth change — back to server-side sessions": the change.
+	if i := strings.Index(s, ", "); i > 0 && strings.Contains(low, " worth") && notWorthTried.MatchString(strings.TrimRight(low[i+2:], ". ")) {
+		// "Let's stay with LightGBM, the neural net experiment wasn't worth
+		// the complexity": what was tried is turned down on its own.
+		r.sentence(s[:i])
+		r.sentence(capitalise(strings.TrimSpace(s[i+2:])))
+		return
+	}
 	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
 		r.sentence(s[:i])
 		r.sentence(capitalise(strings.TrimSpace(s[i+len(" — "):])))
@@ -1582,13 +1607,14 @@ func (r *reader) sentence(s string) {
 	}
 	// "… to keep costs down", "… so we can ship fixes without review":
 	// the reason of what the sentence settles, said as its purpose.
-	purpose := ""
+	purpose, purposeWord := "", ""
 	if m := purposeTail.FindStringSubmatchIndex(low); m != nil && m[0] > 0 {
 		g := 2
 		if m[2] < 0 {
 			g = 4
 		}
 		purpose, s, low = strings.TrimRight(s[m[g]:m[g+1]], ". "), s[:m[0]], low[:m[0]]
+		purposeWord = map[int]string{2: "to", 4: "so"}[g]
 	}
 	if purpose == "" {
 		// "Fivetran is out, too expensive for 12 sources"
@@ -1624,6 +1650,16 @@ func (r *reader) sentence(s string) {
 	r.statement(s, r.changed)
 	if purpose != "" {
 		r.attach(seq(n, len(r.items)), purpose)
+		if purposeWord != "" {
+			// A rule has no reason of its own: it keeps its purpose in
+			// its words ("Use a fixed seed everywhere so the runs are
+			// reproducible").
+			for i := n; i < len(r.items); i++ {
+				if it := &r.items[i]; it.kind == "constraint" {
+					it.text += " " + purposeWord + " " + purpose
+				}
+			}
+		}
 	}
 	if n == 0 && len(r.items) == 0 && (judgement.MatchString(low) || soured.MatchString(low)) && namesKnown(s) {
 		r.pendingWhy = strings.TrimRight(s, ".! ") // said before what it explains
@@ -1905,6 +1941,54 @@ func (r *reader) statement(s string, change bool) {
 		r.decision(item{kind: "decision", text: text, old: s[m[2]:m[3]], change: change})
 		return
 	}
+	// "For the model itself, LightGBM.", "For auth: magic links only":
+	// the option chosen for a part, said after it.
+	if m := matchIf(strings.HasPrefix(low, "for "), forPartThen, low); m != nil && !hedge.MatchString(low) && !pronounLead.MatchString(low[m[4]:m[5]]) &&
+		!strings.ContainsAny(low[m[4]:m[5]], ",;") && !clauseWord.MatchString(low[m[2]:m[3]]) && !clauseWord.MatchString(low[m[4]:m[5]]) &&
+		(bareOption(s[m[4]:m[5]]) || isChoiceWord(firstWord(s[m[4]:m[5]]), false) && len(strings.Fields(s[m[4]:m[5]])) <= 4 ||
+			productPart(strings.TrimPrefix(strings.TrimPrefix(low[m[2]:m[3]], "the "), "our ")) && strings.HasSuffix(low, " only") && len(strings.Fields(s[m[4]:m[5]])) <= 4) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + s[m[2]:m[3]], change: change})
+		return
+	}
+	// "Plan for this week: first the baseline model, then SHAP, …, and
+	// the dashboard last": a plan said in order after its label.
+	if m := matchIf(!r.probe && strings.HasPrefix(low, "plan") && strings.Contains(low, "then "), planFor, low); m != nil {
+		if steps := thenSteps(strings.TrimSuffix(strings.TrimRight(s[m[2]:m[3]], ". "), " last")); len(steps) >= 2 {
+			if last, tail, ok := strings.Cut(steps[len(steps)-1], ", and "); ok {
+				steps = append(steps[:len(steps)-1], last, tail) // "…, then the scoring job, and the dashboard last"
+			}
+			r.add(item{kind: "plan", steps: steps})
+			return
+		}
+	}
+	// "the threshold should be 0.35, not 0.5": a value set, and the one it
+	// is not.
+	if m := matchIf(strings.Contains(low, " should be "), valueShouldBe, low); m != nil {
+		why := ""
+		if m[8] >= 0 {
+			why = strings.TrimRight(s[m[8]:m[9]], ". ")
+		}
+		r.decision(item{kind: "decision", text: "The " + s[m[2]:m[3]] + " should be " + s[m[4]:m[5]], why: why, change: change})
+		r.add(item{kind: "reject", text: s[m[6]:m[7]]})
+		return
+	}
+	// "the neural net experiment wasn't worth the complexity": an option
+	// tried and turned down.
+	if m := matchIf(strings.Contains(low, " worth"), notWorthTried, low); m != nil {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: "not worth " + strings.TrimRight(s[m[4]:m[5]], ". ")})
+		return
+	}
+	// "Notebooks are for exploration only", "anything that runs on a
+	// schedule goes into the package": where things belong.
+	if m := matchIf(strings.HasSuffix(low, " only") || strings.HasPrefix(low, "anything ") || strings.HasPrefix(low, "everything "), belongsRule, low); m != nil && !hedge.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
+	// "Use a fixed random seed everywhere": a rule for all the code.
+	if m := matchIf(strings.HasSuffix(low, " everywhere") && strings.HasPrefix(low, "use "), useEverywhere, low); m != nil && !hedge.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
 	// "use CSS grid not flexbox": the comma left out.
 	if m := matchIf(strings.Contains(low, " not "), useNot, low); m != nil && !auxWord.MatchString(low[m[2]:m[3]]) &&
 		(isChoiceWord(firstWord(s[m[4]:m[5]]), false) || hasChoice(s[m[2]:m[3]]) && len(strings.Fields(s[m[4]:m[5]])) <= 2 && !stopWords[lower(firstWord(s[m[4]:m[5]]))]) &&
@@ -2168,8 +2252,14 @@ func beforeReason(low string) string {
 			return low[:loc[0]]
 		}
 	}
+	if loc := guessedReason.FindStringIndex(low); loc != nil && loc[0] > 0 {
+		return low[:loc[0]] // "let's drop the feature, I think it leaks the label"
+	}
 	return low
 }
+
+// guessedReason: a reason given as a guess after what is settled.
+var guessedReason = mustPattern(`,\s+(?:i think|i guess|i suspect|probably because)\s+(?:it|that|this|they|the)\b`)
 
 // decidedHere reports whether a decision read earlier in the turn names
 // the option w.
@@ -2783,9 +2873,24 @@ func (r *reader) rejectForms(s, low string) bool {
 		if pronounLead.MatchString(lower(grab(dropForm))) || strings.HasPrefix(lower(grab(dropForm)), "about it") {
 			return true // "forget it, I'll fix the Dockerfile myself"
 		}
+		body := grab(dropForm)
+		if dataRule.MatchString(lower(body)) {
+			// "Drop customers with fewer than 3 months of history": which
+			// data is used, not an option turned down.
+			r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ". "))})
+			return true
+		}
+		why := ""
+		if loc := guessedReason.FindStringIndex(lower(body)); loc != nil {
+			// "drop the tenure_days feature, I think it leaks the label"
+			body, why = body[:loc[0]], strings.TrimSpace(body[loc[0]+1:])
+		}
 		r.changed = true
 		n := len(r.items)
-		r.rejectList(grab(dropForm))
+		r.rejectList(body)
+		if why != "" {
+			r.attach(seq(n, len(r.items)), why)
+		}
 		r.enoughInstead(n)
 	case match(dontWant):
 		body := grab(dontWant)

@@ -1953,3 +1953,36 @@ func TestMarkersTypedFast(t *testing.T) {
 		t.Errorf("a placeholder was kept:\n%s", r)
 	}
 }
+
+// A session outside web backends (a forecasting model and its batch job)
+// settles things in forms of its own: the option for a part said after
+// it, a value set and the one it is not, what was tried and not worth it,
+// where things belong, which rows the data leaves out, a plan in order
+// after its label, a rule kept with its purpose.
+func TestMarkersAnalysisSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("For the forecaster itself, Prophet.", []string{"Use Prophet for the forecaster"}, nil, nil),
+		says("For auth: API keys only.", []string{"API keys only for auth"}, nil, nil),
+		says("the cutoff should be 0.2, not 0.5 — a missed outage costs more than a false page",
+			[]string{"The cutoff should be 0.2", "missed outage costs more"}, nil, []string{"0.5"}),
+		says("Let's stay with Prophet, the LSTM experiment wasn't worth the complexity.", []string{"Prophet"}, nil, []string{"LSTM (reason: not worth the complexity)"}),
+		says("Dashboards are for monitoring only; anything that pages someone goes into the alert rules with tests.",
+			[]string{"Dashboards are for monitoring only", "Anything that pages someone goes into the alert rules with tests"}, nil, nil),
+		says("Drop sensors with fewer than 10 readings a day from training.", []string{"Drop sensors with fewer than 10 readings a day from training"}, nil, nil),
+		says("No Neptune, we can't send data outside.", nil, nil, []string{"Neptune (reason: we can't send data outside)"}),
+		says("ok the loss is too high, let's drop the day_of_week feature, I think it leaks the target.", nil, nil, []string{"day_of_week feature (reason: I think it leaks the target)"}),
+		says("Use a fixed random seed everywhere so the runs are reproducible.", []string{"Use a fixed random seed everywhere so the runs are reproducible"}, nil, nil),
+		// Traps.
+		says("Thanks for the help, Go for it.", nil, []string{"help"}, nil),
+		says("For what it's worth, Prophet was fine last year.", nil, []string{"what"}, nil),
+	})
+	if c.LatestPlan != nil {
+		t.Errorf("no plan was said yet:\n%s", capsule.Render(c))
+	}
+	c = playSession(t, []sessionStep{
+		says("Plan for this week: first the baseline model, then the residual plots, then the scoring job, and the dashboard last.", nil, nil, nil),
+	})
+	if c.LatestPlan == nil || len(c.LatestPlan.Steps) != 4 || c.LatestPlan.Steps[3].Text != "the dashboard" {
+		t.Errorf("the plan in order after its label:\n%s", capsule.Render(c))
+	}
+}
