@@ -503,6 +503,11 @@ var (
 	clauseWord = mustPattern(`\b(?:it|this|that|them|us|me|you|we|i|is|are|was|were|use|help|go|thanks)\b`)
 	// useEverywhere: "use a fixed random seed (42) everywhere".
 	useEverywhere = mustPattern(`^use\s+(?:a|an|the)\s+.{3,60}\s+everywhere$`)
+	// labelTopic: what a decision label is about, before the decision
+	// ("final answer on background jobs: …").
+	labelTopic = mustPattern(`^(?:on|about|for|re|regarding)\s+[^:,.]{1,40}:\s+`)
+	// optionStays: "Sidekiq stays", "Postgres stays as is".
+	optionStays = mustPattern(`^(.{2,30}?)\s+stays(?:\s+as\s+(?:it\s+)?is)?$`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -1984,6 +1989,11 @@ func (r *reader) statement(s string, change bool) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
+	// "Sidekiq stays": the option kept.
+	if m := matchIf(strings.HasSuffix(low, " stays") || strings.HasSuffix(low, " stays as is") || strings.HasSuffix(low, " stays as it is"), optionStays, low); m != nil && bareOption(s[m[2]:m[3]]) {
+		r.decision(item{kind: "decision", text: "Keep " + s[m[2]:m[3]], stays: true})
+		return
+	}
 	// "Use a fixed random seed everywhere": a rule for all the code.
 	if m := matchIf(strings.HasSuffix(low, " everywhere") && strings.HasPrefix(low, "use "), useEverywhere, low); m != nil && !hedge.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
@@ -2082,6 +2092,11 @@ func (r *reader) statement(s string, change bool) {
 			}
 			if b, ok := strings.CutPrefix(body, "to "); ok { // "The decision is to ship …"
 				body = capitalise(b)
+			}
+			if tm := labelTopic.FindStringIndex(lower(body)); tm != nil {
+				// "final answer on background jobs: Sidekiq stays, …"
+				r.statement(body[tm[1]:], change)
+				return
 			}
 			r.decisionBody(body, change)
 			return
@@ -2906,7 +2921,15 @@ func (r *reader) rejectForms(s, low string) bool {
 		}
 		r.rejectList(body)
 	case match(isOut):
-		r.rejectList(grab(isOut))
+		body := grab(isOut)
+		if i := strings.LastIndex(body, ", "); i > 0 && !strings.Contains(low, lower(body)+" are ") {
+			// "Sidekiq stays, GoodJob is off the table": one option is out;
+			// what comes before it is said on its own.
+			head := body[:i]
+			body = body[i+2:]
+			r.statement(head, r.changed)
+		}
+		r.rejectList(body)
 		r.changed = true
 	case match(turnedDown) && len(strings.Fields(grab(turnedDown))) <= 5:
 		// "Excel export was turned down by product"

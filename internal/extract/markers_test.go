@@ -1986,3 +1986,31 @@ func TestMarkersAnalysisSession(t *testing.T) {
 		t.Errorf("the plan in order after its label:\n%s", capsule.Render(c))
 	}
 }
+
+// Most turns of a working afternoon settle nothing though they name
+// options and sound firm; the few that do are read, and "X stays, Y is
+// off the table" keeps X rather than turning it down with Y.
+func TestMarkersNoisyAfternoon(t *testing.T) {
+	var steps []sessionStep
+	for _, s := range []string{
+		"Deploy the branch to staging now and ping me when it's green.",
+		"Celery is eating all the memory on the worker again, this is killing me.",
+		"FYI the search team moved their API to Rust last month.",
+		"If we ever need a graph database we could look at Neo4j, but not now.",
+		"Memcached is faster than Redis for this kind of lookup, obviously.",
+		"Can you explain why the previous dev used Passport instead of rolling their own auth?",
+		"Who decided to use Cassandra for the event log? It makes no sense to me.",
+		"Their dashboard uses MobX with decorators, which is a nightmare, but that's their problem.",
+		"Try bumping django to 5.1 and see if the tests still pass.",
+		"Someone on the channel suggested we switch to Remix. Thoughts?",
+		"Revert your last commit, it broke checkout.",
+	} {
+		steps = append(steps, says(s, nil, []string{"Passport", "Neo4j", "Remix", "Rust", "Memcached", "Cassandra", "MobX", "django"}, nil))
+	}
+	steps = append(steps,
+		says("ok final answer on the cache: Redis stays, Memcached is off the table.", []string{"Keep Redis"}, []string{"Memcached"}, []string{"Memcached"}))
+	c := playSession(t, steps)
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Redis") {
+		t.Errorf("the option kept was turned down:\n%s", capsule.Render(c))
+	}
+}
