@@ -432,7 +432,7 @@ var (
 	turnedDown   = mustPattern(`^(.{1,50}?)\s+(?:was|were|got|has been|have been)\s+(?:turned down|rejected|vetoed|ruled out|shot down|nixed|killed)(?:\s+by\s+(?:the\s+)?(.{1,40}?))?[.!]?$`)
 	canGo        = mustPattern(`^(.{1,50}?)\s+(?:can go|can be dropped|can be removed|can be cut|isn'?t needed|is not needed|aren'?t needed|are not needed)(?:,\s+(.+?))?[.!]?$`)
 	stepNamed    = mustPattern(`^step \d{1,2}\s*\((.+)\)$`)
-	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
+	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|gone|dead|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
 	conditionMid = mustPattern(`\s(?:unless|except|outside of|outside|when|if|until)\s`)
 	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut      = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
@@ -447,7 +447,7 @@ var (
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
 	// fineWith: "i guess X is fine for now", "X is good enough for v1".
-	fineWith = mustPattern(`^(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that))?)(?:\s+(?:then|by me|with me))?$`)
+	fineWith = mustPattern(`^(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that))?)(?:\s+(?:then|by me|with me))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
 	// again ("— we can revisit once the reports get heavy").
 	revisitTail = mustPattern(`\s+(?:—|–|--)\s+(?:(?:and\s+)?(?:we\s+can|we'?ll|we\s+will|we\s+could|can|let'?s|i'?ll)\s+)?(?:revisit|reconsider|re-?evaluate|look at it again|look again)\b[^—–]*$`)
@@ -508,6 +508,19 @@ var (
 	labelTopic = mustPattern(`^(?:on|about|for|re|regarding)\s+[^:,.]{1,40}:\s+`)
 	// optionStays: "Sidekiq stays", "Postgres stays as is".
 	optionStays = mustPattern(`^(.{2,30}?)\s+stays(?:\s+as\s+(?:it\s+)?is)?$`)
+	// typedFast: words typed fast for what the reader reads ("nvm").
+	typedFast      = regexp.MustCompile(`(?i)\b(?:nvm|pls|plz|thx|u|ur)\b`)
+	typedFastWords = map[string]string{"nvm": "never mind", "pls": "please", "plz": "please", "thx": "thanks", "u": "you", "ur": "your"}
+	// bareNot: "pg not mysql", "2 spaces not tabs".
+	bareNot = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+not\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)$`)
+	// optionOnly: "k8s only".
+	optionOnly = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+only$`)
+	// arrowForm: "ci = gh actions", "jest -> vitest, <why>".
+	arrowForm = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s*(?:=|:=|->|=>|→)\s*([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)(?:[,;]\s+(.+))?$`)
+	// doFor: "do tf for infra".
+	doFor = mustPattern(`^(?:let'?s\s+)?do\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+for\s+(?:the\s+)?([\w\-/]+(?:\s[\w\-/]+)?)$`)
+	// keepAfterDrop: what stays, said after what is dropped.
+	keepAfterDrop = mustPattern(`^(?:just\s+)?(?:stay|stick|keep|go back|back to|use|go with|stay with|stay on)\b`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -564,6 +577,8 @@ var (
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
 	text = unwrapArgs(text)
+	// "nvm about fastify": typed-fast words for what the reader knows.
+	text = typedFast.ReplaceAllStringFunc(text, func(w string) string { return typedFastWords[lower(w)] })
 	if lt := lower(text); slices.ContainsFunc(apostropheless, func(w string) bool { return strings.Contains(lt, w) }) {
 		text = unapostrophised.ReplaceAllStringFunc(text, func(w string) string {
 			return w[:len(w)-1] + "'" + w[len(w)-1:] // "lets use" → "let's use", "dont" → "don't"
@@ -1643,7 +1658,8 @@ func (r *reader) sentence(s string) {
 	}
 	// "i guess X is fine": the hedge is on how keen the user is, not on
 	// whether X is taken.
-	halfHearted := (strings.HasPrefix(low, "i guess ") || strings.HasPrefix(low, "i think ") || strings.HasPrefix(low, "i suppose ")) && fineWith.MatchString(strings.TrimRight(low, ".! "))
+	halfHearted := (strings.HasPrefix(low, "i guess ") || strings.HasPrefix(low, "i think ") || strings.HasPrefix(low, "i suppose ") ||
+		strings.HasSuffix(strings.TrimRight(low, ".! "), " i guess") || strings.HasSuffix(strings.TrimRight(low, ".! "), " i think")) && fineWith.MatchString(strings.TrimRight(low, ".! "))
 	if questionLead.MatchString(low) || !halfHearted && hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) ||
 		reported.MatchString(low) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
@@ -1997,6 +2013,42 @@ func (r *reader) statement(s string, change bool) {
 	// "Use a fixed random seed everywhere": a rule for all the code.
 	if m := matchIf(strings.HasSuffix(low, " everywhere") && strings.HasPrefix(low, "use "), useEverywhere, low); m != nil && !hedge.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
+	// "pg not mysql", "2 spaces not tabs": a choice and the option it is
+	// not, with no verb and no comma.
+	if lp := strings.TrimSuffix(strings.TrimSuffix(low, " please"), ","); strings.Contains(lp, " not ") {
+		if m := bareNot.FindStringSubmatchIndex(lp); m != nil && (bareOption(s[m[2]:m[3]]) || amountOf(s[m[2]:m[3]])) && bareOption(s[m[4]:m[5]]) {
+			r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], old: s[m[4]:m[5]], change: change})
+			r.add(item{kind: "reject", text: s[m[4]:m[5]]})
+			return
+		}
+	}
+	// "k8s only": the one option used.
+	if m := matchIf(strings.HasSuffix(low, " only"), optionOnly, low); m != nil && bareOption(s[m[2]:m[3]]) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + " only", change: change})
+		return
+	}
+	// "ci = gh actions", "jest -> vitest, jest's esm support is a mess":
+	// a part set to an option, an option replaced by another.
+	if m := matchIf(strings.ContainsAny(low, "=>→"), arrowForm, low); m != nil {
+		from, to := s[m[2]:m[3]], s[m[4]:m[5]]
+		why := ""
+		if m[6] >= 0 {
+			why = strings.TrimRight(s[m[6]:m[7]], ". ")
+		}
+		switch {
+		case strings.Contains(low[m[3]:m[4]], "=") && !strings.Contains(low[m[3]:m[4]], ">") && productPart(lower(from)) && (hasChoice(to) || isChoiceWord(firstWord(to), false)):
+			r.decision(item{kind: "decision", text: "Use " + to + " for " + from, why: why, change: change})
+			return
+		case bareOption(from) && (bareOption(to) || isChoiceWord(firstWord(to), false)):
+			r.decision(item{kind: "decision", text: "Use " + to + " instead of " + from, old: from, why: why, change: true})
+			return
+		}
+	}
+	// "lets do tf for infra": an option for a part.
+	if m := matchIf(strings.HasPrefix(low, "do ") || strings.HasPrefix(low, "let's do "), doFor, low); m != nil && bareOption(s[m[2]:m[3]]) && productPart(lower(s[m[4]:m[5]])) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + " for " + s[m[4]:m[5]], change: change})
 		return
 	}
 	// "use CSS grid not flexbox": the comma left out.
@@ -2888,7 +2940,13 @@ func (r *reader) rejectForms(s, low string) bool {
 		if pronounLead.MatchString(lower(grab(dropForm))) || strings.HasPrefix(lower(grab(dropForm)), "about it") {
 			return true // "forget it, I'll fix the Dockerfile myself"
 		}
-		body := grab(dropForm)
+		body := strings.TrimPrefix(grab(dropForm), "about ")
+		if i := strings.Index(body, ", "); i > 0 && keepAfterDrop.MatchString(lower(body[i+2:])) {
+			// "never mind about fastify, stay on express": what stays is
+			// said on its own.
+			defer r.statement(body[i+2:], true)
+			body = body[:i]
+		}
 		if dataRule.MatchString(lower(body)) {
 			// "Drop customers with fewer than 3 months of history": which
 			// data is used, not an option turned down.
@@ -2959,10 +3017,15 @@ func (r *reader) rejectForms(s, low string) bool {
 			why = "out of scope for " + strings.TrimRight(why, ". ")
 		}
 		r.add(item{kind: "reject", text: sub(outOfScope, 1), why: why})
+	case match(noUntil) && strings.Contains(low, " unless "):
+		// "no raw sql unless it's a report": a rule with its exception.
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ". "))})
 	case match(noUntil) && len(strings.Fields(sub(noUntil, 1))) <= 4 && !noChitChat.MatchString(lower(sub(noUntil, 1))):
 		// "(We agreed) no microservices until we have more than three
 		// engineers": turned down, for as long as the condition holds.
 		r.add(item{kind: "reject", text: sub(noUntil, 1), why: strings.TrimRight(sub(noUntil, 2), ". ")})
+	case match(noForm) && strings.Contains(low, " unless "):
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ". "))}) // "no raw sql unless it's a report"
 	case match(noForm):
 		body := grab(noForm)
 		if noChitChat.MatchString(lower(body)) || noMishap.MatchString(lower(body)) {
@@ -3610,4 +3673,10 @@ func lower(s string) string {
 		i += n
 	}
 	return string(b)
+}
+
+// amountOf reports a number of a known unit ("2 spaces", "4 workers").
+func amountOf(s string) bool {
+	f := strings.Fields(s)
+	return len(f) == 2 && f[0][0] >= '0' && f[0][0] <= '9' && categoryOf[lower(f[1])] != ""
 }

@@ -12,7 +12,7 @@ import (
 // decisions naming options of one category (and no different subjects)
 // are about the same thing.
 var categories = map[string][]string{
-	"database":      {"postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "mongo", "dynamodb", "cockroachdb", "duckdb", "cassandra", "oracle", "mssql", "firestore", "supabase", "clickhouse", "timescaledb", "neo4j", "couchdb", "planetscale", "neon", "tidb", "yugabytedb", "surrealdb", "libsql", "turso", "rds", "aurora", "cloudsql", "alloydb"},
+	"database":      {"postgres", "postgresql", "pg", "mysql", "mariadb", "sqlite", "mongodb", "mongo", "dynamodb", "cockroachdb", "duckdb", "cassandra", "oracle", "mssql", "firestore", "supabase", "clickhouse", "timescaledb", "neo4j", "couchdb", "planetscale", "neon", "tidb", "yugabytedb", "surrealdb", "libsql", "turso", "rds", "aurora", "cloudsql", "alloydb"},
 	"queue":         {"rabbitmq", "rabbit", "nats", "kafka", "sqs", "pulsar", "activemq", "zeromq", "nsq", "jetstream", "redpanda", "kinesis", "pubsub", "pub/sub", "eventbridge"},
 	"warehouse":     {"bigquery", "snowflake", "redshift", "databricks"},
 	"cache":         {"redis", "memcached", "valkey", "varnish", "dragonfly", "keydb"},
@@ -33,9 +33,13 @@ var categories = map[string][]string{
 	"packages":      {"npm", "yarn", "pnpm", "bun", "poetry", "pip", "uv", "pipenv", "pipx", "hatch", "pdm", "flit", "conda", "mamba", "homebrew", "brew", "nix", "scoop", "winget", "chocolatey"},
 	"build":         {"make", "bazel", "cmake", "gradle", "maven", "buck", "just", "meson", "sbt", "pants", "nx", "turborepo", "lerna", "goreleaser"},
 	"bundler":       {"webpack", "vite", "esbuild", "rollup", "parcel", "turbopack", "tsup", "tsc", "swc", "babel", "unbuild", "rspack"},
-	"ci":            {"jenkins", "circleci", "travis", "buildkite", "drone", "teamcity", "github-actions", "gitlab-ci", "argo", "tekton", "fastlane"},
+	"ci":            {"jenkins", "circleci", "travis", "buildkite", "drone", "teamcity", "github-actions", "gitlab-ci", "gh", "argo", "tekton", "fastlane"},
 	"orchestration": {"kubernetes", "k8s", "nomad", "swarm", "ecs", "eks", "gke", "aks", "openshift", "k3s"},
 	"mesh":          {"istio", "linkerd", "consul"},
+	"containers":    {"podman", "docker-compose", "containerd", "colima"},
+	"utility":       {"lodash", "underscore", "ramda"},
+	"dates":         {"moment", "dayjs", "date-fns", "luxon"},
+	"indent":        {"tabs", "spaces"},
 	"certs":         {"cert-manager", "letsencrypt", "acm"},
 	"secrets":       {"vault", "sops", "doppler", "infisical"},
 	"flags":         {"launchdarkly", "unleash", "flagsmith", "growthbook", "configcat"},
@@ -46,7 +50,7 @@ var categories = map[string][]string{
 	"manifests":     {"helm", "kustomize"},
 	"autoscaler":    {"karpenter", "keda"},
 	"hosting":       {"heroku", "render", "fly.io", "vercel", "netlify", "railway", "cloudflare", "aws", "gcp", "azure", "digitalocean", "hetzner", "linode"},
-	"iac":           {"terraform", "pulumi", "cloudformation", "cdk", "ansible", "opentofu", "crossplane", "terragrunt"},
+	"iac":           {"terraform", "tf", "pulumi", "cloudformation", "cdk", "ansible", "opentofu", "crossplane", "terragrunt"},
 	"auth":          {"jwt", "oauth", "oauth2", "saml", "paseto", "keycloak", "auth0", "sessions"},
 	"styling":       {"tailwind", "bootstrap", "sass", "styled-components", "css"},
 	"search":        {"elasticsearch", "opensearch", "meilisearch", "typesense", "algolia", "solr", "vespa", "qdrant", "weaviate", "pinecone", "milvus", "pgvector", "chroma"},

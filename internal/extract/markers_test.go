@@ -2014,3 +2014,28 @@ func TestMarkersNoisyAfternoon(t *testing.T) {
 		t.Errorf("the option kept was turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// Typed fast into an agent's input box: lower case, no apostrophes, tool
+// abbreviations ("pg", "tf", "gh actions"), "pls", "nvm", arrows and
+// equals signs; the reactions around them settle nothing.
+func TestMarkersTypedFastSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("sqlite not pg pls", []string{"Use sqlite"}, []string{"pg"}, []string{"pg"}),
+		says("lol what", nil, nil, nil),
+		says("nomad only", []string{"Use nomad only"}, nil, nil),
+		says("lets do tf for infra", []string{"tf for infra"}, nil, nil),
+		says("dont add underscore, we have native stuff for all of it", nil, nil, []string{"underscore (reason: we have native stuff for all of it)"}),
+		says("ci = gitlab-ci. travis is gone", []string{"Use gitlab-ci for ci"}, nil, []string{"travis"}),
+		says("k thx", nil, nil, nil),
+		says("nvm about koa, stay on fastify", []string{"fastify"}, []string{"koa"}, []string{"koa"}),
+		says("npm -> pnpm, npm installs are way too slow", []string{"Use pnpm instead of npm"}, nil, nil),
+		says("4 spaces not tabs", []string{"Use 4 spaces"}, nil, []string{"tabs"}),
+		says("vue is fine i guess", []string{"Use vue"}, nil, nil),
+		says("no inline sql unless its a migration", []string{"No inline sql unless its a migration"}, nil, nil),
+		says("can u check the logs?", nil, nil, nil),
+		says("ok ship it", nil, nil, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "fastify") || strings.Contains(rejected, "inline sql") {
+		t.Errorf("an option kept was turned down:\n%s", capsule.Render(c))
+	}
+}
