@@ -161,6 +161,11 @@ func markerOps(in Input) []map[string]any {
 				items = yesHow(t.text, t.prev)
 			}
 		}
+		if !accepts(t.text) {
+			// "nah, too much surface area for two clients": the option
+			// the assistant offered, turned down.
+			items = append(items, declined(t.text, t.prev, items)...)
+		}
 		var skips []item
 		items = slices.DeleteFunc(items, func(it item) bool {
 			if it.kind == "reject" && articleLead.MatchString(lower(it.text)) && pl.find(it.text) > 0 {

@@ -312,3 +312,87 @@ func judgedPart(why string) string {
 
 // replyCut ends the choice of a reply where its reason starts.
 var replyCut = mustPattern(`(?:,|;|\s+(?:—|–|--)|\s+because\b|\s+since\b|\.)\s*`)
+
+// offerCue opens what an assistant offers to do or use ("I'd suggest
+// adding GraphQL", "I could write the importer as a Lambda function",
+// "Want me to switch the API to tRPC?").
+var offerCue = mustPattern(`\b(?:i'?d suggest|i suggest|i'?d recommend|i recommend|i'?d go with|i'?d propose|i propose|i could|we could|i can|i'?ll|i will|i'?m going to|want me to|should i|shall i|how about|what about)\b[^.?!\n]*`)
+
+// switchObject: the option a proposal to switch names as the new one.
+var switchObject = mustPattern(`\b(?:switch|move|migrate|port)\b.*?\bto\s+([\w.+#/\-]+)`)
+
+// offered returns the option an assistant's message offers: the new one of
+// a switch, else the first known option named after the offer, else the
+// first named word; "" when it offers none.
+func offered(prev string) string {
+	loc := offerCue.FindStringIndex(lower(prev))
+	if loc == nil {
+		return ""
+	}
+	span := prev[loc[0]:loc[1]]
+	if m := switchObject.FindStringSubmatch(span); m != nil && isChoiceWord(m[1], false) {
+		return bare(m[1])
+	}
+	named := ""
+	for i, raw := range strings.Fields(span) {
+		w := bare(raw)
+		if categoryOf[lower(w)] != "" {
+			return w
+		}
+		if named == "" && i > 1 && isChoiceWord(raw, false) {
+			named = w
+		}
+	}
+	return named
+}
+
+// declineLead and declineTail mark a reply that turns the offer down.
+var (
+	declineLead = mustPattern(`^(?:no|nah|nope|hard no|please no|not really|not that)\b[\s,.!:;—–-]*`)
+	declineTail = mustPattern(`[\s,.;—–-]+(?:so\s+)?(?:no|nope|nah|pass)[.!]*$`)
+)
+
+// declined reads a reply that turns down the option the assistant just
+// offered ("nah, too much surface area for two clients", "I've been
+// burned by tRPC before, no."), or that judges it while choosing another
+// ("lambdas have a 15 minute limit … ECS task it is."): that option is
+// turned down, with the reply's words as the reason. items are what the
+// reply settles read on its own; nil when it declines nothing more.
+func declined(reply, prev string, items []item) []item {
+	opt := offered(prev)
+	if opt == "" {
+		return nil
+	}
+	if slices.ContainsFunc(items, func(it item) bool { return it.kind == "reject" }) {
+		return nil // the reply turns down what it means in its own words
+	}
+	t := strings.TrimSpace(unwrapArgs(reply))
+	lt := lower(t)
+	if hedge.MatchString(lt) || strings.Contains(t, "?") || questionLead.MatchString(lt) || keepWord.MatchString(lt) {
+		return nil // "no, we keep Prisma": what stays, not a ban on the offer
+	}
+	decided := settles(items)
+	switch {
+	case !decided && declineLead.MatchString(lt):
+		why := strings.TrimRight(t[len(declineLead.FindString(lt)):], ". ")
+		return []item{{kind: "reject", text: opt, why: why}}
+	case !decided && declineTail.MatchString(lt):
+		why := strings.TrimRight(t[:declineTail.FindStringIndex(lt)[0]], ". ")
+		return []item{{kind: "reject", text: opt, why: why}}
+	case decided && !slices.ContainsFunc(items, func(it item) bool { return it.kind == "decision" && strings.Contains(lower(it.text), lower(opt)) }):
+		// The option judged in a sentence of its own, another chosen.
+		for _, sent := range strings.Split(t, ". ") {
+			ls := lower(sent)
+			if slices.ContainsFunc(words(ls), func(w string) bool { return stem(w) == stem(lower(opt)) }) && (reasonish.MatchString(ls) || judgement.MatchString(ls) || limitWord.MatchString(ls)) {
+				return []item{{kind: "reject", text: opt, why: strings.TrimRight(strings.TrimLeft(strings.TrimPrefix(sent, "hmm"), ", "), ". ")}}
+			}
+		}
+	}
+	return nil
+}
+
+// keepWord: a reply about keeping what is there.
+var keepWord = mustPattern(`\b(?:keep|keeping|stay|staying|stick|sticking)\b`)
+
+// limitWord: a limit said of an option ("a 15 minute limit", "capped at").
+var limitWord = mustPattern(`\b(?:limit|limits|max|maximum|capped|timeout|times out)\b`)

@@ -447,7 +447,7 @@ var (
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
 	// fineWith: "i guess X is fine for now", "X is good enough for v1".
-	fineWith = mustPattern(`^(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that))?)(?:\s+(?:then|by me|with me))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
+	fineWith = mustPattern(`^(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough|plenty|enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that))?)(?:\s+(?:then|by me|with me))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
 	// again ("— we can revisit once the reports get heavy").
 	revisitTail = mustPattern(`\s+(?:—|–|--)\s+(?:(?:and\s+)?(?:we\s+can|we'?ll|we\s+will|we\s+could|can|let'?s|i'?ll)\s+)?(?:revisit|reconsider|re-?evaluate|look at it again|look again)\b[^—–]*$`)
@@ -521,6 +521,16 @@ var (
 	doFor = mustPattern(`^(?:let'?s\s+)?do\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+for\s+(?:the\s+)?([\w\-/]+(?:\s[\w\-/]+)?)$`)
 	// keepAfterDrop: what stays, said after what is dropped.
 	keepAfterDrop = mustPattern(`^(?:just\s+)?(?:stay|stick|keep|go back|back to|use|go with|stay with|stay on)\b`)
+	// hardNo: "hard no on canvas, <why>", "no to GraphQL".
+	hardNo = mustPattern(`^(?:a\s+)?(?:hard|big|firm|definite)?\s*no\s+(?:on|to)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)(?:\s*[,;:—–-]+\s*(.+))?$`)
+	// optionYes: "husky yes, but only lint in the hook".
+	optionYes = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+yes\b[,.!]?\s*(?:but\s+)?(.+)?$`)
+	// onlyIn: "only lint in the hook".
+	onlyIn = mustPattern(`^only\s+\w+(?:\s+\w+){0,3}\s+(?:in|on|from|during)\s+(?:the\s+)?[\w\-]+(?:\s+[\w\-]+)?$`)
+	// saidNoThenYes: "I said no to Tailwind, but … changed my mind, let's use it".
+	saidNoThenYes = mustPattern(`\b(?:i|we)\s+said\s+no\s+to\s+([\w.+#/\-]+)\b.*\b(?:changed my mind|changed our minds)\b.*\b(?:use it|go with it|take it|add it)\b`)
+	// selfHost: "let's self-host GlitchTip instead".
+	selfHost = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we\s+)?self-?host\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)(\s+instead)?$`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -1519,6 +1529,12 @@ func (r *reader) sentence(s string) {
 	// "Deploys go through the GitHub Actions workflow only — nobody runs
 	// fly deploy by hand": a second rule after the dash, not a reason;
 	// "Revert the auth change — back to server-side sessions": the change.
+	// "earlier I said no to Tailwind, but … I changed my mind, let's use
+	// it": an option turned down before, taken.
+	if m := matchIf(strings.Contains(low, "said no to"), saidNoThenYes, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: true})
+		return
+	}
 	if i := strings.Index(s, ", "); i > 0 && strings.Contains(low, " worth") && notWorthTried.MatchString(strings.TrimRight(low[i+2:], ". ")) {
 		// "Let's stay with LightGBM, the neural net experiment wasn't worth
 		// the complexity": what was tried is turned down on its own.
@@ -1930,7 +1946,12 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// "i guess pydantic v2 is fine for now": an option accepted, however
 	// half-heartedly.
-	if m := matchIf(strings.Contains(low, " fine") || strings.Contains(low, " good enough"), fineWith, low); m != nil && bareOption(s[m[2]:m[3]]) {
+	if m := matchIf(strings.Contains(low, " fine") || strings.Contains(low, " good enough") || strings.Contains(low, " plenty") || strings.Contains(low, " enough"), fineWith, low); m != nil && bareOption(s[m[2]:m[3]]) {
+		if strings.Contains(low, " plenty") || strings.Contains(low, " enough") && !strings.Contains(low, "good enough") {
+			// "react context is plenty for this": why it is used.
+			r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], why: strings.TrimSpace(s[m[3]:])})
+			return
+		}
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + s[m[4]:m[5]]})
 		return
 	}
@@ -2049,6 +2070,42 @@ func (r *reader) statement(s string, change bool) {
 	// "lets do tf for infra": an option for a part.
 	if m := matchIf(strings.HasPrefix(low, "do ") || strings.HasPrefix(low, "let's do "), doFor, low); m != nil && bareOption(s[m[2]:m[3]]) && productPart(lower(s[m[4]:m[5]])) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + " for " + s[m[4]:m[5]], change: change})
+		return
+	}
+	// "hard no on canvas, accessibility matters here"
+	if m := matchIf(strings.Contains(low, "no on ") || strings.Contains(low, "no to "), hardNo, low); m != nil && !pronounLead.MatchString(low[m[2]:m[3]]) && !stopWords[lower(firstWord(s[m[2]:m[3]]))] {
+		r.changed = true
+		if m[4] < 0 {
+			r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+			return
+		}
+		rest := strings.TrimRight(s[m[4]:m[5]], ". ")
+		if !r.probe && r.yields(rest) || !reasonish.MatchString(lower(rest)) && !judgement.MatchString(lower(rest)) {
+			// "no to Lerna, we keep the packages in one workspace": what
+			// is done instead, read on its own.
+			r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+			r.statement(rest, true)
+			return
+		}
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: rest})
+		return
+	}
+	// "husky yes, but only lint in the hook": the option taken, then how.
+	if m := matchIf(strings.Contains(low, " yes"), optionYes, low); m != nil && (bareOption(s[m[2]:m[3]]) || len(strings.Fields(s[m[2]:m[3]])) == 1 && !stopWords[lower(s[m[2]:m[3]])] && !pronounLead.MatchString(low[m[2]:m[3]]) && !interjection.MatchString(low[m[2]:m[3]]+" ")) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: change})
+		if m[4] >= 0 {
+			r.statement(s[m[4]:m[5]], change)
+		}
+		return
+	}
+	// "only lint in the hook": the one thing done somewhere.
+	if m := matchIf(strings.HasPrefix(low, "only "), onlyIn, low); m != nil {
+		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
+	// "let's self-host GlitchTip instead"
+	if m := matchIf(strings.Contains(low, "self-host"), selfHost, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		r.decision(item{kind: "decision", text: "Self-host " + s[m[2]:m[3]], change: change || m[4] >= 0})
 		return
 	}
 	// "use CSS grid not flexbox": the comma left out.
@@ -2919,7 +2976,11 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(ratherNot) && len(strings.Fields(sub(ratherNot, 1))) <= 4 && (hasChoice(sub(ratherNot, 1)) || isNamed(sub(ratherNot, 1))):
 		r.rejectList(sub(ratherNot, 1))
 	case match(dislike) && isNamed(firstNonEmpty(sub(dislike, 1), sub(dislike, 2))):
-		r.add(item{kind: "reject", text: firstNonEmpty(sub(dislike, 1), sub(dislike, 2))})
+		opt, why := firstNonEmpty(sub(dislike, 1), sub(dislike, 2)), ""
+		if o, what, ok := strings.Cut(opt, "'s "); ok {
+			opt, why = o, what // "I don't like Sentry's pricing"
+		}
+		r.add(item{kind: "reject", text: opt, why: why})
 	case match(triedDrop) && !conditional.MatchString(lower(sub(triedDrop, 2))):
 		opt := sub(triedDrop, 1)
 		if loc := triedCut.FindStringIndex(lower(opt)); loc != nil && loc[0] > 0 {

@@ -2039,3 +2039,32 @@ func TestMarkersTypedFastSession(t *testing.T) {
 		t.Errorf("an option kept was turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// The assistant offers an option and the user turns it down: a short
+// "no" with a reason, "…, no." after the reason, a judgement of it while
+// choosing another, "hard no on X", a dislike of one thing about it; a
+// later "I said no to X, but … changed my mind, let's use it" takes it
+// back. A "no" that keeps what is there, or puts the offer off, bans
+// nothing.
+func TestMarkersProposalsTurnedDown(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		answers("I'd suggest adding Elasticsearch next to Postgres for the search page.", "nah, too much ops for one search box",
+			nil, nil, []string{"Elasticsearch (reason: too much ops for one search box)"}),
+		answers("Want me to switch the worker to Temporal?", "I've been burned by Temporal before, no.",
+			nil, nil, []string{"Temporal (reason: I've been burned by Temporal before)"}),
+		answers("I could run the thumbnailer as a Lambda function.", "hmm, lambdas have a 15 minute limit and big videos take an hour. Fargate task it is.",
+			[]string{"Fargate task"}, nil, []string{"Lambda"}),
+		answers("I recommend Datadog for the metrics.", "I don't like Datadog's pricing. Let's self-host Prometheus instead.",
+			[]string{"Self-host Prometheus"}, nil, []string{"Datadog (reason: pricing)"}),
+		answers("I suggest we draw the floor plan in WebGL.", "hard no on WebGL, accessibility matters here", nil, nil, []string{"WebGL"}),
+		answers("I'm going to add lefthook with a pre-commit hook running every test.", "lefthook yes, but only lint in the hook",
+			[]string{"Use lefthook", "Only lint in the hook"}, nil, nil),
+		says("earlier I said no to Elasticsearch, but after the search demo I changed my mind, let's use it", []string{"Elasticsearch"}, nil, nil),
+		// Traps.
+		answers("Prisma is slow here. I could switch us to Kysely.", "no, we keep Prisma, the slowness is fine", nil, []string{"Kysely"}, nil),
+		answers("Should I add Storybook for the design system?", "not now, maybe after the redesign", nil, []string{"Storybook"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Kysely") || strings.Contains(rejected, "Storybook") || strings.Contains(rejected, "Postgres") {
+		t.Errorf("an option was turned down that the user did not turn down:\n%s", capsule.Render(c))
+	}
+}
