@@ -2068,3 +2068,13 @@ func TestMarkersProposalsTurnedDown(t *testing.T) {
 		t.Errorf("an option was turned down that the user did not turn down:\n%s", capsule.Render(c))
 	}
 }
+
+// "the error" in the user's own talk about a result is not someone else's
+// words; what an error message says still is.
+func TestMarkersErrorTalk(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("ok the error is too high, let's drop the tenure_days feature.", nil, nil, []string{"tenure_days"}),
+		says("The error says Redis is unreachable and suggests using Memcached.", nil, []string{"Memcached", "Redis"}, nil),
+		says("the error message mentions GORM, not sqlc", nil, []string{"GORM", "sqlc"}, nil),
+	})
+}
