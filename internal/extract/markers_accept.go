@@ -325,6 +325,13 @@ var switchObject = mustPattern(`\b(?:switch|move|migrate|port)\b.*?\bto\s+([\w.+
 // a switch, else the first known option named after the offer, else the
 // first named word; "" when it offers none.
 func offered(prev string) string {
+	// Only what the message ends with is what the reply answers: "I could
+	// add Redis caching. Should I update the README too?" — "no" is about
+	// the README.
+	prev = strings.TrimSpace(prev)
+	if i := lastSentenceStart(prev); i > 0 {
+		prev = prev[i:]
+	}
 	loc := offerCue.FindStringIndex(lower(prev))
 	if loc == nil {
 		return ""
@@ -344,6 +351,17 @@ func offered(prev string) string {
 		}
 	}
 	return named
+}
+
+// lastSentenceStart returns where the last sentence of s begins.
+func lastSentenceStart(s string) int {
+	t := strings.TrimRight(s, ".!?… \n")
+	for i := len(t) - 1; i > 0; i-- {
+		if (t[i-1] == '.' || t[i-1] == '?' || t[i-1] == '!' || t[i-1] == '\n') && (t[i] == ' ' || t[i] == '\n') {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // declineLead and declineTail mark a reply that turns the offer down.

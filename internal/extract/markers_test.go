@@ -2078,3 +2078,15 @@ func TestMarkersErrorTalk(t *testing.T) {
 		says("the error message mentions GORM, not sqlc", nil, []string{"GORM", "sqlc"}, nil),
 	})
 }
+
+// A "no" answers what the assistant's message ends with, not an offer
+// made before it.
+func TestMarkersNoAnswersTheLastQuestion(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		answers("I could add Redis caching to the endpoint. Should I also update the README?", "no", nil, nil, nil),
+		answers("Done. Want me to switch the logger to zerolog?", "no, not worth it", nil, nil, []string{"zerolog"}),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Redis") {
+		t.Errorf("the offer before the last question was turned down:\n%s", capsule.Render(c))
+	}
+}
