@@ -165,6 +165,9 @@ var doVerb = mustPattern(`^(?:add|adding|switch|switching|move|moving|split|spli
 // max").
 var yesReply = mustPattern(`^(?:yes|yep|yeah|yup|sure|ok|okay|please do|sounds good)\s*[,:—–-]+\s*(\S.*)$`)
 
+// notHow opens what a yes goes on to that is not how: more work, thanks.
+var notHow = mustPattern(`^(?:and|also|but|then|please|thanks|thank you|go ahead|do it|sure|ok|okay)\b`)
+
 // limitPart: a part of a reply that sets a bound.
 var limitPart = mustPattern(`\d.*\b(?:max|maximum|at most|tops|limit|cap)\b|\b(?:max|maximum|at most|up to|no more than|capped at|limit of|cap of)\s+\d`)
 
@@ -189,8 +192,8 @@ func yesHow(reply, prev string) []item {
 	}
 	task := strings.TrimSpace(prev[q[2]:q[3]])
 	how := strings.TrimRight(t[len(t)-len(m[1]):], ".! ")
-	if hedge.MatchString(lower(how)) || questionLead.MatchString(lower(how)) {
-		return nil
+	if hedge.MatchString(lower(how)) || questionLead.MatchString(lower(how)) || notHow.MatchString(lower(how)) {
+		return nil // "yes, and also fix the typo": more work, not how
 	}
 	var out []item
 	var said []string

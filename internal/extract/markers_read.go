@@ -456,7 +456,10 @@ var (
 	// ruleAfterDash: a rule said after a dash, which is no reason.
 	ruleAfterDash = mustPattern(`^(?:(?:nobody|no one|no-one)\s+\w|(?:never|always)\s+\w+\s+\w)`)
 	// onlyWay: "X go through Y only", "nobody runs X by hand".
-	onlyWay = mustPattern(`^(?:(?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:go|goes|happen|happens|run|runs|ship|ships|deploy|deploys|merge|merges)\s+(?:through|via|from|on|in)\s+.{3,60}\s+only|(?:nobody|no one)\s+(?:runs|deploys|pushes|merges|edits|touches|commits|changes|calls|writes|deletes)\s+.{3,60})$`)
+	onlyWay = mustPattern(`^(?:(?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:go|goes|happen|happens|run|runs|ship|ships|deploy|deploys|merge|merges)\s+(?:through|via|from|on|in)\s+.{3,60}\s+only|(?:nobody|no one)\s+(?:runs|deploys|pushes|merges|edits|touches|commits|changes|calls|writes|deletes)\s+.{3,60}\s+(?:by hand|manually|directly|in prod|on prod|against prod|in production|from (?:a|their) laptop))$`)
+	// notAnOption: words said before "yes" that are no option ("definitely
+	// yes", "oh yes").
+	notAnOption = mustPattern(`^(?:\w+ly|oh|ah|um|uh|er|hell|heck|yeah|yep|sure|ok|okay|fine|so|and|but|then|well|hmm|mmm|also)$`)
 	// replacesForm: "Tempo replaces Jaeger as the backend".
 	replacesForm = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:replaces|will replace|is replacing|takes over from)\s+(\S+(?:\s\S+)?)(?:\s+(?:as|for)\s+(?:the\s+|our\s+)?([\w\- ]{2,30}?))?$`)
 	// movesTo: "routing moves to OSRM self-hosted".
@@ -2022,7 +2025,7 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// "Notebooks are for exploration only", "anything that runs on a
 	// schedule goes into the package": where things belong.
-	if m := matchIf(strings.HasSuffix(low, " only") || strings.HasPrefix(low, "anything ") || strings.HasPrefix(low, "everything "), belongsRule, low); m != nil && !hedge.MatchString(low) {
+	if m := matchIf(strings.HasSuffix(low, " only") || strings.HasPrefix(low, "anything ") || strings.HasPrefix(low, "everything "), belongsRule, low); m != nil && !hedge.MatchString(low) && !pronounLead.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
@@ -2091,7 +2094,8 @@ func (r *reader) statement(s string, change bool) {
 		return
 	}
 	// "husky yes, but only lint in the hook": the option taken, then how.
-	if m := matchIf(strings.Contains(low, " yes"), optionYes, low); m != nil && (bareOption(s[m[2]:m[3]]) || len(strings.Fields(s[m[2]:m[3]])) == 1 && !stopWords[lower(s[m[2]:m[3]])] && !pronounLead.MatchString(low[m[2]:m[3]]) && !interjection.MatchString(low[m[2]:m[3]]+" ")) {
+	if m := matchIf(strings.Contains(low, " yes"), optionYes, low); m != nil && (bareOption(s[m[2]:m[3]]) || len(strings.Fields(s[m[2]:m[3]])) == 1 && !stopWords[lower(s[m[2]:m[3]])] &&
+		!pronounLead.MatchString(low[m[2]:m[3]]) && !interjection.MatchString(low[m[2]:m[3]]+" ") && !notAnOption.MatchString(low[m[2]:m[3]])) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: change})
 		if m[4] >= 0 {
 			r.statement(s[m[4]:m[5]], change)

@@ -2062,6 +2062,9 @@ func TestMarkersProposalsTurnedDown(t *testing.T) {
 		says("earlier I said no to Elasticsearch, but after the search demo I changed my mind, let's use it", []string{"Elasticsearch"}, nil, nil),
 		// Traps.
 		answers("Prisma is slow here. I could switch us to Kysely.", "no, we keep Prisma, the slowness is fine", nil, []string{"Kysely"}, nil),
+		answers("Should I add retries to the sender?", "yes, and also fix the typo in the README", nil, []string{"retries", "typo"}, nil),
+		answers("Want me to open the PR now?", "definitely yes, ship it", nil, []string{"definitely"}, nil),
+		says("nobody runs the tests anymore lol", nil, []string{"Nobody"}, nil),
 		answers("Should I add Storybook for the design system?", "not now, maybe after the redesign", nil, []string{"Storybook"}, nil),
 	})
 	if _, rejected := sections(t, c); strings.Contains(rejected, "Kysely") || strings.Contains(rejected, "Storybook") || strings.Contains(rejected, "Postgres") {
