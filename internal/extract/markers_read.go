@@ -534,6 +534,11 @@ var (
 	saidNoThenYes = mustPattern(`\b(?:i|we)\s+said\s+no\s+to\s+([\w.+#/\-]+)\b.*\b(?:changed my mind|changed our minds)\b.*\b(?:use it|go with it|take it|add it)\b`)
 	// selfHost: "let's self-host GlitchTip instead".
 	selfHost = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we\s+)?self-?host\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)(\s+instead)?$`)
+	// goNever: "outputs go to the analytics schema, never to the
+	// production database".
+	goNever = mustPattern(`^((?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?)\s+(go|goes|live|lives|belong|belongs|run|runs|stay|stays|get written|gets written)\s+(to|in|on|into|under)\s+(.{3,60}?),\s+never\s+(to|in|on|into|under)\s+(.{3,60})$`)
+	// alwaysEach: "dates are always UTC in the API and ISO 8601 in JSON".
+	alwaysEach = mustPattern(`^((?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?)\s+(are|is)\s+always\s+(.{1,30}?)\s+in\s+(.{2,30}?)\s+and\s+(.{1,30}?)\s+in\s+(.{2,30})$`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
@@ -2110,6 +2115,21 @@ func (r *reader) statement(s string, change bool) {
 	// "let's self-host GlitchTip instead"
 	if m := matchIf(strings.Contains(low, "self-host"), selfHost, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
 		r.decision(item{kind: "decision", text: "Self-host " + s[m[2]:m[3]], change: change || m[4] >= 0})
+		return
+	}
+	// "Outputs go to the analytics schema, never to the production
+	// database": where things go, and where they never go.
+	if m := matchIf(strings.Contains(low, ", never "), goNever, low); m != nil && !hedge.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(s[:m[9]])})
+		r.add(item{kind: "constraint", text: capitalise(s[m[2]:m[3]]) + ": " + s[m[9]+2:]}) // "Outputs: never to the production database"
+		return
+	}
+	// "Dates are always UTC in the API and ISO 8601 in JSON": one rule
+	// for each place.
+	if m := matchIf(strings.Contains(low, " always ") && strings.Contains(low, " and "), alwaysEach, low); m != nil && !hedge.MatchString(low) {
+		head := capitalise(s[m[2]:m[3]]) + " " + s[m[4]:m[5]] + " always "
+		r.add(item{kind: "constraint", text: head + s[m[6]:m[7]] + " in " + s[m[8]:m[9]]})
+		r.add(item{kind: "constraint", text: head + s[m[10]:m[11]] + " in " + s[m[12]:m[13]]})
 		return
 	}
 	// "use CSS grid not flexbox": the comma left out.

@@ -2093,3 +2093,18 @@ func TestMarkersNoAnswersTheLastQuestion(t *testing.T) {
 		t.Errorf("the offer before the last question was turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// Two rules said as one sentence are two rules: where things go and where
+// they never go, and one "always" for each place.
+func TestMarkersTwoRulesInOne(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Backups go to the offsite bucket, never to the app server.", []string{"Backups go to the offsite bucket", "Backups: never to the app server"}, nil, nil),
+		says("Amounts are always cents in the database and decimal strings in JSON.",
+			[]string{"Amounts are always cents in the database", "Amounts are always decimal strings in JSON"}, nil, nil),
+		// A report, not a rule.
+		says("maybe logs go to stdout, never to files? not sure", nil, []string{"logs"}, nil),
+	})
+	if n := len(c.Constraints); n != 4 {
+		t.Errorf("%d rules, want 4:\n%s", n, capsule.Render(c))
+	}
+}
