@@ -106,6 +106,9 @@ var (
 	stepNotYet = mustPattern(`^(?:don'?t|do not|no need to)\s+(.+?)\s+(?:yet|for now|right away|in this pass)\b`)
 )
 
+// maxPlanChanges bounds the parts of a reply read as changes to a plan.
+const maxPlanChanges = 16
+
 // planAccepted reads a reply that accepts a proposed plan with changes:
 // the plan as changed, and what else the reply settles. nil when the
 // reply is no such acceptance or the assistant proposed no plan.
@@ -124,7 +127,10 @@ func planAccepted(reply, prev string) []item {
 	}
 	steps := slices.Clone(prop[0].steps)
 	var rest []item
-	for _, part := range strings.Split(strings.TrimRight(t[m[2]:], ".! "), ", ") {
+	// A reply names a few changes; what follows the sixteenth comma is
+	// read as one part, as any sentence is, so a reply made of thousands
+	// of parts is not read part by part.
+	for _, part := range strings.SplitN(strings.TrimRight(t[m[2]:], ".! "), ", ", maxPlanChanges) {
 		lp := lower(strings.TrimSpace(part))
 		switch {
 		case stepBefore.MatchString(lp):
