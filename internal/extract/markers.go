@@ -128,6 +128,7 @@ func markerOps(in Input) []map[string]any {
 	var ops []map[string]any
 	content := contentWords{}
 	for _, t := range userTurns(in) {
+		accepted := accepts(t.text)
 		// Numbered answers to the assistant's numbered questions are read
 		// against their questions; any other turn is read on its own.
 		items := numberedAnswers(t.text, t.prev)
@@ -141,7 +142,7 @@ func markerOps(in Input) []map[string]any {
 			if len(items) == 0 {
 				items = readTurn(t.text)
 			}
-			if len(items) == 0 && accepts(t.text) {
+			if len(items) == 0 && accepted {
 				// "Sounds good, go ahead": what the assistant proposed just
 				// before is what the user settled.
 				items = proposed(t.prev)
@@ -161,7 +162,7 @@ func markerOps(in Input) []map[string]any {
 				items = yesHow(t.text, t.prev)
 			}
 		}
-		if !accepts(t.text) {
+		if !accepted {
 			// "nah, too much surface area for two clients": the option
 			// the assistant offered, turned down.
 			items = append(items, declined(t.text, t.prev, items)...)
@@ -494,7 +495,13 @@ func findDropped(act []active, retired map[int]bool, it item) int {
 	if i := findChoice(act, retired, it.text); i >= 0 {
 		return i
 	}
-	f := strings.Fields(it.text)
+	return droppedByName(act, retired, it.text)
+}
+
+// droppedByName returns the active decision whose option a turned-down
+// text names first, the rest only saying where it is used, or -1.
+func droppedByName(act []active, retired map[int]bool, text string) int {
+	f := strings.Fields(text)
 	if len(f) < 2 || !isNamed(f[0]) || !droppedTail.MatchString(lower(strings.Join(f[1:], " "))) {
 		return -1
 	}
@@ -713,10 +720,13 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 	for _, it := range items {
 		switch it.kind {
 		case "reject":
-			if k := findDropped(act, nil, it); k >= 0 && retired[k] && findChoice(act, nil, it.text) < 0 {
-				continue // "drop gRPC between those two, plain HTTP+JSON …": replaced already
+			i := findChoice(act, nil, it.text)
+			if i < 0 {
+				if k := droppedByName(act, nil, it.text); k >= 0 && retired[k] {
+					continue // "drop gRPC between those two, plain HTTP+JSON …": replaced already
+				}
 			}
-			if i := findChoice(act, nil, it.text); i >= 0 && (act[i].op < 0 || act[i].turn != turn) {
+			if i >= 0 && (act[i].op < 0 || act[i].turn != turn) {
 				if !retired[i] {
 					withdraw(i, "")
 					if rest := otherChoices(act[i].text, it.text); len(rest) > 0 {
