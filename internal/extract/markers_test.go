@@ -1812,13 +1812,16 @@ func TestMarkersChangesLate(t *testing.T) {
 		gone     []string // decisions no longer active
 		active   []string // in the active part after the turn
 		rejected []string
+		// notListed: not in the rejected part (a drop the replacement
+		// already covers is not listed again in the user's words).
+		notListed []string
 	}{
 		{prev: []string{"Use MySQL for the billing database", "Use RabbitMQ for billing events", "Use gin for HTTP routing"},
 			said: "Let's move billing events from RabbitMQ to Kafka, the data team needs replay.",
 			gone: []string{"RabbitMQ"}, active: []string{"Kafka", "MySQL", "gin"}},
 		{prev: []string{"Use Thrift between the gateway and the search service", "Use MySQL for the search index metadata"},
 			said: "drop Thrift between those two, plain HTTP+JSON is enough at this volume",
-			gone: []string{"Thrift"}, active: []string{"HTTP+JSON", "MySQL"}},
+			gone: []string{"Thrift"}, active: []string{"HTTP+JSON", "MySQL"}, notListed: []string{"between those two"}},
 		{prev: []string{"Use Nomad for scheduling", "Use Packer for images"},
 			said: "We're not going to need Packer at all, plain Dockerfiles with buildx.",
 			gone: []string{"Packer"}, active: []string{"buildx", "Nomad"}},
@@ -1883,6 +1886,11 @@ func TestMarkersChangesLate(t *testing.T) {
 		for _, w := range tc.rejected {
 			if !strings.Contains(rejected, w) {
 				t.Errorf("%q: %q is not among the rejected:\n%s", tc.said, w, capsule.Render(c))
+			}
+		}
+		for _, w := range tc.notListed {
+			if strings.Contains(rejected, w) {
+				t.Errorf("%q: %q is listed among the rejected:\n%s", tc.said, w, capsule.Render(c))
 			}
 		}
 	}
@@ -2057,6 +2065,7 @@ func TestMarkersProposalsTurnedDown(t *testing.T) {
 		answers("I recommend Datadog for the metrics.", "I don't like Datadog's pricing. Let's self-host Prometheus instead.",
 			[]string{"Self-host Prometheus"}, nil, []string{"Datadog (reason: pricing)"}),
 		answers("I suggest we draw the floor plan in WebGL.", "hard no on WebGL, accessibility matters here", nil, nil, []string{"WebGL"}),
+		answers("I suggest we put the seat map in a canvas instead of SVG.", "hard no on canvas, accessibility matters here", nil, nil, []string{"canvas"}),
 		answers("I'm going to add lefthook with a pre-commit hook running every test.", "lefthook yes, but only lint in the hook",
 			[]string{"Use lefthook", "Only lint in the hook"}, nil, nil),
 		says("earlier I said no to Elasticsearch, but after the search demo I changed my mind, let's use it", []string{"Elasticsearch"}, nil, nil),
@@ -2067,7 +2076,7 @@ func TestMarkersProposalsTurnedDown(t *testing.T) {
 		says("nobody runs the tests anymore lol", nil, []string{"Nobody"}, nil),
 		answers("Should I add Storybook for the design system?", "not now, maybe after the redesign", nil, []string{"Storybook"}, nil),
 	})
-	if _, rejected := sections(t, c); strings.Contains(rejected, "Kysely") || strings.Contains(rejected, "Storybook") || strings.Contains(rejected, "Postgres") {
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Kysely") || strings.Contains(rejected, "Storybook") || strings.Contains(rejected, "Postgres") || strings.Contains(rejected, "SVG") {
 		t.Errorf("an option was turned down that the user did not turn down:\n%s", capsule.Render(c))
 	}
 }
@@ -2106,5 +2115,18 @@ func TestMarkersTwoRulesInOne(t *testing.T) {
 	})
 	if n := len(c.Constraints); n != 4 {
 		t.Errorf("%d rules, want 4:\n%s", n, capsule.Render(c))
+	}
+}
+
+// A reply that accepts a plan is read as a few changes to it: one made
+// of thousands of comma-separated parts is not read part by part.
+func TestPlanAcceptedReadsFewChanges(t *testing.T) {
+	reply := "sounds good, but " + strings.Repeat("use Redis for the cache, ", 2000) + "ok"
+	items := planAccepted(reply, "Here's the plan: 1. add the table 2. write the renderer")
+	if len(items) == 0 || items[0].kind != "plan" {
+		t.Fatalf("the plan was not accepted: %v", items)
+	}
+	if n := len(items) - 1; n > maxPlanChanges {
+		t.Errorf("%d items read from the reply's parts, want at most %d", n, maxPlanChanges)
 	}
 }
