@@ -512,8 +512,10 @@ var (
 	// optionStays: "Sidekiq stays", "Postgres stays as is".
 	optionStays = mustPattern(`^(.{2,30}?)\s+stays(?:\s+as\s+(?:it\s+)?is)?$`)
 	// typedFast: words typed fast for what the reader reads ("nvm").
-	typedFast      = regexp.MustCompile(`(?i)\b(?:nvm|pls|plz|thx|u|ur)\b`)
-	typedFastWords = map[string]string{"nvm": "never mind", "pls": "please", "plz": "please", "thx": "thanks", "u": "you", "ur": "your"}
+	// Not "u" for "you": a one-letter word is as often a name in code
+	// ("u.id"), and a statement keeps the user's words.
+	typedFast      = regexp.MustCompile(`(?i)\b(?:nvm|pls|plz|thx)\b`)
+	typedFastWords = map[string]string{"nvm": "never mind", "pls": "please", "plz": "please", "thx": "thanks"}
 	// bareNot: "pg not mysql", "2 spaces not tabs".
 	bareNot = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+not\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)$`)
 	// optionOnly: "k8s only".

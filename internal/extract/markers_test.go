@@ -2041,6 +2041,7 @@ func TestMarkersTypedFastSession(t *testing.T) {
 		says("vue is fine i guess", []string{"Use vue"}, nil, nil),
 		says("no inline sql unless its a migration", []string{"No inline sql unless its a migration"}, nil, nil),
 		says("can u check the logs?", nil, nil, nil),
+		says("Cap the u.id lookups at 5.", []string{"Cap the u.id lookups at 5"}, nil, nil), // the user's words kept
 		says("ok ship it", nil, nil, nil),
 	})
 	if _, rejected := sections(t, c); strings.Contains(rejected, "fastify") || strings.Contains(rejected, "inline sql") {
