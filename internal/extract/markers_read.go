@@ -453,6 +453,8 @@ var (
 	revisitTail = mustPattern(`\s+(?:—|–|--)\s+(?:(?:and\s+)?(?:we\s+can|we'?ll|we\s+will|we\s+could|can|let'?s|i'?ll)\s+)?(?:revisit|reconsider|re-?evaluate|look at it again|look again)\b[^—–]*$`)
 	// negWord opens what turns something down ("no Cassandra").
 	negWord = mustPattern(`^(?:no|not|never|nor|nothing|none)\b`)
+	// neverOption: "[<choice> — ]never <option>[ again][, <why>]".
+	neverOption = mustPattern(`^(?:(.+?)(?:\s+—\s+|,\s+|;\s+))?never\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2}?)(?:\s+again|\s+ever)?[.!]?(?:(?:,|\s+—)\s+(.+))?$`)
 	// ruleAfterDash: a rule said after a dash, which is no reason.
 	ruleAfterDash = mustPattern(`^(?:(?:nobody|no one|no-one)\s+\w|(?:never|always)\s+\w+\s+\w)`)
 	// onlyWay: "X go through Y only", "nobody runs X by hand".
@@ -1551,6 +1553,23 @@ func (r *reader) sentence(s string) {
 		r.sentence(s[:i])
 		r.sentence(capitalise(strings.TrimSpace(s[i+2:])))
 		return
+	}
+	// "Use Redis — never Memcached", "Use Redis, never Memcached, it bit
+	// us before": the choice, and an option ruled out for good. "never"
+	// before a practice ("…, never floats") stays a rule.
+	if m := matchIf(strings.Contains(low, "never "), neverOption, low); m != nil && (bareOption(s[m[4]:m[5]]) || m[2] >= 0 && len(strings.Fields(s[m[4]:m[5]])) == 1 && isNamed(s[m[4]:m[5]])) {
+		n := len(r.items)
+		if m[2] >= 0 {
+			r.sentence(s[m[2]:m[3]])
+		}
+		if m[2] < 0 || len(r.items) > n || hasChoice(s[m[2]:m[3]]) {
+			why := ""
+			if m[6] >= 0 {
+				why = strings.TrimRight(s[m[6]:m[7]], ". ")
+			}
+			r.add(item{kind: "reject", text: strings.TrimRight(s[m[4]:m[5]], ".! "), why: why})
+			return
+		}
 	}
 	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
 		r.sentence(s[:i])

@@ -2119,6 +2119,23 @@ func TestMarkersTwoRulesInOne(t *testing.T) {
 	}
 }
 
+// "never" before an option's name rules the option out for good, beside
+// the choice it follows; before a practice or a verb it stays a rule.
+func TestMarkersNeverAnOption(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Use Redis for the job queue — never Memcached.", []string{"Redis"}, []string{"Memcached"}, []string{"Memcached"}),
+		says("Let's deploy with Kamal, never Capistrano again, it bit us before.", []string{"Kamal"}, []string{"Capistrano"}, []string{"Capistrano (reason: it bit us before)"}),
+		says("never Mongo again, the migration was hell", nil, []string{"Mongo"}, []string{"Mongo (reason: the migration was hell)"}),
+		// Traps: practices and verbs stay rules, a report settles nothing.
+		says("Money is always int64 minor units, never floats.", []string{"never floats"}, nil, nil),
+		says("Never push to main.", []string{"Never push to main"}, nil, nil),
+		says("We never Dockerized the worker, which is why it fails.", nil, []string{"Dockerized"}, []string{}),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "floats") || strings.Contains(rejected, "push") || strings.Contains(rejected, "Dockerized") {
+		t.Errorf("a practice or a report was turned down:\n%s", capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
