@@ -70,6 +70,7 @@ var (
 	// verbBase reads willVerb's -ing forms, and "do", as the decision's verb.
 	verbBase = map[string]string{"using": "use", "storing": "store", "deploying": "deploy", "hosting": "host", "running": "run",
 		"doing": "use", "do": "use", "writing": "write", "building": "build"}
+	doItIn        = mustPattern(`^(?:it|this|that|them|everything|the rest)\s+(?:in|with)\s+`)
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
 	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now|after all)$`)
 	useImper      = mustPattern(`^use\s+(.+)$`)
@@ -447,7 +448,7 @@ var (
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
 	// fineWith: "i guess X is fine for now", "X is good enough for v1".
-	fineWith = mustPattern(`^(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough|plenty|enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that))?)(?:\s+(?:then|by me|with me))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
+	fineWith = mustPattern(`^(?:(?:on|for|in)\s+[\w.\- ]{1,20},\s+)?(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough|plenty|enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that|for (?:the|our)\s+[\w\- ]{2,30}))?)(?:\s+(?:then|by me|with me))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
 	// again ("— we can revisit once the reports get heavy").
 	revisitTail = mustPattern(`\s+(?:—|–|--)\s+(?:(?:and\s+)?(?:we\s+can|we'?ll|we\s+will|we\s+could|can|let'?s|i'?ll)\s+)?(?:revisit|reconsider|re-?evaluate|look at it again|look again)\b[^—–]*$`)
@@ -455,6 +456,9 @@ var (
 	negWord = mustPattern(`^(?:no|not|never|nor|nothing|none)\b`)
 	// neverOption: "[<choice> — ]never <option>[ again][, <why>]".
 	neverOption = mustPattern(`^(?:(.+?)(?:\s+—\s+|,\s+|;\s+))?never\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2}?)(?:\s+again|\s+ever)?[.!]?(?:(?:,|\s+—)\s+(.+))?$`)
+	// ruleAfterComma: "<choice>, nobody …", "<choice>, <option> only
+	// where …".
+	ruleAfterComma = mustPattern(`^(.+?),\s+(?:(?:nobody|no one|no-one)\s+\w+\s+\w|([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+only\s+(?:where|when|if|unless)\s+\w)`)
 	// ruleAfterDash: a rule said after a dash, which is no reason.
 	ruleAfterDash = mustPattern(`^(?:(?:nobody|no one|no-one)\s+\w|(?:never|always)\s+\w+\s+\w)`)
 	// onlyWay: "X go through Y only", "nobody runs X by hand".
@@ -527,7 +531,7 @@ var (
 	// doFor: "do tf for infra".
 	doFor = mustPattern(`^(?:let'?s\s+)?do\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+for\s+(?:the\s+)?([\w\-/]+(?:\s[\w\-/]+)?)$`)
 	// keepAfterDrop: what stays, said after what is dropped.
-	keepAfterDrop = mustPattern(`^(?:just\s+)?(?:stay|stick|keep|go back|back to|use|go with|stay with|stay on)\b`)
+	keepAfterDrop = mustPattern(`^(?:just\s+)?(?:stay|stick|keep|go back|back to|use|go with|stay with|stay on)\b|^(?:we'?ll|we will|let'?s)\s+(?:use|go with|do it in|write it in|build it in|move to|switch to)\b`)
 	// hardNo: "hard no on canvas, <why>", "no to GraphQL".
 	hardNo = mustPattern(`^(?:a\s+)?(?:hard|big|firm|definite)?\s*no\s+(?:on|to)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)(?:\s*[,;:—–-]+\s*(.+))?$`)
 	// optionYes: "husky yes, but only lint in the hook".
@@ -558,10 +562,13 @@ var (
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
-	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?|(?:are|is|remain|remains)\s+(?:reproducible|deterministic|stable|consistent|comparable|repeatable))\b.*))$`)
+	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the|our)\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:can|could|will|won'?t|doesn'?t|does not)\s+[a-z].*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?|(?:are|is|remain|remains)\s+(?:reproducible|deterministic|stable|consistent|comparable|repeatable))\b.*))$`)
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
+	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
+	// cheaper, but …".
+	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer)(?:\s+\w+)?,?\s+but\s+(.{3,})$`)
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
 	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
@@ -1571,6 +1578,23 @@ func (r *reader) sentence(s string) {
 			return
 		}
 	}
+	// "Releases go through fastlane, nobody uploads a build by hand",
+	// "we go with SwiftUI, UIKit only where SwiftUI can't do it": a choice,
+	// then a rule after the comma — when the first part settles something.
+	if m := matchIf(strings.Contains(low, ", "), ruleAfterComma, low); m != nil && (m[4] < 0 || isNamed(s[m[4]:m[5]])) {
+		n := len(r.items)
+		r.sentence(s[m[2]:m[3]])
+		if len(r.items) > n && settles(r.items[n:]) {
+			rule := capitalise(strings.TrimRight(strings.TrimSpace(s[m[3]+1:]), ". "))
+			if m[4] >= 0 {
+				r.add(item{kind: "constraint", text: rule}) // not the choice's reason
+			} else {
+				r.sentence(rule)
+			}
+			return
+		}
+		r.items = r.items[:n]
+	}
 	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
 		r.sentence(s[:i])
 		r.sentence(capitalise(strings.TrimSpace(s[i+len(" — "):])))
@@ -1646,6 +1670,13 @@ func (r *reader) sentence(s string) {
 			text += s[m[4]:m[5]]
 		}
 		r.decision(item{kind: "decision", text: text})
+		return
+	}
+	// "Hilt for dependency injection. Koin is simpler but we already use
+	// Dagger": the option weighed beside the choice and passed over.
+	if m := matchIf(strings.Contains(low, " but "), betterBut, low); m != nil && len(prevLast) > 0 && bareOption(s[m[2]:m[3]]) &&
+		slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "decision" }) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimPrefix(strings.TrimRight(s[m[4]:m[5]], ". "), "because ")})
 		return
 	}
 	// A reason of its own, for the statement before it.
@@ -1850,6 +1881,32 @@ func productPart(words string) bool {
 	return productParts[last] || len(last) > 3 && strings.HasSuffix(last, "s") && productParts[last[:len(last)-1]] // "game servers"
 }
 
+// qualifiedPart reports whether words name a product part, alone or
+// qualified by where it stands ("networking on Android", "the cache in
+// the worker", "storage for the uploads").
+func qualifiedPart(words string) bool {
+	if productPart(words) {
+		return true
+	}
+	for _, q := range [...]string{" on ", " in ", " for "} {
+		if head, tail, ok := strings.Cut(words, q); ok && productPart(head) && len(strings.Fields(tail)) <= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerPart lower-cases a part's own words and keeps the case of where
+// it stands ("Networking on Android" → "networking on Android").
+func lowerPart(words string) string {
+	for _, q := range [...]string{" on ", " in ", " for "} {
+		if head, tail, ok := strings.Cut(words, q); ok && !productPart(lower(words)) {
+			return lower(head) + q + tail
+		}
+	}
+	return lower(words)
+}
+
 // optionOf reports whether option is a named option for subject ("the
 // database is Postgres", "our queue will be NATS"), not a state ("the
 // frontend is broken") or a culprit ("the problem is Redis").
@@ -1978,7 +2035,11 @@ func (r *reader) statement(s string, change bool) {
 	if m := matchIf(strings.Contains(low, " fine") || strings.Contains(low, " good enough") || strings.Contains(low, " plenty") || strings.Contains(low, " enough"), fineWith, low); m != nil && bareOption(s[m[2]:m[3]]) {
 		if strings.Contains(low, " plenty") || strings.Contains(low, " enough") && !strings.Contains(low, "good enough") {
 			// "react context is plenty for this": why it is used.
-			r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], why: strings.TrimSpace(s[m[3]:])})
+			why := strings.TrimSpace(s[m[3]:])
+			if m[4] == m[5] {
+				why = "" // "URLSession is enough": said as the choice, no reason
+			}
+			r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], why: why})
 			return
 		}
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + s[m[4]:m[5]]})
@@ -2567,10 +2628,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(partIn) && productPart(lower(sub(partIn, 1))) && !troubleWord[lastWord(lower(sub(partIn, 1)))] && !pronounLead.MatchString(lower(sub(partIn, 1))) && categoryOf[lower(sub(partIn, 2))] != "" && !describes.MatchString(low) && (sub(partIn, 3) == "" || reasonLead.MatchString(lower(sub(partIn, 3)))):
 		// Not "errors in Postgres" nor "we keep state in S3".
 		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + lower(sub(partIn, 1)), why: strings.TrimRight(sub(partIn, 3), ". "), change: change})
-	case match(partColonVia) && productPart(lower(sub(partColonVia, 1))) && isNamed(sub(partColonVia, 2)):
+	case match(partColonVia) && qualifiedPart(lower(sub(partColonVia, 1))) && isNamed(sub(partColonVia, 2)):
 		r.decisionBody(capitalise(s), change)
-	case match(partColon) && productPart(lower(sub(partColon, 1))) && isNamed(sub(partColon, 2)):
-		r.decisionBody("Use "+sub(partColon, 2)+" for "+lower(sub(partColon, 1)), change)
+	case match(partColon) && qualifiedPart(lower(sub(partColon, 1))) && isNamed(sub(partColon, 2)):
+		r.decisionBody("Use "+sub(partColon, 2)+" for "+lowerPart(sub(partColon, 1)), change)
 		if rest := sub(partColon, 3); rest != "" {
 			r.statement(capitalise(rest), change) // "…, the API never touches the bytes"
 		}
@@ -2593,6 +2654,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		verb, obj := lower(sub(willVerb, 1)), sub(willVerb, 2)
 		if b, ok := verbBase[verb]; ok {
 			verb = b
+		}
+		if loc := doItIn.FindStringIndex(obj); loc != nil && (verb == "use" || verb == "write" || verb == "build") && isChoiceWord(firstWord(obj[loc[1]:]), false) {
+			verb, obj = "use", obj[loc[1]:] // "we'll do it in Go with chi"
 		}
 		// "Let's use chi for routing and store links in SQLite": two
 		// decisions, each replaceable on its own.

@@ -2136,6 +2136,41 @@ func TestMarkersNeverAnOption(t *testing.T) {
 	}
 }
 
+// A mobile app's session: the platforms' own names, a part qualified by
+// its platform, a choice followed by a rule after its comma, an option
+// weighed beside the choice and passed over, "X is enough", a purpose
+// after ", so", a replacement said as "we'll do it in Go".
+func TestMarkersMobilePlatforms(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("For the Android app we go with Jetpack Compose, XML layouts only where Compose can't do it.",
+			[]string{"Jetpack Compose", "XML layouts only where Compose can't do it"}, nil, nil),
+		says("Caching on iOS: Kingfisher.", []string{"Use Kingfisher for caching on iOS"}, nil, nil),
+		says("Koin for dependency injection. Hilt is nicer but the SDK team already ships Koin.",
+			[]string{"Koin"}, []string{"Hilt"}, []string{"Hilt (reason: the SDK team already ships Koin)"}),
+		answers("Should I add Moya on top of the networking layer?", "URLSession is enough, skip Moya",
+			[]string{"Use URLSession"}, []string{"Moya"}, []string{"Moya"}),
+		says("SwiftData is fine for the drafts.", []string{"Use SwiftData for the drafts"}, nil, nil),
+		says("Builds ship through fastlane, nobody uploads from Xcode by hand.",
+			[]string{"Builds ship through fastlane", "Nobody uploads from Xcode by hand"}, nil, nil),
+		says("Use Ktor for the backend API.", []string{"Ktor"}, nil, nil),
+		says("scrap Ktor for the backend, we'll do it in Go with chi — the team knows Go.",
+			[]string{"Use Go with chi (why: the team knows Go)"}, []string{"Ktor"}, []string{"Ktor"}),
+		says("Let's keep drafts in SwiftData for now.", nil, nil, nil),
+		says("Actually let's move the drafts to GRDB, so the share extension can read them.",
+			[]string{"GRDB for the drafts (why: the share extension can read them)"}, []string{"SwiftData"}, nil),
+		// Traps.
+		says("We'll use Docker Compose locally, Kubernetes only in production.", []string{"Docker Compose"}, nil, nil),
+		says("The build is fine, so let's ship it.", nil, []string{"build"}, nil),
+		says("It crashed again, nobody knows why.", nil, []string{"crashed", "nobody knows"}, nil),
+	})
+	if r := capsule.Render(c); strings.Contains(r, "URLSession (reason") || strings.Contains(r, "Use it in") || strings.Contains(r, "Only in production") {
+		t.Errorf("a choice's own words became its reason, or a part became a rule:\n%s", r)
+	}
+	if !slices.ContainsFunc(c.Constraints, func(k capsule.Constraint) bool { return strings.HasPrefix(k.Text, "XML layouts only where") }) {
+		t.Errorf("the rule after the choice's comma is not a rule of its own:\n%s", capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
