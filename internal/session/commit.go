@@ -266,19 +266,21 @@ func (r *Resolver) commitWrites(ctx context.Context, ref Ref, v *dialect.View) (
 	if ref.ALeg == "" || ref.compaction || ref.Event == EventOutOfBand || ref.Event == EventUnattributed {
 		return nil, nil, nil
 	}
-	hist, turn := ref.hist, ref.Turn
+	hist, turn, heads := ref.hist, ref.Turn, ref.heads
 	if hist == nil { // a Ref not made by Resolve
 		msgs := v.Messages()
-		hist, turn = history(msgs, v.ItemKeys(), v.PrefixIDs()), len(msgs)
+		hist, turn, heads = history(msgs, v.ItemKeys(), v.PrefixIDs()), len(msgs), [2]string{}
 	}
 	if len(hist) == 0 {
 		return nil, nil, nil
 	}
 	p := ref.Principal
 	n := len(hist)
-	headKey := r.key(kindHead, p, string(hist[n-1].chain[:]))
-	prevKey := ""
-	if n >= 2 {
+	headKey, prevKey := heads[0], heads[1]
+	if headKey == "" {
+		headKey = r.key(kindHead, p, string(hist[n-1].chain[:]))
+	}
+	if n >= 2 && prevKey == "" {
 		prevKey = r.key(kindHead, p, string(hist[n-2].chain[:]))
 	}
 	fps, err := r.fingerprints(ctx, ref, hist)
@@ -318,8 +320,16 @@ func (r *Resolver) nextHead(ref Ref, ak, headKey, prevKey string, n, turn int) (
 	if ok && parent == "" {
 		parent = cur.Parent
 	}
+	// The sealed client is the same for the same hint on this A-leg (its
+	// nonce is a MAC of what it seals): the head's own is taken as it is.
+	sealed := ""
+	if ok && ref.Client != "" && ref.Hint != "" && cur.ClientHint == ref.Hint && cur.Client != "" {
+		sealed = cur.Client
+	} else {
+		sealed = r.sealClient(ref.Principal, ref.ALeg, ref.Client)
+	}
 	next := record{ALeg: ref.ALeg, Session: ref.Session, Epoch: ref.Epoch, Norm: n, Turn: turn, Head: headKey, HeadParent: prevKey, Parent: parent,
-		ClientHint: ref.Hint, Client: r.sealClient(ref.Principal, ref.ALeg, ref.Client), Agent: ref.Agent, Seen: r.opt.Now().Unix()}
+		ClientHint: ref.Hint, Client: sealed, Agent: ref.Agent, Seen: r.opt.Now().Unix()}
 	if ok {
 		next.Client, next.Agent = cmp.Or(next.Client, cur.Client), cmp.Or(next.Agent, cur.Agent)
 		// The same head again soon after (a client retry) keeps its time,

@@ -384,7 +384,16 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 	if err := r.gather(ctx, t); err != nil {
 		return Ref{}, err
 	}
-	defer func() { res.fingers, res.capsule = t.fingers, t.capsule }()
+	defer func() {
+		res.fingers, res.capsule = t.fingers, t.capsule
+		// The keys Commit writes under, when the resolution made them.
+		if n := len(hist); n > 0 {
+			res.heads[0] = t.headKeys[n-1]
+			if n > 1 {
+				res.heads[1] = t.headKeys[n-2]
+			}
+		}
+	}()
 	if t.repeatsCompactedHead() {
 		// Not the head's turn again: the next epoch opening with the
 		// same summary and the same first words.

@@ -87,6 +87,7 @@ type Ref struct {
 	hist       []entry               // the normalised history Resolve digested, for Commit
 	fingers    map[string]fingerRead // fingerprint records Resolve read, for Commit
 	capsule    prefetched            // a capsule Resolve read with the lineage
+	heads      [2]string             // head-record keys of hist and of hist less its last entry, when Resolve made them
 }
 
 // prefetched is a capsule record Resolve read in its lineage round trip.
