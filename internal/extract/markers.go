@@ -167,6 +167,7 @@ func markerOps(in Input) []map[string]any {
 			// the assistant offered, turned down.
 			items = append(items, declined(t.text, t.prev, items)...)
 		}
+		items = judgedBeside(items, act, t.text)
 		var skips []item
 		items = slices.DeleteFunc(items, func(it item) bool {
 			if it.kind == "reject" && articleLead.MatchString(lower(it.text)) && pl.find(it.text) > 0 {
@@ -811,6 +812,45 @@ var (
 	markerTurn      = mustPattern(`^\[m(\d+) user\] ?(.*)$`)
 	markerAssistant = mustPattern(`^\[m\d+ assistant\] ?(.*)$`)
 )
+
+// judgedBeside reads "Audio goes through FMOD. Wwise is overkill for a
+// team of three.": a new choice whose reason judges another well-known
+// option badly, an option no active decision holds, turns that option
+// down with the judgement as its reason. When a decision holds it
+// ("Vite it is. Webpack is too slow"), or when the judgement comes first
+// ("Jest is too slow; we'll use Vitest"), it stays the reason of the
+// choice.
+func judgedBeside(items []item, act []active, text string) []item {
+	n, looked := len(items), 0
+	for i := range n {
+		it := &items[i]
+		if it.kind != "decision" || it.why == "" || it.change || it.old != "" || praise.MatchString(lower(it.why)) {
+			continue
+		}
+		if looked++; looked > maxJudgedBeside {
+			break // a turn built of thousands of choices is not searched for each
+		}
+		if w := strings.Index(text, it.why); w <= 0 || !hasChoice(text[:w]) {
+			continue // "Jest is too slow for this repo; we'll use Vitest": the reason, said first
+		}
+		opt, because := judgedOption(it.why, it.text)
+		if opt == "" || !bareOption(opt) || findChoice(act, nil, opt) >= 0 ||
+			slices.ContainsFunc(items[:n], func(o item) bool { return o.kind != "decision" && strings.Contains(lower(o.text), lower(opt)) }) {
+			continue
+		}
+		it.why = ""
+		items = append(items, item{kind: "reject", text: opt, why: strings.TrimRight(because, ". ")})
+	}
+	return items
+}
+
+// maxJudgedBeside bounds the choices of a turn whose reasons are looked
+// up in its text.
+const maxJudgedBeside = 16
+
+// praise: a judgement that speaks well of what it judges ("XGBoost was
+// fine but …"), which turns nothing down.
+var praise = mustPattern(`\b(?:fine|good|great|ok|okay|nice|solid|enough|better|simpler|easier|faster|cheaper)\b`)
 
 // userTurns reads the user's messages out of the prepared transcript:
 // "[mN user] …" lines and their indented continuation lines.

@@ -298,13 +298,19 @@ func choiceReply(reply, prev string) []item {
 			// "RQ. Celery is overkill for three jobs": the reason judges
 			// the other option asked about, which is turned down for it.
 			if other := firstWord(why); other != "" && !strings.EqualFold(other, w) && judgement.MatchString(lower(why)) &&
-				slices.Contains(words(lp), lower(bare(other))) && categoryOf[lower(bare(other))] != "" {
+				slices.Contains(words(lp), lower(bare(other))) && (categoryOf[lower(bare(other))] != "" || askedBeside(lp, lower(bare(other)))) {
 				return []item{{kind: "decision", text: capitalise(choice)}, {kind: "reject", text: bare(other), why: judgedPart(why)}}
 			}
 			return []item{{kind: "decision", text: capitalise(choice), why: why}}
 		}
 	}
 	return nil
+}
+
+// askedBeside reports whether the question q offers w as one side of an
+// "or" ("lockstep or rollback netcode?"), however unknown its name.
+func askedBeside(q, w string) bool {
+	return len(w) >= 3 && !stopWords[w] && (strings.Contains(q, " "+w+" or ") || strings.HasPrefix(q, w+" or ") || strings.Contains(q, " or "+w))
 }
 
 // judgedPart is what a judgement of an option says of it: "overkill for

@@ -62,14 +62,14 @@ var (
 	stickWith   = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+)?(?:stick with|sticking with|stay with|staying with|stay on|staying on|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs        = mustPattern(`^(.{1,40}?)\s+it is(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?$`)
-	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve)\s+(.+)$`)
+	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve|making)\s+(.+)$`)
 	// plainVerbs: willVerb's verbs that state a decision with any object;
 	// the others ("we're running the migration", "let's write a test") only
 	// with a named option ("let's write the worker in Python").
 	plainVerbs = map[string]bool{"use": true, "store": true, "ship": true, "deploy": true, "host": true, "support": true, "adopt": true, "run": true}
 	// verbBase reads willVerb's -ing forms, and "do", as the decision's verb.
 	verbBase = map[string]string{"using": "use", "storing": "store", "deploying": "deploy", "hosting": "host", "running": "run",
-		"doing": "use", "do": "use", "writing": "write", "building": "build"}
+		"doing": "use", "do": "use", "writing": "write", "building": "build", "making": "make"}
 	doItIn        = mustPattern(`^(?:it|this|that|them|everything|the rest)\s+(?:in|with)\s+`)
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
 	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now|after all)$`)
@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+over|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -158,7 +158,7 @@ var (
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|be|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
 	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
-	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?))\s+(?:is|are|=|of)\s+\d`)
+	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?|budgets?|ceilings?)|(?:[\w\-]+\s+)(?:limits?|caps?|targets?))\s+(?:is|are|=|of)\s+\d|^(?:we\s+)?(?:target|aim for)\s+\d[\d.,]*\s*(?:fps|ms|s|seconds|%|rps|qps|req/s|mb|gb|kb)\b`)
 	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
 	// standingImper: "Keep the tests table-driven from now on": an
@@ -195,7 +195,7 @@ var (
 	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed|versioned|tracked|logged|validated|orchestrated|provisioned|monitored|encrypted|hashed|migrated|processed|persisted|trained|evaluated)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+(?:for|on|in|at|by|before|across)\s+.+)?$`)
-	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[\w.\-]+(?:\s[\w.\-]+)?)?$`)
+	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[\w.\-]+(?:\s[\w.\-]+)?)?(?:\s+for\s+(?:now|v1|the mvp|the moment))?$`)
 	// neverIn: "Secrets never go in env files, only in Vault": a rule about
 	// where things go, not a choice of place.
 	neverIn  = mustPattern(`^\S+(?:\s\S+){0,2}?\s+never\s`)
@@ -434,6 +434,9 @@ var (
 	canGo        = mustPattern(`^(.{1,50}?)\s+(?:can go|can be dropped|can be removed|can be cut|isn'?t needed|is not needed|aren'?t needed|are not needed)(?:,\s+(.+?))?[.!]?$`)
 	stepNamed    = mustPattern(`^step \d{1,2}\s*\((.+)\)$`)
 	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|gone|dead|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
+	// someday: a condition that has not come ("if they get big", "once it
+	// grows", "when we outgrow it").
+	someday      = mustPattern(`\s(?:if|once|when|in case)\s+\S+\s+(?:get|gets|grow|grows|become|becomes|hit|hits|outgrow|outgrows|ever)\b`)
 	conditionMid = mustPattern(`\s(?:unless|except|outside of|outside|when|if|until)\s`)
 	dontWant     = mustPattern(`^(?:i|we)\s+(?:don'?t|do not)\s+want\s+(.+?)(?:\s+(?:in|for|anywhere in)\s+(?:this|the|our)\s+.+)?$`)
 	wontCut      = mustPattern(`^(.{1,30}?)\s+(?:won'?t|doesn'?t|does not|will not)\s+cut it$`)
@@ -449,6 +452,8 @@ var (
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
 	// fineWith: "i guess X is fine for now", "X is good enough for v1".
 	fineWith = mustPattern(`^(?:(?:on|for|in)\s+[\w.\- ]{1,20},\s+)?(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough|plenty|enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that|for (?:the|our)\s+[\w\- ]{2,30}))?)(?:\s+(?:then|by me|with me))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
+	// worksFor: "sure, Nakama works", "ok Resend works for us".
+	worksFor = mustPattern(`^(?:sure|ok|okay|yes|yeah|yep|fine|alright)[,!]?\s+(\S+(?:\s\S+)?)\s+works(?:\s+for\s+(?:me|us))?(?:,\s+(.+))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
 	// again ("— we can revisit once the reports get heavy").
 	revisitTail = mustPattern(`\s+(?:—|–|--)\s+(?:(?:and\s+)?(?:we\s+can|we'?ll|we\s+will|we\s+could|can|let'?s|i'?ll)\s+)?(?:revisit|reconsider|re-?evaluate|look at it again|look again)\b[^—–]*$`)
@@ -1737,7 +1742,7 @@ func (r *reader) sentence(s string) {
 	halfHearted := (strings.HasPrefix(low, "i guess ") || strings.HasPrefix(low, "i think ") || strings.HasPrefix(low, "i suppose ") ||
 		strings.HasSuffix(strings.TrimRight(low, ".! "), " i guess") || strings.HasSuffix(strings.TrimRight(low, ".! "), " i think")) && fineWith.MatchString(strings.TrimRight(low, ".! "))
 	if questionLead.MatchString(low) || !halfHearted && hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) ||
-		reported.MatchString(low) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
+		reported.MatchString(low) && reported.MatchString(beforeDash(low)) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
 		}
@@ -2043,6 +2048,14 @@ func (r *reader) statement(s string, change bool) {
 			return
 		}
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + s[m[4]:m[5]]})
+		return
+	}
+	// "sure, Nakama works": the option offered, taken.
+	if m := matchIf(strings.Contains(low, " works"), worksFor, low); m != nil && bareOption(s[m[2]:m[3]]) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]]})
+		if m[4] >= 0 {
+			r.sentence(capitalise(s[m[4]:m[5]]))
+		}
 		return
 	}
 	// "Cap the retries at 5": a limit.
@@ -2488,6 +2501,16 @@ func beforeReason(low string) string {
 	return low
 }
 
+// beforeDash is low up to its first " — ", which sets off a reason or a
+// remark: a history told there ("— the licensing mess last year was
+// enough") does not make the choice before it a report.
+func beforeDash(low string) string {
+	if i := strings.Index(low, " — "); i > 0 {
+		return low[:i]
+	}
+	return low
+}
+
 // guessedReason: a reason given as a guess after what is settled.
 var guessedReason = mustPattern(`,\s+(?:i think|i guess|i suspect|probably because)\s+(?:it|that|this|they|the)\b`)
 
@@ -2585,6 +2608,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		body, remark := cutOldRemark(body, old) // "…, Jest chokes on ESM"
 		body, why := splitReason(body)          // "…, we don't need the extra moving parts"
 		r.decision(item{kind: "decision", text: "Use " + body + " instead of " + old, old: old, why: firstNonEmpty(why, remark), change: true})
+	case match(switchTo) && someday.MatchString(low):
+		// "we'll switch to a binary format if they get big": a change for
+		// a day that may come, not made.
+		return false
 	case match(switchTo) && releaseBump.MatchString(low):
 		// "bump the version to 1.4.2": a release, not a choice.
 		return false
@@ -2650,13 +2677,15 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 	case match(itIs):
 		r.decisionBody("Use "+sub(itIs, 1), change)
-	case match(willVerb) && (plainVerbs[lower(sub(willVerb, 1))] || namesChoice(lower(sub(willVerb, 1)), sub(willVerb, 2))) && !rollOwn.MatchString(low):
+	case match(willVerb) && (plainVerbs[lower(sub(willVerb, 1))] || namesChoice(lower(sub(willVerb, 1)), sub(willVerb, 2)) || inChoice(sub(willVerb, 2))) && !rollOwn.MatchString(low):
 		verb, obj := lower(sub(willVerb, 1)), sub(willVerb, 2)
 		if b, ok := verbBase[verb]; ok {
 			verb = b
 		}
-		if loc := doItIn.FindStringIndex(obj); loc != nil && (verb == "use" || verb == "write" || verb == "build") && isChoiceWord(firstWord(obj[loc[1]:]), false) {
-			verb, obj = "use", obj[loc[1]:] // "we'll do it in Go with chi"
+		if loc := doItIn.FindStringIndex(obj); loc != nil && (verb == "use" || verb == "write" || verb == "build" || verb == "make") && inChoice(obj) {
+			verb, obj = "use", obj[loc[1]:] // "we'll do it in Go with chi", "we're making this in Godot 4"
+		} else if verb == "make" {
+			return false // "we're making progress"
 		}
 		// "Let's use chi for routing and store links in SQLite": two
 		// decisions, each replaceable on its own.
@@ -2858,6 +2887,13 @@ func (r *reader) partDecision(s string, change bool) {
 // Python", "the flags in a YAML file", "hosting it on Render") or done
 // in-house ("call the Stripe API ourselves"); not "build the Docker image",
 // "put it in the README".
+// inChoice reports whether obj is "it in <option>" ("we'll do it in Go
+// with chi", "we're making this in Godot 4").
+func inChoice(obj string) bool {
+	loc := doItIn.FindStringIndex(obj)
+	return loc != nil && isChoiceWord(firstWord(obj[loc[1]:]), false)
+}
+
 func namesChoice(verb, obj string) bool {
 	f := strings.Fields(obj)
 	if b, ok := verbBase[verb]; ok {

@@ -2171,6 +2171,35 @@ func TestMarkersMobilePlatforms(t *testing.T) {
 	}
 }
 
+// A game's session: engine and middleware names, "we're making this in
+// X", an option judged badly after the choice (turned down) or before it
+// (the choice's reason), the other side of an "or" question judged in
+// the answer, budgets and targets as rules, a history told after a dash,
+// "sure, X works", a switch for a day that may come.
+func TestMarkersGameSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("We're making this in Bevy, not Unreal — the C++ build times last year were brutal.",
+			[]string{"Bevy"}, []string{"Unreal"}, []string{"Unreal"}),
+		says("Physics goes through Rapier. PhysX is overkill for a 2D game.",
+			[]string{"Rapier"}, []string{"PhysX"}, []string{"PhysX (reason: overkill for a 2D game)"}),
+		says("Wwise is too heavy for us; we'll use FMOD.", []string{"FMOD (why: Wwise is too heavy for us)"}, nil, nil),
+		answers("Should the replays store inputs or snapshots?", "inputs. snapshots are way too big for 20 minute matches",
+			[]string{"nputs"}, []string{"snapshots"}, []string{"snapshots (reason:"}),
+		says("The memory budget is 2 GB on the handheld, no exceptions.", []string{"The memory budget is 2 GB on the handheld"}, nil, nil),
+		says("Target 30 fps on the handheld.", []string{"Target 30 fps on the handheld"}, nil, nil),
+		answers("I could use Colyseus for the match rooms.", "sure, Colyseus works", []string{"Use Colyseus"}, nil, nil),
+		says("Save files are JSON for now, we'll switch to a binary format if they get big.",
+			[]string{"Use JSON for save files"}, []string{"binary format"}, nil),
+		// Traps.
+		says("XGBoost was fine but the new model trains faster.", nil, []string{"XGBoost"}, nil),
+		says("The profiler says the frame takes 21 ms with 300 sprites.", nil, []string{"21 ms"}, nil),
+		says("ok, the build works now", nil, []string{"build"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Wwise") || strings.Contains(rejected, "XGBoost") || strings.Contains(rejected, "binary") {
+		t.Errorf("a reason said first, praise or a someday switch turned something down:\n%s", capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
