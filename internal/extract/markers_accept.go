@@ -401,7 +401,8 @@ func declined(reply, prev string, items []item) []item {
 	}
 	t := strings.TrimSpace(unwrapArgs(reply))
 	lt := lower(t)
-	if hedge.MatchString(lt) || strings.Contains(t, "?") || questionLead.MatchString(lt) || keepWord.MatchString(lt) {
+	judged := judgedIn(t, opt)
+	if hedge.MatchString(lt) || strings.Contains(t, "?") || questionLead.MatchString(lt) || keepWord.MatchString(lt) && judged == "" {
 		return nil // "no, we keep Prisma": what stays, not a ban on the offer
 	}
 	decided := settles(items)
@@ -414,15 +415,33 @@ func declined(reply, prev string, items []item) []item {
 		return []item{{kind: "reject", text: opt, why: why}}
 	case decided && !slices.ContainsFunc(items, func(it item) bool { return it.kind == "decision" && strings.Contains(lower(it.text), lower(opt)) }):
 		// The option judged in a sentence of its own, another chosen.
-		for _, sent := range strings.Split(t, ". ") {
-			ls := lower(sent)
-			if slices.ContainsFunc(words(ls), func(w string) bool { return stem(w) == stem(lower(opt)) }) && (reasonish.MatchString(ls) || judgement.MatchString(ls) || limitWord.MatchString(ls)) {
-				return []item{{kind: "reject", text: opt, why: strings.TrimRight(strings.TrimLeft(strings.TrimPrefix(sent, "hmm"), ", "), ". ")}}
-			}
+		if judged != "" {
+			return []item{{kind: "reject", text: opt, why: judged}}
 		}
 	}
 	return nil
 }
+
+// judgedIn returns the sentence of reply that names opt and judges it
+// ("no, Casbin's model files are hard to review"), without its lead-in;
+// "" when none does.
+func judgedIn(reply, opt string) string {
+	for _, sent := range strings.Split(reply, ". ") {
+		if loc := replyLead.FindStringIndex(lower(sent)); loc != nil {
+			sent = sent[loc[1]:]
+		}
+		ls := lower(sent)
+		names := slices.ContainsFunc(words(ls), func(w string) bool { return stem(strings.TrimSuffix(w, "'s")) == stem(lower(opt)) })
+		if names && (reasonish.MatchString(ls) || judgement.MatchString(ls) || limitWord.MatchString(ls)) {
+			return strings.TrimRight(sent, ". ")
+		}
+	}
+	return ""
+}
+
+// replyLead: the word a reply opens with before its judgement ("no,
+// Casbin's model files are hard to review", "hmm, …").
+var replyLead = mustPattern(`^(?:no|nope|nah|hmm+)[,.!]?\s+`)
 
 // keepWord: a reply about keeping what is there.
 var keepWord = mustPattern(`\b(?:keep|keeping|stay|staying|stick|sticking)\b`)

@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -452,6 +452,14 @@ var (
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
 	// fineWith: "i guess X is fine for now", "X is good enough for v1".
 	fineWith = mustPattern(`^(?:(?:on|for|in)\s+[\w.\- ]{1,20},\s+)?(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough|plenty|enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that|for (?:the|our)\s+[\w\- ]{2,30}))?)(?:\s+(?:then|by me|with me))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
+	// tryingWith: what is done with an option that is no choice of it
+	// ("struggling with Redis", "experimenting with Bun").
+	tryingWith = mustPattern(`^(?:still\s+)?(?:struggling|fighting|dealing|debugging|having|playing|experimenting|messing|tinkering|working|helping|starting|done|stuck|trouble|issues|problems|help)\b`)
+	// activityWith: "<activity> with <option>[ in <place>]".
+	activityWith = mustPattern(`^([a-z][\w\-]*(?:\s[\w\-]+){0,2}?)\s+with\s+(\S+)(?:\s+(?:in|on|for)\s+[\w\-]+(?:\s[\w\-]+)?)?$`)
+	// doneWith: "Passwords are hashed with argon2id", "tokens are signed
+	// with EdDSA".
+	doneWith = mustPattern(`^(?:(?:the|our|all)\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:hashed|encrypted|signed|compressed|serialized|encoded|validated|parsed)\s+with\s+(\S+)$`)
 	// worksFor: "sure, Nakama works", "ok Resend works for us".
 	worksFor = mustPattern(`^(?:sure|ok|okay|yes|yeah|yep|fine|alright)[,!]?\s+(\S+(?:\s\S+)?)\s+works(?:\s+for\s+(?:me|us))?(?:,\s+(.+))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
@@ -460,7 +468,9 @@ var (
 	// negWord opens what turns something down ("no Cassandra").
 	negWord = mustPattern(`^(?:no|not|never|nor|nothing|none)\b`)
 	// neverOption: "[<choice> — ]never <option>[ again][, <why>]".
-	neverOption = mustPattern(`^(?:(.+?)(?:\s+—\s+|,\s+|;\s+))?never\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2}?)(?:\s+again|\s+ever)?[.!]?(?:(?:,|\s+—)\s+(.+))?$`)
+	neverOption = mustPattern(`^(?:(.+?)(?:\s+—\s+|,\s+|;\s+))?never\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2}?)(?:\s+(?:for|in|on)\s+[\w\- ]{1,30}?)?(?:\s+again|\s+ever)?[.!]?(?:(?:,|\s+—)\s+(.+))?$`)
+	// withAsRole: "<choice>, with <option> as the fallback".
+	withAsRole = mustPattern(`^(.+?),\s+with\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2}?)\s+as\s+(?:the\s+|a\s+|our\s+)?(fallback|backup|default|second factor|secondary|failover)[.!]?$`)
 	// ruleAfterComma: "<choice>, nobody …", "<choice>, <option> only
 	// where …".
 	ruleAfterComma = mustPattern(`^(.+?),\s+(?:(?:nobody|no one|no-one)\s+\w+\s+\w|([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+only\s+(?:where|when|if|unless)\s+\w)`)
@@ -554,8 +564,13 @@ var (
 	alwaysEach = mustPattern(`^((?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?)\s+(are|is)\s+always\s+(.{1,30}?)\s+in\s+(.{2,30}?)\s+and\s+(.{1,30}?)\s+in\s+(.{2,30})$`)
 	// amountFor: an amount set for a part ("10 s for the upstream API").
 	amountFor = mustPattern(`^(?:and\s+)?\d[\d.,]*\s*(?:[a-z%/]+\s+){0,2}for\s+(?:the\s+|our\s+|all\s+|each\s+|every\s+)?[\w\-/ ]{2,40}$`)
+	// propertyRule: what data or a part must be, in a review's words:
+	// "PII is encrypted at rest with per-tenant keys", "the audit log is
+	// append-only", "TLS 1.2 minimum everywhere", "every admin action
+	// lands in the audit log".
+	propertyRule = mustPattern(`^(?:(?:the|our|all|every|each)\s+)?[\w\- ]{1,30}?\s+(?:is|are|must be|should be|stays?|remains?)\s+(?:(?:encrypted|signed|redacted|masked|hashed)\s+(?:at rest|in transit|everywhere|before|on)\b|(?:append-only|read-only|immutable|write-once)\b)|^[\w.\-+#]{1,20}\s+v?\d[\w.]*\s+(?:minimum|min|or later|or newer|and up)\b|^(?:every|all|each)\s+[\w\- ]{1,30}?\s+(?:lands?|goes|go|is written|are written|is logged|are logged)\s+(?:in|into|to)\s+(?:the\s+)?[\w\-]+`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
-	capAt = mustPattern(`^(?:please\s+)?(?:cap|limit)\s+(?:the\s+|our\s+|all\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?\s+at\s+\d[\w.,%/]*(?:\s+[a-z/]+){0,3}$`)
+	capAt = mustPattern(`^(?:please\s+)?(?:cap|limit|rate-limit|rate limit|throttle)\s+(?:the\s+|our\s+|all\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?\s+(?:at|to)\s+\d[\w.,%/]*(?:\s+[a-z/]+){0,3}?(?:\s+per\s+[a-z]+){0,2}$`)
 	// checkOn: a check or mode switched on ("mypy strict mode on for the
 	// whole package", "TypeScript strict mode on everywhere").
 	checkOn = mustPattern(`^(?:[\w.\-+]+\s+){0,3}?(?:strict(?:\s+mode)?|[\w\-]+\s+mode|[\w\-]+\s+checks?|linting|type[- ]?checking|race detector)\s+(?:on|enabled|turned on|always on)(?:\s+(?:for|in|across)\s+.+|\s+everywhere)?$`)
@@ -1566,6 +1581,12 @@ func (r *reader) sentence(s string) {
 		r.sentence(capitalise(strings.TrimSpace(s[i+2:])))
 		return
 	}
+	// "Passwords are hashed with argon2id": how a part is done, by a
+	// well-known option, is that option chosen.
+	if m := matchIf(strings.Contains(low, " with "), doneWith, low); m != nil && isNamed(strings.Trim(s[m[2]:m[3]], ".,")) {
+		r.decision(item{kind: "decision", text: capitalise(s)})
+		return
+	}
 	// "Use Redis — never Memcached", "Use Redis, never Memcached, it bit
 	// us before": the choice, and an option ruled out for good. "never"
 	// before a practice ("…, never floats") stays a rule.
@@ -1582,6 +1603,17 @@ func (r *reader) sentence(s string) {
 			r.add(item{kind: "reject", text: strings.TrimRight(s[m[4]:m[5]], ".! "), why: why})
 			return
 		}
+	}
+	// "We'll support passkeys, with TOTP as the fallback": a second
+	// choice, for the role it is given.
+	if m := matchIf(strings.Contains(low, " as "), withAsRole, low); m != nil && isNamed(s[m[4]:m[5]]) {
+		n := len(r.items)
+		r.sentence(s[m[2]:m[3]])
+		if len(r.items) > n && settles(r.items[n:]) {
+			r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " as the " + s[m[6]:m[7]]})
+			return
+		}
+		r.items = r.items[:n]
 	}
 	// "Releases go through fastlane, nobody uploads a build by hand",
 	// "we go with SwiftUI, UIKit only where SwiftUI can't do it": a choice,
@@ -2058,6 +2090,13 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	// "Dependency scanning with Trivy in CI", "formatting with prettier":
+	// an activity and the well-known option it is done with.
+	if m := matchIf(strings.Contains(low, " with "), activityWith, low); m != nil && categoryOf[lower(strings.Trim(s[m[4]:m[5]], ".,"))] != "" &&
+		strings.HasSuffix(lower(s[m[2]:m[3]]), "ing") && !pronounLead.MatchString(low) && !tryingWith.MatchString(low) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + lower(s[m[2]:m[3]])})
+		return
+	}
 	// "Cap the retries at 5": a limit.
 	// "Deploys go through the GitHub Actions workflow only", "nobody runs
 	// fly deploy by hand": the one way something is done.
@@ -2065,7 +2104,7 @@ func (r *reader) statement(s string, change bool) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
-	if m := matchIf(strings.HasPrefix(low, "cap ") || strings.HasPrefix(low, "limit ") || strings.HasPrefix(low, "please "), capAt, low); m != nil {
+	if m := matchIf(strings.HasPrefix(low, "cap ") || strings.HasPrefix(low, "limit ") || strings.HasPrefix(low, "rate") || strings.HasPrefix(low, "throttle ") || strings.HasPrefix(low, "please "), capAt, low); m != nil {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
@@ -3405,7 +3444,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
 		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low) && !allNot.MatchString(low) && !comparative.MatchString(low),
-		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low),
+		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low), propertyRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		supportRule.MatchString(low), minVersion.MatchString(low) && !strings.Contains(low, "viable"), practiceRule.MatchString(low) && !allNot.MatchString(low),
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),

@@ -2200,6 +2200,31 @@ func TestMarkersGameSession(t *testing.T) {
 	}
 }
 
+// A security review's words: "hashed with X, never Y for …", a second
+// choice "as the fallback", properties data must have, a version floor,
+// a rate limit, an activity done with a tool, an offer turned down by a
+// judgement of it beside what stays.
+func TestMarkersSecurityReview(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Tokens are signed with EdDSA, never HS256 for anything public.", []string{"Tokens are signed with EdDSA"}, []string{"HS256"}, []string{"HS256"}),
+		says("We'll support passkeys, with YubiKey as the fallback.", []string{"passkeys", "Use YubiKey as the fallback"}, nil, nil),
+		says("Backups are encrypted at rest with keys in KMS.", []string{"Backups are encrypted at rest"}, nil, nil),
+		says("The event store is append-only.", []string{"The event store is append-only"}, nil, nil),
+		says("Postgres 15 minimum in every environment.", []string{"Postgres 15 minimum"}, nil, nil),
+		says("Rate-limit the reset endpoint to 3 attempts per hour per account.", []string{"Rate-limit the reset endpoint to 3 attempts per hour per account"}, nil, nil),
+		says("Secret scanning with gitleaks in CI.", []string{"Use gitleaks for secret scanning"}, nil, nil),
+		answers("I could use Cerbos for the policy checks instead.", "no, Cerbos's policies are hard to review. stay with OpenFGA",
+			[]string{"OpenFGA"}, []string{"Cerbos"}, []string{"Cerbos"}),
+		// Traps.
+		answers("I could switch us to Drizzle.", "no, we keep Prisma, the slowness is fine", nil, []string{"Drizzle"}, nil),
+		says("struggling with Redis again today", nil, []string{"Redis"}, nil),
+		says("Please run the migrations with goose on my machine.", nil, []string{"goose"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Drizzle") || strings.Contains(rejected, "Prisma") {
+		t.Errorf("a reply that keeps what is there turned something down:\n%s", capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
