@@ -158,7 +158,7 @@ var (
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|be|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
 	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
-	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?|budgets?|ceilings?)|(?:[\w\-]+\s+)(?:limits?|caps?|targets?))\s+(?:is|are|=|of)\s+\d|^(?:we\s+)?(?:target|aim for)\s+\d[\d.,]*\s*(?:fps|ms|s|seconds|%|rps|qps|req/s|mb|gb|kb)\b`)
+	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?|budgets?|ceilings?)|(?:[\w\-]+\s+)(?:limits?|caps?|targets?))\s+(?:is|are|=|of)\s+\d|^(?:we\s+)?(?:target|aim for)\s+\d[\d.,]*\s*(?:fps|ms|s|seconds|%|rps|qps|req/s|mb|gb|kb)\b|^\d[\d.,]*\s*(?:ms|s|px|rem|kb|mb|%|fps)\s+(?:max|maximum|min|minimum|tops|at most)\b`)
 	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
 	// standingImper: "Keep the tests table-driven from now on": an
@@ -219,7 +219,7 @@ var (
 	// every service": a well-known option, what it makes, and where.
 	namedEach   = mustPattern(`^([\w.\-+/]+)\s+[\w\-]+\s+for\s+(?:each|every|all)\s+[\w\-]+(?:\s[\w\-]+)?$`)
 	partVia     = mustPattern(`^([\w\-/ ]{1,30}?)\s+(through|via|on)\s+(\S+(?:\s\S+)?)(?:,\s.*)?$`)
-	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$`)
+	supportRule = mustPattern(`^(?:we\s+)?(?:only\s+)?support\s+\S.*?\s+(?:and up|and above|and later|and newer|or later|or newer)(?:\s+only)?$|^(?:we\s+)?support\s+\S.*\s+only$|^(?:we\s+)?(?:only\s+)?support\s+the\s+(?:last|latest|current)\s+(?:two|three|four|\d+)\s+(?:major\s+)?(?:versions?|releases?)\b|^(?:always\s+)?(?:respect|honou?r)\s+\S+`)
 	// minVersion: "Python 3.12 is the minimum", "Node 20 is the oldest we
 	// support".
 	minVersion = mustPattern(`^(?:[\w.\-+# ]{1,20}?\s+v?\d[\w.]*\s+is\s+(?:the\s+|our\s+)?(?:minimum|min|baseline|floor|lowest (?:we support|supported)|oldest (?:we support|supported))\b|[\w.\-+#]{1,20}(?:\s[\w.\-+#]{1,20})?\s+v?\d[\w.]*\s+(?:minimum|at (?:the )?minimum|or (?:later|newer|above|higher))[.!]?$|(?:the\s+|our\s+)?(?:msrv|minimum supported [\w.]+ version)\s+is\s+v?\d)`)
@@ -469,6 +469,14 @@ var (
 	negWord = mustPattern(`^(?:no|not|never|nor|nothing|none)\b`)
 	// neverOption: "[<choice> — ]never <option>[ again][, <why>]".
 	neverOption = mustPattern(`^(?:(.+?)(?:\s+—\s+|,\s+|;\s+))?never\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2}?)(?:\s+(?:for|in|on)\s+[\w\- ]{1,30}?)?(?:\s+again|\s+ever)?[.!]?(?:(?:,|\s+—)\s+(.+))?$`)
+	// plainInstead: "plain CSS transitions", "just cron", "vanilla JS",
+	// said as what is used after an option is turned down.
+	plainInstead = mustPattern(`^(?:just|plain|vanilla|simple)\s+[\w.\-+#]+(?:\s[\w.\-+#]+){0,2}[.!]?$`)
+	// throughVerb: a verb before "through", which makes the sentence a
+	// rule of where things go ("Tokens go through the vault agent").
+	throughVerb = mustPattern(`\b(?:go|goes|went|flow|flows|run|runs|come|comes|pass|passes|route|routes|ship|ships|deploy|deploys|happen|happens|move|moves|land|lands|get|gets|sync|syncs|talk|talks|send|sends|is|are|was|were)$`)
+	// partThrough: "dark mode through CSS variables on :root[, …]".
+	partThrough = mustPattern(`^([a-z][\w\-]*(?:\s[\w\-]+)?)\s+(?:through|via)\s+([\w.\-+#]+(?:\s[\w.\-+#]+){0,2}?)(?:\s+(?:on|in|at)\s+\S+)?(?:,\s+(.+))?$`)
 	// withAsRole: "<choice>, with <option> as the fallback".
 	withAsRole = mustPattern(`^(.+?),\s+with\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+){0,2}?)\s+as\s+(?:the\s+|a\s+|our\s+)?(fallback|backup|default|second factor|secondary|failover)[.!]?$`)
 	// ruleAfterComma: "<choice>, nobody …", "<choice>, <option> only
@@ -1585,6 +1593,23 @@ func (r *reader) sentence(s string) {
 	// well-known option, is that option chosen.
 	if m := matchIf(strings.Contains(low, " with "), doneWith, low); m != nil && isNamed(strings.Trim(s[m[2]:m[3]], ".,")) {
 		r.decision(item{kind: "decision", text: capitalise(s)})
+		return
+	}
+	// "no framer motion, it's 30 KB for two fades. plain CSS transitions":
+	// what is used instead of the option just turned down.
+	if m := matchIf(len(prevLast) > 0, plainInstead, low); m != nil && hasChoice(s) &&
+		slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "reject" }) {
+		r.decision(item{kind: "decision", text: "Use " + strings.TrimRight(s, ".! ")})
+		return
+	}
+	// "Dark mode through CSS variables, no ThemeProvider": a part and the
+	// option it is done through, with no verb.
+	if m := matchIf(strings.Contains(low, " through ") || strings.Contains(low, " via "), partThrough, low); m != nil && isNamed(s[m[4]:m[5]]) && !stopWords[lower(firstWord(s))] &&
+		!throughVerb.MatchString(low[m[2]:m[3]]) && !hasChoice(s[m[2]:m[3]]) && !slices.ContainsFunc(strings.Fields(low[m[4]:m[5]]), func(w string) bool { return stopWords[w] }) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + lower(s[m[2]:m[3]])})
+		if m[6] >= 0 {
+			r.sentence(capitalise(s[m[6]:m[7]]))
+		}
 		return
 	}
 	// "Use Redis — never Memcached", "Use Redis, never Memcached, it bit

@@ -52,7 +52,11 @@ var categories = map[string][]string{
 	"hosting":       {"heroku", "render", "fly.io", "vercel", "netlify", "railway", "cloudflare", "aws", "gcp", "azure", "digitalocean", "hetzner", "linode"},
 	"iac":           {"terraform", "tf", "pulumi", "cloudformation", "cdk", "ansible", "opentofu", "crossplane", "terragrunt"},
 	"auth":          {"jwt", "oauth", "oauth2", "saml", "paseto", "keycloak", "auth0", "sessions"},
-	"styling":       {"tailwind", "bootstrap", "sass", "styled-components", "css"},
+	"styling":       {"tailwind", "bootstrap", "sass", "styled-components", "css", "vanilla-extract", "emotion", "stitches", "linaria", "css-modules", "unocss"},
+	"motion-lib":    {"framer-motion", "gsap", "lottie", "motion-one", "react-spring"},
+	"ui-docs":       {"storybook", "ladle", "histoire"},
+	"visual-tests":  {"chromatic", "percy", "applitools", "backstopjs"},
+	"icons":         {"lucide", "heroicons", "phosphor", "fontawesome", "tabler"},
 	"search":        {"elasticsearch", "opensearch", "meilisearch", "typesense", "algolia", "solr", "vespa", "qdrant", "weaviate", "pinecone", "milvus", "pgvector", "chroma"},
 	"metrics":       {"prometheus", "datadog", "grafana", "opentelemetry", "sentry", "posthog", "honeycomb", "newrelic", "jaeger", "tempo", "loki", "mixpanel", "amplitude", "plausible"},
 	"wire":          {"protobuf", "json", "msgpack", "avro", "thrift", "cbor"},
@@ -192,12 +196,28 @@ func choices(s string) []string {
 		s = s[:i]
 	}
 	var out []string
-	for i, raw := range strings.Fields(s) {
+	f := strings.Fields(s)
+	for i, raw := range f {
 		if isChoiceWord(raw, i == 0) {
-			out = append(out, lower(bare(raw)))
+			w := lower(bare(raw))
+			if i+1 < len(f) && featureOf[w][lower(bare(f[i+1]))] {
+				// "CSS variables", "CSS transitions": a feature of the
+				// option, no choice of it ("CSS modules" is one).
+				if c := w + "-" + lower(bare(f[i+1])); categoryOf[c] != "" {
+					out = append(out, c)
+				}
+				continue
+			}
+			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// featureOf lists, for an option whose name also names a technology,
+// the words after it that make a feature of it rather than the option.
+var featureOf = map[string]map[string]bool{
+	"css": {"variables": true, "transitions": true, "animations": true, "grid": true, "modules": true, "custom": true, "properties": true, "layers": true, "nesting": true, "containment": true},
 }
 
 // hasChoice reports whether s names an option.

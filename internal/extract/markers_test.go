@@ -2225,6 +2225,29 @@ func TestMarkersSecurityReview(t *testing.T) {
 	}
 }
 
+// A design system's words: a styling library as the part's option, a part
+// done through an option with no verb, "respect X" and "support the last
+// N versions" as rules, "plain X" after an option turned down, a size or
+// a duration with "max".
+func TestMarkersDesignSystem(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Styling is Linaria, not Emotion — we want zero runtime CSS.", []string{"Linaria"}, []string{"Emotion"}, []string{"Emotion"}),
+		says("Theming through CSS variables on :root, no ThemeProvider.", []string{"Use CSS variables for theming", "Linaria"}, nil, []string{"ThemeProvider"}),
+		says("Honor prefers-contrast everywhere, no exceptions.", []string{"Honor prefers-contrast everywhere"}, []string{"Use Honor"}, nil),
+		says("no GSAP, it's 70 KB for two fades. plain CSS transitions", []string{"Use plain CSS transitions"}, nil, []string{"GSAP"}),
+		says("Icons are Heroicons.", []string{"Use Heroicons for icons"}, nil, nil),
+		says("200ms max for any transition.", []string{"200ms max for any transition"}, nil, nil),
+		says("We support the last two major versions of every browser.", []string{"We support the last two major versions of every browser"}, []string{"Use the last"}, nil),
+		// Traps.
+		says("Tokens go through the vault agent, never into env files.", []string{"Tokens go through the vault agent, never into env files"}, nil, nil),
+		says("Payments through PayPal are broken again.", nil, []string{"PayPal"}, nil),
+		says("just checking, is the build green?", nil, []string{"checking"}, nil),
+	})
+	if len(c.Decisions) != 4 {
+		t.Errorf("%d decisions, want 4 (Linaria, CSS variables, CSS transitions, Heroicons):\n%s", len(c.Decisions), capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
