@@ -133,7 +133,7 @@ var stopWords = func() map[string]bool {
 		we our us i you it its this that these those they them my your use using used uses go going goes went let lets let's will
 		would should shall can could just also only now then please instead rather than not no never always keep keeping stick
 		switch switching move moving migrate migrating bump store ship deploy host support adopt run runs decision decided final
-		new all one two some any more most so too very plain same other another plan it's we're we'll
+		new all one two some any more most so too very plain same other another plan it's we're we'll forward
 		monday tuesday wednesday thursday friday saturday sunday january february march april june july august september
 		october november december`) {
 		m[w] = true
@@ -382,14 +382,29 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 			continue
 		}
 		oldSubj := act[i].reading().subject
-		shared := 0
+		shared, sharedNamed := 0, 0
 		for w := range newSubj {
 			if oldSubj[w] {
 				shared++
+				if !onlyQualifiers(map[string]bool{w: true}) {
+					sharedNamed++
+				}
 			}
 		}
 		score := 2 * shared
-		if shared == 0 && sameCategory(newChoices, oldChoices) && (len(newSubj) == 0 || len(oldSubj) == 0 || onlyQualifiers(newSubj) || onlyQualifiers(oldSubj)) {
+		if sharedNamed == 0 && shared > 0 && !sameWords(newSubj, oldSubj) &&
+			(!onlyQualifiers(newSubj) && !onlyQualifiers(oldSubj) || !sameCategory(newChoices, oldChoices)) {
+			// "Postgres for the main database", then "DuckDB for the
+			// analytics database"; "Jest for unit tests", then "Playwright
+			// for the end-to-end tests": a word as general as "database" or
+			// "tests" in common, where each names a part of its own or the
+			// options are of other kinds, is two subjects.
+			score = 0
+		}
+		if shared == 0 && sameCategory(newChoices, oldChoices) && (len(newSubj) == 0 || len(oldSubj) == 0 || onlyQualifiers(newSubj)) {
+			// A subject as general as "the database" is not replaced by
+			// the same kind of option for a subject of its own ("SQLite
+			// for the test fixtures").
 			score = 1
 		}
 		if score > bestScore {
@@ -399,12 +414,25 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 	return best
 }
 
+// sameWords reports whether two subjects are the same words.
+func sameWords(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for w := range a {
+		if !b[w] {
+			return false
+		}
+	}
+	return true
+}
+
 // onlyQualifiers: subject words that name no subject of their own.
 func onlyQualifiers(m map[string]bool) bool {
 	for w := range m {
 		switch w {
 		case "database", "db", "storage", "queue", "cache", "api", "framework", "server", "frontend", "backend", "state", "test", "unit",
-			"build", "bundl", "ci", "host", "hosting", "infrastructure", "styl", "search", "metric", "format", "wire", "job", "background",
+			"build", "bundl", "ci", "host", "hosting", "infrastructure", "styl", "cach", "search", "metric", "format", "wire", "job", "background",
 			"payment", "proxy", "reverse", "license", "migration", "cli", "it", "that", "is", "modul", "we're", "need", "concurrent", "writer":
 		default:
 			return false

@@ -2248,6 +2248,32 @@ func TestMarkersDesignSystem(t *testing.T) {
 	}
 }
 
+// Two choices of one kind for two parts both stand; one replaces the
+// other only when it is for the same part, or for a part as general as
+// "the cache" or none. Each pair is a session of its own.
+func TestMarkersTwoPartsKeepBoth(t *testing.T) {
+	for _, tc := range []struct {
+		first, then string
+		replaced    bool
+	}{
+		{"Use Postgres for the database.", "Use SQLite for the test fixtures.", false},
+		{"Use Redis for the cache.", "Use Memcached for the session store on the legacy app.", false},
+		{"Use Jest for unit tests.", "Use Playwright for the end-to-end tests.", false},
+		{"Use Postgres for the main database.", "Use DuckDB for the analytics database.", false},
+		{"Use Jest for unit tests.", "Use Vitest for unit tests.", true},
+		{"Use RabbitMQ for the queue.", "Use Postgres for the queue.", true},
+		{"Use Redis for the cache.", "Use Memcached for caching going forward.", true},
+		{"Use Postgres for the database.", "Use MySQL for storage.", true},
+	} {
+		c := playSession(t, []sessionStep{says(tc.first, nil, nil, nil), says(tc.then, nil, nil, nil)})
+		active, _ := sections(t, c)
+		first := strings.TrimSuffix(tc.first, ".")
+		if kept := strings.Contains(active, first); kept == tc.replaced {
+			t.Errorf("%q then %q: the first still active = %v, want %v:\n%s", tc.first, tc.then, kept, !tc.replaced, capsule.Render(c))
+		}
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
