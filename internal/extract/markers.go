@@ -59,6 +59,7 @@ type item struct {
 	old    string // decision: the option it replaces ("instead of Y")
 	change bool   // decision: the user marked it as a change ("actually", "scratch that")
 	stays  bool   // decision: said as staying with its option ("stick with X", "stay on X")
+	update bool   // constraint: read only as a new amount for an active rule ("make it 5 retries …")
 	steps  []string
 }
 
@@ -114,6 +115,7 @@ func markerOps(in Input) []map[string]any {
 			}
 		}
 	}
+	rules := rulesOf(in.Prev)
 	var pl planSteps
 	if in.Prev != nil && in.Prev.LatestPlan != nil {
 		pl.offset = in.Prev.LatestPlan.Condensed
@@ -183,6 +185,7 @@ func markerOps(in Input) []map[string]any {
 		})
 		n := len(ops)
 		ops, act = resolve(ops, act, items, t.n)
+		ops, rules = updateRules(ops, n, rules)
 		reinstate(ops, n, rejected, in.Turns["m"+strconv.Itoa(t.n)], content)
 		for _, o := range ops[n:] {
 			if o["op"] == "set_plan" {
@@ -762,7 +765,11 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			}
 			ops = append(ops, op)
 		case "constraint":
-			ops = append(ops, map[string]any{"op": "add_constraint", "text": it.text, "turn": turn})
+			o := map[string]any{"op": "add_constraint", "text": it.text, "turn": turn}
+			if it.update {
+				o[updateOnly] = true
+			}
+			ops = append(ops, o)
 		case "plan":
 			steps := make([]map[string]any, len(it.steps))
 			for i, s := range it.steps {

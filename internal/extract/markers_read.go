@@ -158,7 +158,7 @@ var (
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|be|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
 	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
-	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?|budgets?|ceilings?)|(?:[\w\-]+\s+)(?:limits?|caps?|targets?))\s+(?:is|are|=|of)\s+\d|^(?:we\s+)?(?:target|aim for)\s+\d[\d.,]*\s*(?:fps|ms|s|seconds|%|rps|qps|req/s|mb|gb|kb)\b|^\d[\d.,]*\s*(?:ms|s|px|rem|kb|mb|%|fps)\s+(?:max|maximum|min|minimum|tops|at most)\b`)
+	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?|budgets?|ceilings?)|(?:[\w\-]+\s+)(?:limits?|caps?|targets?))\s+(?:is|are|=|of)\s+\d|^(?:we\s+)?(?:target|aim for)\s+\d[\d.,]*\s*(?:fps|ms|s|seconds|%|rps|qps|req/s|mb|gb|kb)\b|^\d[\d.,]*\s*(?:ms|s|px|rem|kb|mb|%|fps)\s+(?:max|maximum|min|minimum|tops|at most)\b|^(?:max|maximum|min|minimum|at most|no more than)\s+\d[\d.,]*\s*[a-z%]*\s+[a-z]`)
 	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
 	// standingImper: "Keep the tests table-driven from now on": an
@@ -460,6 +460,9 @@ var (
 	// doneWith: "Passwords are hashed with argon2id", "tokens are signed
 	// with EdDSA".
 	doneWith = mustPattern(`^(?:(?:the|our|all)\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:hashed|encrypted|signed|compressed|serialized|encoded|validated|parsed)\s+with\s+(\S+)$`)
+	// newAmount: "make it 5 retries for the webhook sender", "bump it to
+	// 60 seconds".
+	newAmount = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:\s+[\w\- ]{1,40})?$`)
 	// worksFor: "sure, Nakama works", "ok Resend works for us".
 	worksFor = mustPattern(`^(?:sure|ok|okay|yes|yeah|yep|fine|alright)[,!]?\s+(\S+(?:\s\S+)?)\s+works(?:\s+for\s+(?:me|us))?(?:,\s+(.+))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
@@ -2120,6 +2123,12 @@ func (r *reader) statement(s string, change bool) {
 	if m := matchIf(strings.Contains(low, " with "), activityWith, low); m != nil && categoryOf[lower(strings.Trim(s[m[4]:m[5]], ".,"))] != "" &&
 		strings.HasSuffix(lower(s[m[2]:m[3]]), "ing") && !pronounLead.MatchString(low) && !tryingWith.MatchString(low) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + lower(s[m[2]:m[3]])})
+		return
+	}
+	// "make it 5 retries for the webhook sender": a new amount, for the
+	// rule it updates (read only as that).
+	if m := matchIf(strings.HasPrefix(low, "make it ") || strings.Contains(low, " it to "), newAmount, low); m != nil {
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ".! ")), update: true})
 		return
 	}
 	// "Cap the retries at 5": a limit.

@@ -2274,6 +2274,33 @@ func TestMarkersTwoPartsKeepBoth(t *testing.T) {
 	}
 }
 
+// A rule said again with another amount replaces the rule it updates,
+// across turns and within one; "make it N" and "bump it to N" say a new
+// amount for the rule they update and nothing on their own; the same
+// kind of rule for another thing stands beside it.
+func TestMarkersRuleNewAmount(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Max 3 retries for the webhook sender.", []string{"Max 3 retries for the webhook sender"}, nil, nil),
+		says("Cap the upload size at 20 MB.", []string{"Cap the upload size at 20 MB"}, nil, nil),
+		says("Make it 5 retries for the webhook sender.", []string{"Max 5 retries for the webhook sender"}, []string{"Max 3 retries"}, nil),
+		says("The session timeout is 30 minutes.", nil, nil, nil),
+		says("bump it to 60 minutes", []string{"The session timeout is 60 minutes"}, []string{"30 minutes"}, nil),
+		says("Cap the avatar size at 2 MB. Actually, cap the avatar size at 1 MB.", []string{"Cap the avatar size at 1 MB", "Cap the upload size at 20 MB"}, []string{"2 MB"}, nil),
+		// Traps: nothing to update, another thing.
+		says("make it 4 columns", nil, []string{"4 columns"}, nil),
+		says("Max 2 retries for the mailer.", []string{"Max 2 retries for the mailer", "Max 5 retries for the webhook sender"}, nil, nil),
+	})
+	active := 0
+	for _, k := range c.Constraints {
+		if k.Status == capsule.StatusActive {
+			active++
+		}
+	}
+	if active != 5 {
+		t.Errorf("%d active rules, want 5 (webhook retries, upload size, session timeout, avatar size, mailer retries):\n%s", active, capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {

@@ -1,0 +1,158 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/tether-dev/tether/internal/capsule"
+)
+
+// A rule said again with another amount ("Max 3 retries for the webhook
+// sender", later "make it 5 retries for the webhook sender") replaces the
+// rule it updates: both kept active would leave the agent two limits for
+// one thing, the stale one first.
+
+// activeRule is a constraint in force: one of the capsule's (id set), or
+// one added earlier in the same batch (op >= 0).
+type activeRule struct {
+	id, text string
+	op       int
+	key      string   // ruleKey's words, made once
+	nums     []string // ruleKey's amounts
+}
+
+func newRule(id, text string, op int) activeRule {
+	k, n := ruleKey(text)
+	return activeRule{id: id, text: text, op: op, key: k, nums: n}
+}
+
+// rulesOf lists the capsule's active constraints.
+func rulesOf(c *capsule.Capsule) []activeRule {
+	if c == nil {
+		return nil
+	}
+	var out []activeRule
+	for _, k := range c.Constraints {
+		if k.Status == capsule.StatusActive {
+			out = append(out, newRule(k.ID, k.Text, -1))
+		}
+	}
+	return out
+}
+
+// updateOnly marks, between resolve and updateRules, an add_constraint
+// op that stands only as the update of an active rule; it never leaves
+// the extractor.
+const updateOnly = "update_only"
+
+// updateRules turns the add_constraint ops from ops[from:] that restate an
+// active rule with other amounts into updates of that rule, and returns
+// the ops and the rules in force after them.
+func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[string]any, []activeRule) {
+	out := ops[:from]
+	for _, o := range ops[from:] {
+		text, _ := o["text"].(string)
+		if o["op"] != "add_constraint" || text == "" {
+			out = append(out, o)
+			continue
+		}
+		only := o[updateOnly] == true
+		delete(o, updateOnly)
+		k := updatedRule(rules, text, only)
+		if k < 0 {
+			if !only {
+				rules = append(rules, newRule("", text, len(out)))
+				out = append(out, o)
+			}
+			continue
+		}
+		text = withAmounts(rules[k].text, text)
+		if r := rules[k]; r.op >= 0 {
+			// Added earlier in this batch: it says the new amount now.
+			out[r.op]["text"] = text
+			rules[k] = newRule("", text, r.op)
+			continue
+		}
+		out = append(out, map[string]any{"op": "supersede_constraint", "id": rules[k].id, "text": text, "turn": o["turn"]})
+		rules[k] = newRule("", text, len(out)-1)
+	}
+	return out, rules
+}
+
+// updatedRule returns the index of the rule text updates (the same words
+// about the same thing, other amounts), or -1. A new amount said of "it"
+// (loose: "bump it to 60 seconds") updates the newest rule whose words
+// hold all of its own.
+func updatedRule(rules []activeRule, text string, loose bool) int {
+	key, nums := ruleKey(text)
+	if len(nums) == 0 || key == "" {
+		return -1
+	}
+	for i := len(rules) - 1; i >= 0 && i >= len(rules)-maxRulesLooked; i-- {
+		k, n := rules[i].key, rules[i].nums
+		if len(n) != len(nums) || strings.Join(n, " ") == strings.Join(nums, " ") {
+			continue
+		}
+		if k == key || loose && subsetWords(key, k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// maxRulesLooked bounds the rules a new one is compared with, the newest
+// first, so that a turn made of thousands of rules is not compared pair
+// by pair.
+const maxRulesLooked = 64
+
+// subsetWords reports whether every word of a is a word of b.
+func subsetWords(a, b string) bool {
+	have := map[string]bool{}
+	for _, w := range strings.Fields(b) {
+		have[w] = true
+	}
+	for _, w := range strings.Fields(a) {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleKey is what a rule says less its amounts and its limit words, and
+// the amounts.
+func ruleKey(text string) (string, []string) {
+	var key, nums []string
+	for _, w := range words(text) {
+		switch {
+		case amountWord.MatchString(w):
+			nums = append(nums, w)
+		case stopWords[w] || limitLead[w]:
+		default:
+			key = append(key, stem(w))
+		}
+	}
+	return strings.Join(key, " "), nums
+}
+
+var (
+	amountWord = regexp.MustCompile(`^\d[\d.,]*[a-z%]{0,3}$`)
+	limitLead  = map[string]bool{"max": true, "maximum": true, "min": true, "minimum": true, "cap": true, "capped": true, "limit": true,
+		"make": true, "set": true, "change": true, "bump": true, "raise": true, "lower": true, "up": true, "most": true, "least": true}
+)
+
+// withAmounts is the old rule's words with the new rule's amounts, when
+// both have one amount ("Max 3 retries for the webhook sender" made "5"),
+// else the new rule as said.
+func withAmounts(old, said string) string {
+	_, on := ruleKey(old)
+	_, sn := ruleKey(said)
+	if len(on) != 1 || len(sn) != 1 {
+		return said
+	}
+	i := strings.Index(lower(old), on[0])
+	if i < 0 || !strings.EqualFold(old[i:i+len(on[0])], on[0]) {
+		return said
+	}
+	return old[:i] + sn[0] + old[i+len(on[0]):]
+}
