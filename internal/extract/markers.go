@@ -677,8 +677,10 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		// replaces only that; otherwise the newest decision.
 		if i < 0 && it.change && !isNamed(it.old) && !toolName(it.old) && decided == 1 {
 			// Unless the newest is about another kind of thing: a
-			// database named bare never replaces the job queue.
-			if i = latest(act, retired); i >= 0 && otherKinds(choices(it.text), act[i].reading().choices) {
+			// database named bare never replaces the job queue; nor one
+			// the change says stays ("…, Postgres stays for everything
+			// else").
+			if i = latest(act, retired); i >= 0 && (otherKinds(choices(it.text), act[i].reading().choices) || keptBy(act[i], it.text)) {
 				i = -1
 			}
 		}
@@ -819,6 +821,23 @@ var (
 	markerTurn      = mustPattern(`^\[m(\d+) user\] ?(.*)$`)
 	markerAssistant = mustPattern(`^\[m\d+ assistant\] ?(.*)$`)
 )
+
+// keptBy reports whether text names every option of a as one that stays
+// ("let's use Mongo for the event log, Postgres stays for everything
+// else").
+func keptBy(a active, text string) bool {
+	cs := a.reading().choices
+	if len(cs) == 0 {
+		return false
+	}
+	lt := lower(text)
+	for _, c := range cs {
+		if !strings.Contains(lt, c+" stays") && !strings.Contains(lt, c+" remains") {
+			return false
+		}
+	}
+	return true
+}
 
 // judgedBeside reads "Audio goes through FMOD. Wwise is overkill for a
 // team of three.": a new choice whose reason judges another well-known

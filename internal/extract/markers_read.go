@@ -460,6 +460,9 @@ var (
 	// doneWith: "Passwords are hashed with argon2id", "tokens are signed
 	// with EdDSA".
 	doneWith = mustPattern(`^(?:(?:the|our|all)\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:hashed|encrypted|signed|compressed|serialized|encoded|validated|parsed)\s+with\s+(\S+)$`)
+	// keptAs: "[all ]timestamps are stored in local time", "store
+	// timestamps as UTC".
+	keptAs = mustPattern(`^(?:(?:all|the|our)\s+)?([a-z][\w\-]*(?:\s[a-z][\w\-]*)?)\s+(?:are|is)\s+(stored|kept|saved|written|persisted)\s+(in|as)\s+(.{2,40}?)[.!]?$|^(store|save|write|persist)\s+(?:all\s+|the\s+)?((?:[a-z][\w\-]*\s)?[a-z][\w\-]*s)\s+(in|as)\s+(.{2,40}?)[.!]?$`)
 	// newAmount: "make it 5 retries for the webhook sender", "bump it to
 	// 60 seconds".
 	newAmount = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:\s+[\w\- ]{1,40})?$`)
@@ -1961,6 +1964,16 @@ func qualifiedPart(words string) bool {
 	return false
 }
 
+// cutActually returns s and low without a leading "actually".
+func cutActually(s, low string) (string, string) {
+	for _, p := range [...]string{"actually, ", "actually "} {
+		if strings.HasPrefix(low, p) {
+			return s[len(p):], low[len(p):]
+		}
+	}
+	return s, low
+}
+
 // lowerPart lower-cases a part's own words and keeps the case of where
 // it stands ("Networking on Android" → "networking on Android").
 func lowerPart(words string) string {
@@ -2124,6 +2137,21 @@ func (r *reader) statement(s string, change bool) {
 		strings.HasSuffix(lower(s[m[2]:m[3]]), "ing") && !pronounLead.MatchString(low) && !tryingWith.MatchString(low) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + lower(s[m[2]:m[3]])})
 		return
+	}
+	// "Timestamps are stored in the user's local time", "store timestamps
+	// as UTC": where or how a kind of data is kept, a rule (a place that
+	// is an option, "in Redis", is read as a choice elsewhere).
+	if t, lt := cutActually(s, low); (strings.Contains(lt, " in ") || strings.Contains(lt, " as ")) && !pronounLead.MatchString(lt) && !describes.MatchString(lt) {
+		if m := keptAs.FindStringSubmatchIndex(lt); m != nil {
+			g := 8
+			if m[g] < 0 {
+				g = 16
+			}
+			if !hasChoice(t[m[g]:m[g+1]]) {
+				r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(t, ".! "))})
+				return
+			}
+		}
 	}
 	// "make it 5 retries for the webhook sender": a new amount, for the
 	// rule it updates (read only as that).

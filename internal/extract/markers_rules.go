@@ -19,11 +19,34 @@ type activeRule struct {
 	op       int
 	key      string   // ruleKey's words, made once
 	nums     []string // ruleKey's amounts
+	head     string   // keptHead, made once
 }
 
 func newRule(id, text string, op int) activeRule {
 	k, n := ruleKey(text)
-	return activeRule{id: id, text: text, op: op, key: k, nums: n}
+	return activeRule{id: id, text: text, op: op, key: k, nums: n, head: keptHead(text)}
+}
+
+// keptHead is what a rule of where or how data is kept is about
+// ("timestamps|in" of "All timestamps are stored in UTC" and of "store
+// timestamps in local time"); "" for any other rule.
+func keptHead(text string) string {
+	_, lt := cutActually(text, lower(text))
+	m := keptAs.FindStringSubmatch(strings.TrimRight(lt, ".! "))
+	if m == nil {
+		return ""
+	}
+	subject, prep := m[1], m[3]
+	if subject == "" {
+		subject, prep = m[6], m[7]
+	}
+	var ws []string
+	for _, w := range words(subject) {
+		if !stopWords[w] {
+			ws = append(ws, stem(w))
+		}
+	}
+	return strings.Join(ws, " ") + "|" + prep
 }
 
 // rulesOf lists the capsule's active constraints.
@@ -84,6 +107,14 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 // (loose: "bump it to 60 seconds") updates the newest rule whose words
 // hold all of its own.
 func updatedRule(rules []activeRule, text string, loose bool) int {
+	if head := keptHead(text); head != "" {
+		// "timestamps are stored in local time" after "… in UTC".
+		for i := len(rules) - 1; i >= 0 && i >= len(rules)-maxRulesLooked; i-- {
+			if rules[i].head == head && !strings.EqualFold(rules[i].text, text) {
+				return i
+			}
+		}
+	}
 	key, nums := ruleKey(text)
 	if len(nums) == 0 || key == "" {
 		return -1

@@ -2301,6 +2301,26 @@ func TestMarkersRuleNewAmount(t *testing.T) {
 	}
 }
 
+// A rule of where or how data is kept, said again otherwise, replaces
+// the rule it changes; a change that says the other option stays keeps
+// that decision.
+func TestMarkersRuleChanged(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("All timestamps are stored in UTC.", []string{"All timestamps are stored in UTC"}, nil, nil),
+		says("Invoices are stored as PDF.", []string{"Invoices are stored as PDF"}, nil, nil),
+		says("Actually, store timestamps in the user's local time.", []string{"Store timestamps in the user's local time", "Invoices are stored as PDF"}, []string{"UTC"}, nil),
+		says("Invoices are stored in the archive bucket.", []string{"Invoices are stored in the archive bucket", "Invoices are stored as PDF"}, nil, nil),
+		says("Use Postgres for the database.", []string{"Postgres"}, nil, nil),
+		says("Actually, let's use Mongo after all for the event log, Postgres stays for everything else.", []string{"Use Postgres for the database", "Mongo"}, nil, nil),
+		// Traps: a one-off, a decision said with "keep".
+		says("Store the fixture in testdata for now.", nil, []string{"fixture"}, nil),
+		says("Keep PostgreSQL as the store.", []string{"PostgreSQL"}, nil, nil),
+	})
+	if _, rejected := sections(t, c); !strings.Contains(rejected, "All timestamps are stored in UTC") {
+		t.Errorf("the rule changed is not listed as replaced:\n%s", capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
