@@ -163,6 +163,11 @@ func markerOps(in Input) []map[string]any {
 				// "yes, 3 retries with backoff, then dead-letter it"
 				items = yesHow(t.text, t.prev)
 			}
+			if len(items) == 0 {
+				// "ok Docker is fine actually": an option turned down
+				// before, taken after all.
+				items = fineAfterAll(t.text, rejected, content)
+			}
 		}
 		if !accepted {
 			// "nah, too much surface area for two clients": the option
@@ -821,6 +826,25 @@ var (
 	markerTurn      = mustPattern(`^\[m(\d+) user\] ?(.*)$`)
 	markerAssistant = mustPattern(`^\[m\d+ assistant\] ?(.*)$`)
 )
+
+// fineAfterAll reads "ok Docker is fine actually" as taking the option
+// the capsule lists as turned down: said of a name the reader does not
+// know, "X is fine" is only a choice when X was turned down before.
+func fineAfterAll(text string, rejected []capsule.Rejected, content contentWords) []item {
+	t := strings.TrimRight(strings.TrimSpace(text), ".! ")
+	m := fineWith.FindStringSubmatchIndex(lower(t))
+	if m == nil {
+		return nil
+	}
+	subject := t[m[2]:m[3]]
+	said := chosenWords(subject)
+	for _, r := range rejected {
+		if ws := content.of(r.Text); len(ws) > 0 && len(ws) <= 3 && namesAll(said, ws) && len(said) <= len(ws)+1 {
+			return []item{{kind: "decision", text: "Use " + subject}} // taken back, not replacing the newest choice
+		}
+	}
+	return nil
+}
 
 // keptBy reports whether text names every option of a as one that stays
 // ("let's use Mongo for the event log, Postgres stays for everything

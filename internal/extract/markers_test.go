@@ -2321,6 +2321,24 @@ func TestMarkersRuleChanged(t *testing.T) {
 	}
 }
 
+// An option turned down and later taken after all leaves the rejected
+// list and stands as a decision: the capsule must not tell the agent
+// never to propose what the user now wants.
+func TestMarkersTakenAfterAll(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("No Redis, we don't need a cache yet.", nil, nil, []string{"Redis"}),
+		says("We won't use Docker.", nil, nil, []string{"Docker"}),
+		says("Let's add Redis after all for the rate limiter.", []string{"Redis after all for the rate limiter"}, nil, nil),
+		says("ok Docker is fine actually", []string{"Use Docker"}, nil, nil),
+		// Traps: tasks, and "fine" of what was never turned down.
+		says("Let's add a test for the parser.", nil, []string{"test"}, nil),
+		says("the build is fine actually", nil, []string{"build"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Redis") || strings.Contains(rejected, "Docker") {
+		t.Errorf("an option taken after all is still listed as turned down:\n%s", capsule.Render(c))
+	}
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
