@@ -2702,7 +2702,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			break
 		}
 		r.decision(item{kind: "decision", text: "Use " + back + " (instead of " + old + ")", old: old, change: true})
-	case match(backTo) && hasChoice(sub(backTo, 1)):
+	case match(backTo) && (hasChoice(sub(backTo, 1)) || isNamed(firstWord(sub(backTo, 1)))):
 		r.decisionBody("Use "+sub(backTo, 1), true)
 	case match(replaceWith):
 		old, body := sub(replaceWith, 1), sub(replaceWith, 2)

@@ -2339,6 +2339,20 @@ func TestMarkersTakenAfterAll(t *testing.T) {
 	}
 }
 
+// "back to X" names the option gone back to, however the vocabulary
+// knows it: the newest choice is replaced, not left active.
+func TestMarkersBackToNamed(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("We'll deploy on Fly.io.", []string{"Fly.io"}, nil, nil),
+		says("Fly had an outage again. Move us to Northflank.", []string{"Northflank"}, []string{"Fly.io"}, nil),
+		says("Northflank's build minutes are too expensive, back to Fly.", []string{"Use Fly"}, []string{"Northflank"}, nil),
+		says("Use Koyeb for the preview apps.", []string{"Koyeb"}, nil, nil),
+		says("back to Fly.", []string{"Use Fly", "Koyeb for the preview apps"}, nil, nil),
+		// Traps.
+		says("back to the drawing board on the parser", nil, []string{"drawing board"}, nil),
+	})
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
