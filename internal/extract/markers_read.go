@@ -501,7 +501,7 @@ var (
 	movesTo = mustPattern(`^(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+(?:moves|is moving|will move|goes|switches|is switching|will switch|migrates|is migrating)\s+(?:over\s+)?to\s+(.{2,40})$`)
 	// enoughChoice: the option that is enough, given as why another went
 	// ("drop gRPC, plain HTTP+JSON is enough for 20 req/s").
-	enoughChoice = mustPattern(`^((?:plain\s+|just\s+)?.{2,40}?)\s+(?:is|are|'s)\s+(?:enough|plenty|sufficient|all we need)\b`)
+	enoughChoice = mustPattern(`^((?:plain\s+|just\s+)?.{2,40}?)\s+(?:(?:is|are|'s)\s+(?:enough|plenty|sufficient|all we need)\b|(?:handles|covers|takes care of|does)\s+\S.{0,40}\bfor us\b)`)
 	// notNeeded: an option no longer wanted, said as not needing or not
 	// paying for it.
 	notNeeded = mustPattern(`^(?:(?:we'?re|we are|i'?m)\s+not\s+going\s+to\s+need|we\s+(?:won'?t|will not|don'?t|do not)\s+need|let'?s\s+not\s+(?:pay\s+for|keep\s+paying\s+for|keep|bother\s+with)|we\s+(?:shouldn'?t|should not)\s+(?:pay\s+for|keep))\s+(.+?)(?:\s+(?:at all|anymore|any more|after all|going forward))?$`)
@@ -3172,7 +3172,9 @@ func (r *reader) rejectForms(s, low string) bool {
 		if strings.HasPrefix(low, "never ") {
 			return false
 		}
+		n := len(r.items)
 		r.rejectList(body)
+		r.enoughInstead(n) // "We're not doing Stripe anymore, Paddle handles the VAT for us"
 	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(lower(sub(droppedPast, 1)), "the "):
 		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
 		r.changed = true

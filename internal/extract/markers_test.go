@@ -2353,6 +2353,19 @@ func TestMarkersBackToNamed(t *testing.T) {
 	})
 }
 
+// An option dropped for what does its job instead: that option is the
+// choice that replaces it.
+func TestMarkersDroppedForWhatDoesTheJob(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Use Stripe for payments.", []string{"Stripe"}, nil, nil),
+		says("We're not doing Stripe anymore, Paddle handles the VAT for us.", []string{"Use Paddle"}, []string{"Stripe"}, nil),
+		says("Use Sentry for tracing.", []string{"Sentry"}, nil, nil),
+		says("We don't use Sentry anymore, Honeycomb covers tracing for us.", []string{"Use Honeycomb"}, []string{"Sentry"}, nil),
+		// Trap: a person does the job, no option.
+		says("We're not doing the migration anymore, the DBA handles it for us.", nil, []string{"DBA"}, nil),
+	})
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
