@@ -86,7 +86,10 @@ func TestModelOpQuotingTheAssistantIsDropped(t *testing.T) {
 	c := modelPool(t, `{"ops":[{"op":"add_decision","statement":"Use NATS JetStream for the job queue","quote":"NATS JetStream for the job queue","turn":2}]}`,
 		dialect.Message{Role: "assistant", Text: "Option A: RabbitMQ. Option B: NATS JetStream for the job queue, which gives replay. Which do you prefer?"},
 		dialect.Message{Role: "user", Text: "B please."})
-	if r := capsule.Render(c); strings.Contains(r, "NATS") {
+	// The built-in reading of "B please." (option B, in the assistant's
+	// words, as the capsule's decision) may stand; the model's statement,
+	// grounded in the assistant's text, may not.
+	if r := capsule.Render(c); strings.Contains(r, "Use NATS JetStream") {
 		t.Errorf("a quote of the assistant was accepted as the user's:\n%s", r)
 	}
 }

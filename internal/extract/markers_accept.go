@@ -235,7 +235,7 @@ var inlineOption = regexp.MustCompile(`(?:\(([1-9A-Da-d])\)|(?:^|[\s,;])([1-9A-D
 // pickNumber: a reply that names an option by its number or letter
 // ("option 2", "(2)", "option B from your list", "the second one").
 var pickNumber = mustPattern(`^(?:(?:ok|okay|yes|sure|alright),?\s+)?(?:let'?s go with |go with |i'?ll take |take |let'?s do |pick )?(?:` +
-	`(?:option\s+|number\s+)?\(?(\d)\)?|(?:option|choice)\s+\(?([a-d])\)?|(?:the\s+)?(first|second|third)(?:\s+one|\s+option)?)` +
+	`(?:option\s+|number\s+)?\(?(\d)\)?|(?:option|choice)\s+\(?([a-d])\)?|(?:the\s+)?(first|second|third|former|latter|last)(?:\s+one|\s+option)?|([a-d]))` +
 	`(?:\s+(?:from|in|on) (?:your|the) (?:list|options))?(?:,?\s+(?:please|then))?(?:,\s+(?:the|a|an)\s+[^,;.?]{1,40})?$`)
 
 // picksOption reports whether a reply only names an option by its number
@@ -245,7 +245,48 @@ func picksOption(reply string) bool {
 	return len(t) < 80 && pickNumber.MatchString(strings.TrimRight(lower(t), ".! "))
 }
 
-var ordinals = map[string]string{"first": "1", "second": "2", "third": "3"}
+var ordinals = map[string]string{"first": "1", "second": "2", "third": "3", "former": "1"}
+
+// labelledOption is an option named by its label in a sentence: "option
+// A (Redis streams)", "option 2: a cron job".
+var labelledOption = regexp.MustCompile(`(?i)\boption\s+([1-9A-D])\s*(?:\(([^()]{1,60})\)|:\s*([^,;.?()]{1,60}))`)
+
+// questionOptions lists the options prev offers, with their labels:
+// numbered or lettered ones, labelled ones, else the two sides of its
+// last "X or Y?" ("1" and "2").
+func questionOptions(prev string) (keys, texts []string) {
+	for _, o := range inlineOption.FindAllStringSubmatch(prev, -1) {
+		keys, texts = append(keys, firstNonEmpty(o[1], o[2])), append(texts, strings.TrimSpace(o[3]))
+	}
+	if len(keys) == 0 {
+		for _, o := range labelledOption.FindAllStringSubmatch(prev, -1) {
+			keys, texts = append(keys, o[1]), append(texts, strings.TrimSpace(firstNonEmpty(o[2], o[3])))
+		}
+	}
+	if len(keys) > 0 {
+		return keys, texts
+	}
+	q := prev[strings.LastIndexAny(strings.TrimRight(prev, "? "), ".!\n")+1:]
+	i := strings.LastIndex(q, " or ")
+	if i < 0 {
+		return nil, nil
+	}
+	left, right := strings.Fields(q[:i]), strings.Fields(strings.TrimRight(q[i+4:], "? "))
+	if len(left) == 0 || len(right) == 0 {
+		return nil, nil
+	}
+	a, b := strings.Trim(left[len(left)-1], ",;:"), strings.Trim(right[0], ",;:")
+	if len(left) > 1 && isNamed(left[len(left)-2]) && !stopWords[lower(left[len(left)-2])] {
+		a = left[len(left)-2] + " " + a // "Redis streams"
+	}
+	if len(right) > 1 && isNamed(right[1]) && !stopWords[lower(right[1])] {
+		b = b + " " + strings.Trim(right[1], ",;:") // "NATS JetStream"
+	}
+	if stopWords[lower(a)] || stopWords[lower(b)] {
+		return nil, nil
+	}
+	return []string{"1", "2"}, []string{a, b}
+}
 
 // choiceReply reads a short reply to an assistant's question that offered
 // options: the option the reply names by its number, or the reply's first
@@ -273,12 +314,27 @@ func choiceReply(reply, prev string) []item {
 		pick, rest = lt[:i], strings.TrimSpace(t[i+1:])
 	}
 	if m := pickNumber.FindStringSubmatch(pick); m != nil {
-		k := firstNonEmpty(m[1], m[2], ordinals[m[3]])
-		for _, o := range inlineOption.FindAllStringSubmatch(prev, -1) {
-			if strings.EqualFold(firstNonEmpty(o[1], o[2]), k) {
-				out := []item{{kind: "decision", text: capitalise(strings.TrimSpace(o[3]))}}
+		k := firstNonEmpty(m[1], m[2], ordinals[m[3]], m[4])
+		if lr := lower(rest); strings.HasPrefix(lr, "but ") || strings.Contains(lr, "without ") {
+			return nil // "A, but without Turborepo": the option as offered is not what is taken
+		}
+		keys, texts := questionOptions(prev)
+		if (m[3] == "latter" || m[3] == "last") && len(keys) > 0 {
+			k = keys[len(keys)-1]
+		}
+		for j, key := range keys {
+			if strings.EqualFold(key, k) {
+				text := texts[j]
+				if bareOption(text) || !strings.Contains(text, " ") {
+					text = "Use " + text // "the first one" of "Postgres or MySQL?"
+				}
+				out := []item{{kind: "decision", text: capitalise(text)}}
 				if rest != "" {
-					out = append(out, readTurn(rest)...)
+					if more := readTurn(rest); len(more) > 0 {
+						out = append(out, more...)
+					} else if reasonish.MatchString(lower(rest)) || modalClause.MatchString(lower(rest)) || commentary.MatchString(" "+lower(rest)+" ") || strings.Contains(lower(rest), " knows ") {
+						out[0].why = strings.TrimRight(rest, ".! ")
+					}
 				}
 				return out
 			}

@@ -2366,6 +2366,21 @@ func TestMarkersDroppedForWhatDoesTheJob(t *testing.T) {
 	})
 }
 
+// A reply that picks an option by its place or its label in the
+// assistant's question: "the first one", "the latter", a bare "B".
+func TestMarkersPicksByOrder(t *testing.T) {
+	playSession(t, []sessionStep{
+		answers("Should we use Postgres or MySQL for this?", "the first one", []string{"Use Postgres"}, []string{"MySQL"}, nil),
+		answers("Should the worker use Celery or Dramatiq?", "the latter, our ops team knows it", []string{"Use Dramatiq (why: our ops team knows it)"}, []string{"Celery"}, nil),
+		answers("I can go with option A (Redis streams) or option B (NATS JetStream). Which do you prefer?", "B", []string{"NATS JetStream"}, []string{"Redis streams"}, nil),
+		// Traps: the option changed in the reply, a "last" that picks
+		// nothing, a letter to a question with no options.
+		answers("Option A: a monorepo with Turborepo. Option B: separate repos. Which one?", "A, but without Turborepo", nil, []string{"monorepo with Turborepo"}, nil),
+		answers("Should I rerun the flaky test or skip it?", "the last time we tried this it broke", nil, []string{"skip it"}, nil),
+		answers("Did the deploy finish?", "a", nil, []string{"deploy"}, nil),
+	})
+}
+
 // A reply that accepts a plan is read as a few changes to it: one made
 // of thousands of comma-separated parts is not read part by part.
 func TestPlanAcceptedReadsFewChanges(t *testing.T) {
