@@ -1638,21 +1638,16 @@ func (r *reader) sentence(s string) {
 	// "We'll support passkeys, with TOTP as the fallback": a second
 	// choice, for the role it is given.
 	if m := matchIf(strings.Contains(low, " as "), withAsRole, low); m != nil && isNamed(s[m[4]:m[5]]) {
-		n := len(r.items)
-		r.sentence(s[m[2]:m[3]])
-		if len(r.items) > n && settles(r.items[n:]) {
+		if r.readFirst(s[m[2]:m[3]]) {
 			r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " as the " + s[m[6]:m[7]]})
 			return
 		}
-		r.items = r.items[:n]
 	}
 	// "Releases go through fastlane, nobody uploads a build by hand",
 	// "we go with SwiftUI, UIKit only where SwiftUI can't do it": a choice,
 	// then a rule after the comma — when the first part settles something.
 	if m := matchIf(strings.Contains(low, ", "), ruleAfterComma, low); m != nil && (m[4] < 0 || isNamed(s[m[4]:m[5]])) {
-		n := len(r.items)
-		r.sentence(s[m[2]:m[3]])
-		if len(r.items) > n && settles(r.items[n:]) {
+		if r.readFirst(s[m[2]:m[3]]) {
 			rule := capitalise(strings.TrimRight(strings.TrimSpace(s[m[3]+1:]), ". "))
 			if m[4] >= 0 {
 				r.add(item{kind: "constraint", text: rule}) // not the choice's reason
@@ -1661,7 +1656,6 @@ func (r *reader) sentence(s string) {
 			}
 			return
 		}
-		r.items = r.items[:n]
 	}
 	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
 		r.sentence(s[:i])
@@ -1961,6 +1955,20 @@ func qualifiedPart(words string) bool {
 			return true
 		}
 	}
+	return false
+}
+
+// readFirst reads part, the first part of a sentence, and keeps what it
+// read when that settles something (a decision or a rule); otherwise it
+// takes it back — the items and which of them the next sentence may give
+// a reason to — so that the whole sentence is read as one.
+func (r *reader) readFirst(part string) bool {
+	n, last := len(r.items), r.last
+	r.sentence(part)
+	if len(r.items) > n && settles(r.items[n:]) {
+		return true
+	}
+	r.items, r.last = r.items[:n], last
 	return false
 }
 
