@@ -2191,7 +2191,7 @@ func TestMarkersGameSession(t *testing.T) {
 		says("Save files are JSON for now, we'll switch to a binary format if they get big.",
 			[]string{"Use JSON for save files"}, []string{"binary format"}, nil),
 		// Traps.
-		says("XGBoost was fine but the new model trains faster.", nil, []string{"XGBoost"}, nil),
+		says("Use LightGBM for the model. XGBoost was fine but LightGBM trains faster.", []string{"LightGBM"}, []string{"XGBoost"}, nil),
 		says("The profiler says the frame takes 21 ms with 300 sprites.", nil, []string{"21 ms"}, nil),
 		says("ok, the build works now", nil, []string{"build"}, nil),
 	})
