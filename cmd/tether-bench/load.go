@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -30,6 +31,7 @@ type samples struct {
 	total   []time.Duration // whole request, until the last body byte
 	ttfb    []time.Duration // until the first body byte
 	elapsed time.Duration   // wall time of the measurement
+	cpu     time.Duration   // the whole process's CPU time (user + system) during it
 	errors  int             // requests that failed or got a wrong answer
 	lastErr error
 }
@@ -38,6 +40,7 @@ func (s *samples) add(o samples) {
 	s.total = append(s.total, o.total...)
 	s.ttfb = append(s.ttfb, o.ttfb...)
 	s.elapsed += o.elapsed
+	s.cpu += o.cpu
 	s.errors += o.errors
 	if o.lastErr != nil {
 		s.lastErr = o.lastErr
@@ -98,7 +101,7 @@ func measure(ctx context.Context, c *http.Client, url string, w *workload, seqs 
 		mu     sync.Mutex
 		out    samples
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	for client := range conc {
 		wg.Go(func() {
 			buf := make([]byte, 32<<10)
@@ -128,7 +131,7 @@ func measure(ctx context.Context, c *http.Client, url string, w *workload, seqs 
 		})
 	}
 	wg.Wait()
-	out.elapsed = time.Since(start)
+	out.elapsed, out.cpu = time.Since(start), processCPU()-cpu0
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
@@ -138,10 +141,23 @@ func measure(ctx context.Context, c *http.Client, url string, w *workload, seqs 
 	return out, nil
 }
 
+// processCPU is the CPU time (user + system) this process has used: the
+// clients, the fake provider and every target share it, so the difference
+// between two targets' CPU a request is what one costs over the other,
+// whatever else the machine runs.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // stats summarises pooled samples.
 type stats struct {
 	n, errors        int
 	rps              float64
+	cpuPerReq        time.Duration // the process's CPU time a completed request
 	p50, p99         time.Duration
 	ttfbP50, ttfbP99 time.Duration
 }
@@ -152,6 +168,7 @@ func summarise(s samples) stats {
 		return st
 	}
 	st.rps = float64(st.n) / s.elapsed.Seconds()
+	st.cpuPerReq = s.cpu / time.Duration(st.n)
 	slices.Sort(s.total)
 	slices.Sort(s.ttfb)
 	st.p50, st.p99 = quantile(s.total, 0.50), quantile(s.total, 0.99)
