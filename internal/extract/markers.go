@@ -856,11 +856,26 @@ func keptBy(a active, text string) bool {
 	}
 	lt := lower(text)
 	for _, c := range cs {
-		if !strings.Contains(lt, c+" stays") && !strings.Contains(lt, c+" remains") {
+		if !slices.ContainsFunc(shortNames(c), func(n string) bool {
+			return strings.Contains(lt, n+" stays") || strings.Contains(lt, n+" remains")
+		}) {
 			return false
 		}
 	}
 	return true
+}
+
+// shortNames returns an option's name and the shorter names it goes by:
+// "timescale" for TimescaleDB, "mongo" for MongoDB, "next" for Next.js,
+// "postgres" for PostgreSQL.
+func shortNames(c string) []string {
+	out := []string{c}
+	for _, suf := range [...]string{"db", "-db", ".js", "js", "ql"} {
+		if short := strings.TrimSuffix(c, suf); short != c && len(short) >= 4 {
+			out = append(out, short)
+		}
+	}
+	return out
 }
 
 // judgedBeside reads "Audio goes through FMOD. Wwise is overkill for a

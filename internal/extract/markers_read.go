@@ -62,14 +62,14 @@ var (
 	stickWith   = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+)?(?:stick with|sticking with|stay with|staying with|stay on|staying on|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs        = mustPattern(`^(.{1,40}?)\s+it is(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?$`)
-	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve|making|add)\s+(.+)$`)
+	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve|making|add|talk|speak)\s+(.+)$`)
 	// plainVerbs: willVerb's verbs that state a decision with any object;
 	// the others ("we're running the migration", "let's write a test") only
 	// with a named option ("let's write the worker in Python").
 	plainVerbs = map[string]bool{"use": true, "store": true, "ship": true, "deploy": true, "host": true, "support": true, "adopt": true, "run": true}
 	// verbBase reads willVerb's -ing forms, and "do", as the decision's verb.
 	verbBase = map[string]string{"using": "use", "storing": "store", "deploying": "deploy", "hosting": "host", "running": "run",
-		"doing": "use", "do": "use", "writing": "write", "building": "build", "making": "make"}
+		"doing": "use", "do": "use", "talk": "use", "speak": "use", "writing": "write", "building": "build", "making": "make"}
 	doItIn        = mustPattern(`^(?:it|this|that|them|everything|the rest)\s+(?:in|with)\s+`)
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
 	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now|after all)$`)
@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -184,7 +184,7 @@ var (
 	namedIs = mustPattern("^(?:the\\s+|our\\s+)?((?:[\\w\\-]+\\s+){0,3}?(?:topic|queue|bucket|table|channel|index|schema|namespace|branch|stream|exchange|prefix|subject|env var|variable|header|cookie|endpoint|route|port|region|registry|domain|hostname|image|tag))\\s+(?:is|will be|should be|is called|is named|goes by)\\s+`?([a-z0-9][\\w.\\-/:]*\\w)`?$")
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
-	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+)|\s+and\s+(?:lives?|goes|sits|stays)\s.+)?$`)
+	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+on\s+(?:the\s+)?[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+)|\s+and\s+(?:lives?|goes|sits|stays)\s.+)?$`)
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
 	// partsAre: "Config files are TOML", a part without an article and a
 	// well-known option of some kind (named only is too loose: "Builds are
@@ -192,7 +192,7 @@ var (
 	// partUses: "Tests use testscript", "the frontend uses React", "releases
 	// are built with GoReleaser", "images are stored in S3": a part of the
 	// product and the named option it uses.
-	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed|versioned|tracked|logged|validated|orchestrated|provisioned|monitored|encrypted|hashed|migrated|processed|persisted|trained|evaluated)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
+	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|talks?|speaks?|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed|versioned|tracked|logged|validated|orchestrated|provisioned|monitored|encrypted|hashed|migrated|processed|persisted|trained|evaluated)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+(?:for|on|in|at|by|before|across)\s+.+)?$`)
 	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[\w.\-]+(?:\s[\w.\-]+)?)?(?:\s+for\s+(?:now|v1|the mvp|the moment))?$`)
@@ -338,7 +338,16 @@ var (
 	insteadLead = mustPattern(`^(?i:instead of|rather than)\s+([^,]{1,40}),\s+(\S.*)$`)
 	// cadenceRule: "Checkpoints are written every 1000 steps", "Backups
 	// are kept for 30 days": how often, or how long, something is done.
-	cadenceRule = mustPattern(`^(?:(?:the|our|all)\s+)?[a-z][\w\-]*(?:\s[\w\-]+){0,2}?\s+(?:is|are|get|gets|must be|should be)\s+(?:\w{2,}ed|kept|run|built|taken|done|rebuilt|rerun|written|rewritten|sent|shown|drawn)\s+(?:(?:at least|at most|no more than|only)\s+)?(?:every\s+(?:\d[\d,.]*\s*)?[a-z]+|once\s+(?:a|per)\s+[a-z]+|(?:for|up to)\s+(?:a|one|\d+)\s+(?:hour|day|week|month|year)s?|hourly|daily|weekly|nightly|monthly)\b`)
+	cadenceRule = mustPattern(`^(?:(?:the|our|all)\s+)?[a-z][\w\-]*(?:\s[\w\-]+){0,2}?\s+(?:is|are|get|gets|must be|should be)\s+(?:\w{2,}ed|kept|run|built|taken|done|rebuilt|rerun|written|rewritten|sent|shown|drawn)\s+(?:(?:at least|at most|no more than|only)\s+)?(?:every\s+(?:\d[\d,.]*\s*)?[a-z]+|once\s+(?:a|per)\s+[a-z]+|(?:for|up to)\s+(?:a|one|\d+)\s+(?:hour|day|week|month|year)s?|hourly|daily|weekly|nightly|monthly|after\s+(?:\d[\d,.]*|a|one)\b(?:\s+(?:second|minute|hour|day|week|month|year)s?\b)?)`)
+	// reportEvery: "devices report every 60 seconds", "the agent polls
+	// hourly": how often a part of the product does its work.
+	reportEvery = mustPattern(`^(?:(?:the|our|all|each|every)\s+)?[a-z][\w\-]*(?:\s[\w\-]+)?\s+(?:report|reports|poll|polls|sync|syncs|ping|pings|refresh|refreshes|send|sends|check in|checks in|upload|uploads|publish|publishes|heartbeat|heartbeats|flush|flushes|rotate|rotates|retry|retries)\s+(?:\w+\s+)?(?:every\s+\d[\d,.]*\s*[a-z]+|once\s+(?:a|per)\s+[a-z]+|hourly|daily|weekly|nightly)\b`)
+	// retainRule: "Downsample to 5-minute averages after 30 days", "purge
+	// raw rows after 90 days": what happens to data once it is that old.
+	retainRule = mustPattern(`^(?:please\s+)?(?:downsample|roll up|aggregate|archive|delete|purge|drop|expire|compact|move)\s+.{1,60}?\s+after\s+\d[\d,.]*\s*(?:second|minute|hour|day|week|month|year)s?\b|^(?:(?:the|our|all)\s+)?[a-z][\w\-]*(?:\s[\w\-]+){0,2}?\s+(?:is|are|gets?|must be|should be)\s+(?:dropped|deleted|purged|removed|expired|archived|downsampled|rolled up|compacted)\s+after\s+\d`)
+	// refuseRule: "the bootloader refuses anything unsigned": what a part
+	// will not take, whoever asks.
+	refuseRule = mustPattern(`^(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s[\w\-]+)?\s+(?:refuses|rejects|only accepts|accepts only|denies|blocks)\s+(?:anything|any|every|all)\b`)
 	// latencyRule: "p99 latency under 200 ms for all read endpoints".
 	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
 	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
@@ -602,7 +611,11 @@ var (
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
 	// cheaper, but …".
-	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer)(?:\s+\w+)?,?\s+but\s+(.{3,})$`)
+	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option),?\s+but\s+(.{3,})$`)
+	// niceButAfter: "We talk MQTT to the broker, CoAP was a nice idea but
+	// nobody on the team knows it": a choice, then an option weighed and
+	// passed over after its comma.
+	niceButAfter = mustPattern(`^(.+?),\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting|simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer)(?:\s+(?:idea|thought|option))?,?\s+but\s+(.{3,})$`)
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
 	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
@@ -1613,7 +1626,9 @@ func (r *reader) sentence(s string) {
 	if m := matchIf(strings.Contains(low, " through ") || strings.Contains(low, " via "), partThrough, low); m != nil && isNamed(s[m[4]:m[5]]) && !stopWords[lower(firstWord(s))] &&
 		!throughVerb.MatchString(low[m[2]:m[3]]) && !hasChoice(s[m[2]:m[3]]) && !slices.ContainsFunc(strings.Fields(low[m[4]:m[5]]), func(w string) bool { return stopWords[w] }) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + lower(s[m[2]:m[3]])})
-		if m[6] >= 0 {
+		if m[6] >= 0 && nobodyWants.MatchString(low[m[6]:m[7]]) {
+			r.statement(capitalise(s[m[6]:m[7]]), false) // an option turned down, not the choice's reason
+		} else if m[6] >= 0 {
 			r.sentence(capitalise(s[m[6]:m[7]]))
 		}
 		return
@@ -1640,6 +1655,13 @@ func (r *reader) sentence(s string) {
 	if m := matchIf(strings.Contains(low, " as "), withAsRole, low); m != nil && isNamed(s[m[4]:m[5]]) {
 		if r.readFirst(s[m[2]:m[3]]) {
 			r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " as the " + s[m[6]:m[7]]})
+			return
+		}
+	}
+	if m := matchIf(strings.Contains(low, " but "), niceButAfter, low); m != nil && bareOption(s[m[4]:m[5]]) {
+		n := len(r.items)
+		if r.readFirst(s[m[2]:m[3]]) && slices.ContainsFunc(r.items[n:], func(it item) bool { return it.kind == "decision" }) {
+			r.add(item{kind: "reject", text: s[m[4]:m[5]], why: strings.TrimPrefix(strings.TrimRight(s[m[6]:m[7]], ". "), "because ")})
 			return
 		}
 	}
@@ -1736,10 +1758,14 @@ func (r *reader) sentence(s string) {
 	}
 	// "Hilt for dependency injection. Koin is simpler but we already use
 	// Dagger": the option weighed beside the choice and passed over.
-	if m := matchIf(strings.Contains(low, " but "), betterBut, low); m != nil && len(prevLast) > 0 && bareOption(s[m[2]:m[3]]) &&
-		slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "decision" }) {
-		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimPrefix(strings.TrimRight(s[m[4]:m[5]], ". "), "because ")})
-		return
+	if m := matchIf(strings.Contains(low, " but "), betterBut, low); m != nil && len(prevLast) > 0 {
+		if m[2] < 0 { // "X was a nice idea but …"
+			m = []int{0, 0, m[6], m[7], m[8], m[9]}
+		}
+		if bareOption(s[m[2]:m[3]]) && slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "decision" }) {
+			r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimPrefix(strings.TrimRight(s[m[4]:m[5]], ". "), "because ")})
+			return
+		}
 	}
 	// A reason of its own, for the statement before it.
 	if m := followReason.FindStringSubmatch(low); m != nil && len(prevLast) > 0 {
@@ -1926,7 +1952,8 @@ var productParts = func() map[string]bool {
 		evals experiments embeddings models predictions cluster clusters ingress egress autoscaling scaling nodes gitops networking dns cdn
 		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension
 		layer desktop reports datasets dataset data features feature checkpoints artifacts pipelines pipeline code
-		serving tuning`) {
+		serving tuning firmware device devices sensor sensors gateway gateways bootloader telemetry connectivity radio ota fleet
+		protocol transport payload payloads hardware board boards ingestion readings`) {
 		m[w] = true
 	}
 	return m
@@ -2007,6 +2034,50 @@ func optionOf(subject, option string) bool {
 	}
 	named, _, _ := strings.Cut(option, " with ") // "Go 1.23 with the standard library router", not "built with Flutter"
 	return productPart(subject) && isNamed(named)
+}
+
+// qualifiedOption reports whether s opens with one or two qualifiers and
+// then a named option: "per-device X.509 certificates", "managed Kafka".
+func qualifiedOption(s string) bool {
+	f := strings.Fields(s)
+	for i := 1; i < len(f) && i <= 2; i++ {
+		if q := lower(f[i-1]); strings.ContainsAny(q, ",.;:0123456789") || stopWords[q] || notQualifier[q] {
+			return false
+		}
+		if isChoiceWord(f[i], false) && !strings.ContainsAny(f[i][:1], "0123456789") {
+			return true
+		}
+	}
+	return false
+}
+
+// notQualifier: words before a name that measure or point rather than
+// say which kind ("about 2 GB", "every Sentry event").
+var notQualifier = map[string]bool{"about": true, "around": true, "roughly": true, "approximately": true, "up": true, "over": true,
+	"under": true, "every": true, "each": true, "his": true, "her": true, "their": true, "whatever": true, "whichever": true}
+
+// carriedOver: a verb that says what goes "over" a protocol or link.
+var carriedOver = mustPattern(`\b(?:report|reports|talk|talks|send|sends|sent|sync|syncs|publish|publishes|connect|connects|communicate|communicates|stream|streams|travel|travels|tunnel|tunnels|push|pushes|ship|ships|speak|speaks|arrive|arrives|come in|comes in)$`)
+
+// nobodyWants: an option nobody on the team wants (more of).
+var nobodyWants = mustPattern(`^(?:nobody|no one|no-one)\s+(?:here\s+|on the team\s+)?wants\s+(?:another|a|an|more|any)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:\s+(?:integration|server|servers|service|services|dependency|tool|vendor|cluster|account|subscription|bill|instance))?[.!]*$`)
+
+// goToward: "go to Zephyr", said of an option, is "use Zephyr".
+var goToward = mustPattern(`^(?i:(?:let'?s\s+|we'?ll\s+|just\s+)?go\s+(?:to|for))\s+(\S.*)$`)
+
+// otherOption reports whether other, said after "with" of the language
+// head ("Rust with Embassy", "Kotlin with Ktor"), is a well-known option
+// of another kind: the language and what is built on it are two choices,
+// each replaced on its own, not a detail of the first ("Go 1.23 with the
+// standard library router"). Other pairs ("Django with Celery") stay one
+// choice, as they are said.
+func otherOption(head, other string) bool {
+	h, o := strings.Fields(head), strings.Fields(other)
+	if len(h) == 0 || len(o) == 0 || len(o) > 2 {
+		return false
+	}
+	oc := categoryOf[lower(bare(o[0]))]
+	return (categoryOf[lower(bare(h[0]))] == "language" || bare(h[0]) == "Go") && oc != "" && oc != "language"
 }
 
 // identLike reports whether s reads as an identifier (events.dlq,
@@ -2761,9 +2832,16 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Keep "+sub(staysOption, 2)+" for the "+sub(staysOption, 1), change)
 	case match(ownsPart) && categoryOf[lower(sub(ownsPart, 1))] != "" && productPart(lower(sub(ownsPart, 2))):
 		r.decisionBody("Use "+sub(ownsPart, 1)+" for "+lower(sub(ownsPart, 2)), change)
-	case match(partIn) && productPart(lower(sub(partIn, 1))) && !troubleWord[lastWord(lower(sub(partIn, 1)))] && !pronounLead.MatchString(lower(sub(partIn, 1))) && categoryOf[lower(sub(partIn, 2))] != "" && !describes.MatchString(low) && (sub(partIn, 3) == "" || reasonLead.MatchString(lower(sub(partIn, 3)))):
+	case match(partIn) && productPart(lower(sub(partIn, 1))) && !troubleWord[lastWord(lower(sub(partIn, 1)))] && !pronounLead.MatchString(lower(sub(partIn, 1))) && (categoryOf[lower(sub(partIn, 2))] != "" || sub(partIn, 2) == "Go") && !describes.MatchString(low):
 		// Not "errors in Postgres" nor "we keep state in S3".
-		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + lower(sub(partIn, 1)), why: strings.TrimRight(sub(partIn, 3), ". "), change: change})
+		why, rest := strings.TrimRight(sub(partIn, 3), ". "), ""
+		if why != "" && !reasonLead.MatchString(lower(why)) {
+			why, rest = "", why // "Ingestion service in Go, it subscribes to the broker"
+		}
+		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + lower(sub(partIn, 1)), why: why, change: change})
+		if rest != "" {
+			r.statement(capitalise(rest), change)
+		}
 	case match(partColonVia) && qualifiedPart(lower(sub(partColonVia, 1))) && isNamed(sub(partColonVia, 2)):
 		r.decisionBody(capitalise(s), change)
 	case match(partColon) && qualifiedPart(lower(sub(partColon, 1))) && isNamed(sub(partColon, 2)):
@@ -2904,19 +2982,34 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), change)
 	case identLike(low[strings.LastIndexByte(low, ' ')+1:]) && match(namedIs) && identLike(sub(namedIs, 2)) && !describes.MatchString(low) && !mishap.MatchString(low):
 		r.decisionBody("Use "+sub(namedIs, 2)+" as the "+lower(sub(namedIs, 1)), change)
-	case match(subjectIs) && optionOf(sub(subjectIs, 1), sub(subjectIs, 2)):
+	case match(subjectIs) && optionOf(sub(subjectIs, 1), sub(subjectIs, 2)) && (!strings.Contains(sub(subjectIs, 2), " on ") || isChoiceWord(firstWord(sub(subjectIs, 2)), false)):
 		opt := sub(subjectIs, 2)
 		if m := trailingNowOn.FindStringIndex(lower(opt)); m != nil {
 			opt = opt[:m[0]]
 		}
+		part := sentenceCase(sub(subjectIs, 1))
+		if head, other, ok := strings.Cut(opt, " with "); ok && otherOption(head, other) {
+			// "Firmware is Rust with Embassy": two choices for the part,
+			// each of which may be replaced without the other.
+			r.decisionBody("Use "+head+" for the "+part, change)
+			opt = other
+		}
 		// "Training code is PyTorch Lightning, not raw loops": the
 		// alternative set aside stays with the choice.
-		r.decisionBody("Use "+opt+" for the "+sentenceCase(sub(subjectIs, 1))+sub(subjectIs, 3), change)
+		r.decisionBody("Use "+opt+" for the "+part+sub(subjectIs, 3), change)
 	case match(partsAre) && !describes.MatchString(low) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+sub(partsAre, 2)+" for "+lower(sub(partsAre, 1)), change)
 	case match(voteYes) && voteOption(sub(voteYes, 1)):
 		r.decision(item{kind: "decision", text: "Use " + sub(voteYes, 1), change: change})
-	case match(partUses) && !describes.MatchString(low) && productPart(lower(sub(partUses, 1))) && isChoiceWord(sub(partUses, 2), false) && !pronounLead.MatchString(low) && !mishap.MatchString(low):
+	case match(partUses) && !describes.MatchString(low) && productPart(lower(sub(partUses, 1))) && (isChoiceWord(sub(partUses, 2), false) || qualifiedOption(s[strings.Index(s, sub(partUses, 2)):])) && !pronounLead.MatchString(low) && !mishap.MatchString(low):
+		if i := strings.Index(low, ", no "); i > 0 && len(strings.Fields(low[i+5:])) > 4 {
+			// "Provisioning uses per-device X.509 certificates, no shared
+			// passwords baked into the image": too long to fold into the
+			// choice as its alternative; read on its own.
+			r.decisionBody(capitalise(s[:i]), change)
+			r.statement(capitalise(s[i+2:]), false)
+			return true
+		}
 		r.decisionBody(capitalise(s), change)
 	case match(onTheWire) && isChoiceWord(sub(onTheWire, 1), false):
 		r.decisionBody("Use "+s, change)
@@ -3081,6 +3174,9 @@ func (r *reader) decisionBody(body string, change bool) {
 	if strings.HasPrefix(low, "we ") {
 		body = capitalise(body[3:])
 	}
+	if m := goToward.FindStringSubmatch(body); m != nil && hasChoice(m[1]) {
+		body = "Use " + m[1] // "go to Zephyr instead"
+	}
 	body, why := splitReason(body)
 	why = firstNonEmpty(why, judged)
 	if opt, because := judgedOption(judged, body); opt != "" {
@@ -3153,6 +3249,11 @@ func readFolding(s string) folding {
 	if m == nil {
 		return folding{}
 	}
+	if carriedOver.MatchString(lower(s[m[2]:m[3]])) && strings.HasPrefix(lower(s[m[3]:]), " over ") {
+		// "Devices report over MQTT": the way, not an option preferred
+		// over another.
+		return folding{}
+	}
 	old := strings.TrimSpace(s[m[4]:m[5]])
 	if loc := cutOld.FindStringIndex(old); loc != nil && loc[0] > 0 {
 		old = old[:loc[0]]
@@ -3209,6 +3310,9 @@ func (r *reader) rejectForms(s, low string) bool {
 		if rest := sub(youKeep, 2); rest != "" {
 			r.statement(rest, true)
 		}
+	case match(nobodyWants) && (bareOption(sub(nobodyWants, 1)) || isNamed(sub(nobodyWants, 1))):
+		// "nobody wants another PagerDuty integration"
+		r.add(item{kind: "reject", text: sub(nobodyWants, 1)})
 	case match(noThenUse) && isNamed(sub(noThenUse, 1)):
 		r.add(item{kind: "reject", text: sub(noThenUse, 1)})
 		r.decisionBody("Use "+sub(noThenUse, 2), r.changed)
@@ -3521,6 +3625,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		onlyRule.MatchString(low) && isChoiceWord(firstWord(s), false),
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
+		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
+		(reportEvery.MatchString(low) || refuseRule.MatchString(low)) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule
 		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		needEvery.MatchString(low), askFirst.MatchString(low), underPath.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low) && !commentary.MatchString(low),
@@ -3537,6 +3643,20 @@ func (r *reader) constraintForms(s, low string) bool {
 		r.decisionBody(s, true)
 		return true
 	}
+	if i := strings.Index(low, ", "); i > 0 && strings.Count(low, ", ") == 1 && !strings.HasPrefix(low[i+2:], "and ") && secondRule(low[:i], low[i+2:]) {
+		// "Downsample to 5-minute averages after 30 days, raw data is
+		// dropped after 90": two rules, each whole on its own.
+		r.add(item{kind: "constraint", text: s[:i]})
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s[i+2:], ". "))})
+		return true
+	}
+	if i := strings.Index(low, ", and "); i > 0 && refuseRule.MatchString(low[i+6:]) {
+		// "OTA images must be signed, and the bootloader refuses
+		// anything unsigned": two rules.
+		r.add(item{kind: "constraint", text: s[:i]})
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s[i+6:], ". "))})
+		return true
+	}
 	if loc := ruleAnd.FindStringSubmatchIndex(low); loc != nil && loc[0] > 0 {
 		// "migrations must be reversible, and never edit one that has
 		// been merged": two rules.
@@ -3546,6 +3666,20 @@ func (r *reader) constraintForms(s, low string) bool {
 	}
 	r.add(item{kind: "constraint", text: s})
 	return true
+}
+
+// secondRule reports whether a rule's clause after its comma, tail, is
+// a rule of its own on how often, how long or how much, and the clause
+// before it one too ("devices report every 60 seconds, never more often
+// than every 10").
+func secondRule(head, tail string) bool {
+	timed := func(s string) bool {
+		return retainRule.MatchString(s) || cadenceRule.MatchString(s) || reportEvery.MatchString(s) || refuseRule.MatchString(s) || maxRule.MatchString(s)
+	}
+	if !timed(head) {
+		return false
+	}
+	return timed(tail) || strings.HasPrefix(tail, "never ") && strings.ContainsAny(tail, "0123456789")
 }
 
 // ruleAnd: a second rule joined to a first by ", and".

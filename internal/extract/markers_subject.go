@@ -12,7 +12,7 @@ import (
 // decisions naming options of one category (and no different subjects)
 // are about the same thing.
 var categories = map[string][]string{
-	"database":      {"postgres", "postgresql", "pg", "mysql", "mariadb", "sqlite", "mongodb", "mongo", "dynamodb", "cockroachdb", "duckdb", "cassandra", "oracle", "mssql", "firestore", "supabase", "clickhouse", "timescaledb", "neo4j", "couchdb", "planetscale", "neon", "tidb", "yugabytedb", "surrealdb", "libsql", "turso", "rds", "aurora", "cloudsql", "alloydb"},
+	"database":      {"postgres", "postgresql", "pg", "mysql", "mariadb", "sqlite", "mongodb", "mongo", "dynamodb", "cockroachdb", "duckdb", "cassandra", "oracle", "mssql", "firestore", "supabase", "clickhouse", "timescaledb", "timescale", "influxdb", "questdb", "victoriametrics", "neo4j", "couchdb", "planetscale", "neon", "tidb", "yugabytedb", "surrealdb", "libsql", "turso", "rds", "aurora", "cloudsql", "alloydb"},
 	"queue":         {"rabbitmq", "rabbit", "nats", "kafka", "sqs", "pulsar", "activemq", "zeromq", "nsq", "jetstream", "redpanda", "kinesis", "pubsub", "pub/sub", "eventbridge"},
 	"warehouse":     {"bigquery", "snowflake", "redshift", "databricks"},
 	"cache":         {"redis", "memcached", "valkey", "varnish", "dragonfly", "keydb"},
@@ -73,7 +73,11 @@ var categories = map[string][]string{
 	"processing":    {"spark", "flink", "dbt"},
 	"email":         {"postmark", "sendgrid", "mailgun", "ses", "resend", "mailchimp"},
 	"push":          {"onesignal", "fcm", "apns", "pusher"},
-	"realtime":      {"sse", "server-sent", "websocket", "websockets", "socket.io", "long-polling", "webrtc", "mqtt", "centrifugo", "ably"},
+	"realtime":      {"sse", "server-sent", "websocket", "websockets", "socket.io", "long-polling", "webrtc", "mqtt", "centrifugo", "ably", "coap", "lwm2m"},
+	"rtos":          {"zephyr", "freertos", "embassy", "rtic", "nuttx", "mbed", "arduino", "esp-idf", "threadx", "tock"},
+	"radio":         {"lorawan", "lora", "nb-iot", "lte-m", "wi-fi", "wifi", "ble", "bluetooth", "zigbee", "thread", "matter", "sigfox", "cellular", "ethernet"},
+	"paging":        {"pagerduty", "opsgenie", "victorops", "incident.io", "squadcast"},
+	"mqtt-broker":   {"emqx", "mosquitto", "hivemq", "vernemq", "nanomq"},
 	"language":      {"rust", "python", "typescript", "javascript", "kotlin", "swift", "java", "ruby", "elixir", "zig", "c#", "scala", "php"},
 	"desktop":       {"tauri", "electron", "wails", "qt", "gtk", "winui", "avalonia"},
 	"mobile":        {"react-native", "ionic", "capacitor", "kmp", "xamarin", "maui"},

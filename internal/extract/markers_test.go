@@ -2393,3 +2393,34 @@ func TestPlanAcceptedReadsFewChanges(t *testing.T) {
 		t.Errorf("%d items read from the reply's parts, want at most %d", n, maxPlanChanges)
 	}
 }
+
+// A sensor fleet's firmware and backend, a turn at a time: a language
+// and what runs on it chosen in one breath and replaced one at a time,
+// an option passed over after a comma ("… was a nice idea but …"), a part
+// done in Go with a clause after it, a name after a qualifier, retention
+// and reporting rules with their numbers, two rules in one sentence, an
+// option nobody wants, and a store that stays while another is added for
+// one part, named shorter than it was chosen ("timescale").
+func TestMarkersSensorFleet(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("The device firmware is Rust with RTIC, not the vendor SDK.", []string{"Use Rust for the device firmware", "Use RTIC for the device firmware"}, nil, []string{"the vendor SDK"}),
+		says("The nodes talk CoAP to the gateway, MQTT was a nice idea but the radios can't afford TCP.", []string{"CoAP"}, nil, []string{"MQTT"}),
+		says("Metrics pipeline in Go, it reads from NATS.", []string{"Use Go for metrics pipeline"}, nil, nil),
+		says("Provisioning uses factory-flashed X.509 certificates.", []string{"Provisioning uses factory-flashed X.509 certificates"}, nil, nil),
+		says("Telemetry lands in TimescaleDB.", []string{"TimescaleDB"}, nil, nil),
+		says("Readings are purged after 180 days, hourly rollups are kept for 2 years.", []string{"Readings are purged after 180 days", "Hourly rollups are kept for 2 years"}, nil, nil),
+		says("Sensors poll every 30 seconds.", []string{"Sensors poll every 30 seconds"}, nil, nil),
+		says("Config updates must be signed, and the agent rejects anything unsigned.", []string{"Config updates must be signed", "The agent rejects anything unsigned"}, nil, nil),
+		says("RTIC's scheduling model fights our drivers. go to Embassy instead", []string{"Use Embassy", "Use Rust for the device firmware"}, []string{"RTIC"}, nil),
+		says("actually for the alerts let's use VictoriaMetrics, timescale stays for everything else.", []string{"VictoriaMetrics", "TimescaleDB"}, nil, nil),
+		says("Alerting through Grafana, nobody wants another Opsgenie integration.", []string{"Use Grafana for alerting"}, nil, []string{"Opsgenie"}),
+		// Traps.
+		says("the gateway dropped off again at 03:10, probably the power strip", nil, []string{"03:10"}, nil),
+		says("The broker reports over 9000 connections today.", nil, []string{"9000"}, []string{}),
+		says("The worker uses about 2 GB of RAM at peak.", nil, []string{"2 GB"}, nil),
+		says("The pizza was a nice idea but it arrived cold.", nil, nil, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "9000") || strings.Contains(rejected, "pizza") {
+		t.Errorf("a trap was read as an option turned down:\n%s", capsule.Render(c))
+	}
+}
