@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -184,7 +184,7 @@ var (
 	namedIs = mustPattern("^(?:the\\s+|our\\s+)?((?:[\\w\\-]+\\s+){0,3}?(?:topic|queue|bucket|table|channel|index|schema|namespace|branch|stream|exchange|prefix|subject|env var|variable|header|cookie|endpoint|route|port|region|registry|domain|hostname|image|tag))\\s+(?:is|will be|should be|is called|is named|goes by)\\s+`?([a-z0-9][\\w.\\-/:]*\\w)`?$")
 	// subjectIs: "The database is Postgres": a part of the product and the
 	// option of its kind.
-	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+on\s+(?:the\s+)?[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+)|\s+and\s+(?:lives?|goes|sits|stays)\s.+)?$`)
+	subjectIs = mustPattern(`^(?:(?:the|our)\s+)?([\w\- ]{1,25}?)\s+(?:is|will be|'ll be|is going to be)\s+([^\s,]+(?:\s[^\s,]+)?(?:\s+on\s+(?:the\s+)?[^\s,]+)?(?:\s+with\s+\S+(?:\s\S+){0,3})?)(?:,\s+(?:one|a|an|the|same|single)\s.*|(,\s+not\s+.+)|\s+and\s+(?:lives?|goes|sits|stays)\s.+|,\s+with\s+(\S.+))?$`)
 	// wantToBe: "I want the API to be RESTful with JSON": a requirement.
 	// partsAre: "Config files are TOML", a part without an article and a
 	// well-known option of some kind (named only is too loose: "Builds are
@@ -339,6 +339,14 @@ var (
 	// cadenceRule: "Checkpoints are written every 1000 steps", "Backups
 	// are kept for 30 days": how often, or how long, something is done.
 	cadenceRule = mustPattern(`^(?:(?:the|our|all)\s+)?[a-z][\w\-]*(?:\s[\w\-]+){0,2}?\s+(?:is|are|get|gets|must be|should be)\s+(?:\w{2,}ed|kept|run|built|taken|done|rebuilt|rerun|written|rewritten|sent|shown|drawn)\s+(?:(?:at least|at most|no more than|only)\s+)?(?:every\s+(?:\d[\d,.]*\s*)?[a-z]+|once\s+(?:a|per)\s+[a-z]+|(?:for|up to)\s+(?:a|one|\d+)\s+(?:hour|day|week|month|year)s?|hourly|daily|weekly|nightly|monthly|after\s+(?:\d[\d,.]*|a|one)\b(?:\s+(?:second|minute|hour|day|week|month|year)s?\b)?)`)
+	// ttlRule: "30-day TTL", "a TTL of 15 minutes": how long a thing is
+	// kept before it expires.
+	ttlRule = mustPattern(`^(?:an?\s+)?\d[\d,.]*[\s-]?(?:second|minute|hour|day|week|month|s|m|h|d)s?\s+(?:ttl|expiry|expiration|lifetime)$|^(?:the\s+)?(?:ttl|expiry|expiration)\s+(?:is\s+|of\s+)?\d[\d,.]*\s*(?:second|minute|hour|day|week|month|s|m|h|d)s?\b`)
+	// nothingExcept: "nothing in localStorage except the cart id".
+	nothingExcept = mustPattern(`^nothing\s+(?:goes\s+|is\s+(?:stored|kept|written|put)\s+)?(?:in|into|on|to)\s+\S.*\s+(?:except|but|other than|apart from)\s+\S`)
+	// thresholdRule: "refunds over 500 euros need a second person to
+	// approve": what a size or amount past a line requires.
+	thresholdRule = mustPattern(`^(?:all\s+|any\s+|every\s+)?[a-z][\w\-]*(?:\s[\w\-]+)?\s+(?:over|above|under|below|of more than|of less than|bigger than|larger than)\s+[$€£]?\d[\d,.]*\s*(?:[a-z%]+\s+)?(?:need|needs|require|requires|must|have to|has to|go|goes|get|gets)\b`)
 	// reportEvery: "devices report every 60 seconds", "the agent polls
 	// hourly": how often a part of the product does its work.
 	reportEvery = mustPattern(`^(?:(?:the|our|all|each|every)\s+)?[a-z][\w\-]*(?:\s[\w\-]+)?\s+(?:report|reports|poll|polls|sync|syncs|ping|pings|refresh|refreshes|send|sends|check in|checks in|upload|uploads|publish|publishes|heartbeat|heartbeats|flush|flushes|rotate|rotates|retry|retries)\s+(?:\w+\s+)?(?:every\s+\d[\d,.]*\s*[a-z]+|once\s+(?:a|per)\s+[a-z]+|hourly|daily|weekly|nightly)\b`)
@@ -349,7 +357,7 @@ var (
 	// will not take, whoever asks.
 	refuseRule = mustPattern(`^(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s[\w\-]+)?\s+(?:refuses|rejects|only accepts|accepts only|denies|blocks)\s+(?:anything|any|every|all)\b`)
 	// latencyRule: "p99 latency under 200 ms for all read endpoints".
-	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
+	latencyRule = mustPattern(`^(?:(?:p\d{2}(?:\.\d)?|median|mean|average)\s+)?(?:latency|response time|response times|build time|build times|cold start|startup|startup time|page load|load time|lcp|fcp|inp|ttfb|tti|largest contentful paint|first contentful paint|time to interactive|time to first byte)\s+(?:must\s+(?:be|stay)\s+|should\s+(?:be|stay)\s+|stays?\s+|is\s+)?(?:under|below|less than|within|at most)\s+\d`)
 	// placedOn: "Telemetry lands in TimescaleDB", "The device cloud runs as
 	// a Go service on Fly.io": a part, a verb that places it, and, last,
 	// the well-known option it is placed on.
@@ -427,7 +435,7 @@ var (
 	// partColonEach: "Errors: thiserror in the library crates, anyhow only
 	// in the binary": a part and an option for each place.
 	partColonEach = mustPattern(`^([\w\- ]{1,25}?):\s+([^,]+,\s+[^,]+)$`)
-	partColon     = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,2}?)(?:,\s+with\s+[^,]+|,\s+((?:the|our|it|we|they|nothing|no)\s.+))?$`)
+	partColon     = mustPattern(`^([\w\- ]{1,25}?):\s+([\w.\-+/]+(?:\s[\w.\-+/]+){0,2}?)(?:,?\s+(?:on our own (?:box|boxes|servers?|hardware|machines?|infra)|self-hosted|in-house|managed))?(?:,\s+with\s+[^,]+|,\s+((?:the|our|it|we|they|nothing|no)\s.+))?$`)
 	// notBuild: "Let's not bother with a web UI", "we won't support
 	// Windows": a part of the product or a platform left out.
 	notBuild = mustPattern(`^(?:(?:let'?s not|we won'?t|we will not|we'?re not going to|we are not going to)\s+(?:bother with|bother building|build|add|support|ship|offer|implement|do)|(?:we don'?t|we do not)\s+(?:support|ship|offer))\s+(?:an?\s+|the\s+|any\s+)?(\S.*?)$`)
@@ -499,6 +507,9 @@ var (
 	ruleAfterComma = mustPattern(`^(.+?),\s+(?:(?:nobody|no one|no-one)\s+\w+\s+\w|([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+only\s+(?:where|when|if|unless)\s+\w)`)
 	// ruleAfterDash: a rule said after a dash, which is no reason.
 	ruleAfterDash = mustPattern(`^(?:(?:nobody|no one|no-one)\s+\w|(?:never|always)\s+\w+\s+\w)`)
+	// fallbackRule: "fall back to the cached rate after 800 ms": what
+	// happens when a part does not answer in time.
+	fallbackRule = mustPattern(`^(?:(?:always|then)\s+)?(?:fall back|time out|give up|fail over|retry)\b.*\b(?:after|within|past)\s+\d`)
 	// onlyWay: "X go through Y only", "nobody runs X by hand".
 	onlyWay = mustPattern(`^(?:(?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:go|goes|happen|happens|run|runs|ship|ships|deploy|deploys|merge|merges)\s+(?:through|via|from|on|in)\s+.{3,60}\s+only|(?:nobody|no one)\s+(?:runs|deploys|pushes|merges|edits|touches|commits|changes|calls|writes|deletes)\s+.{3,60}\s+(?:by hand|manually|directly|in prod|on prod|against prod|in production|from (?:a|their) laptop))$`)
 	// notAnOption: words said before "yes" that are no option ("definitely
@@ -611,7 +622,7 @@ var (
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
 	// cheaper, but …".
-	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option),?\s+but\s+(.{3,})$`)
+	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting|great|nice|good|solid|fine)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option),?\s+but\s+(.{3,})$`)
 	// niceButAfter: "We talk MQTT to the broker, CoAP was a nice idea but
 	// nobody on the team knows it": a choice, then an option weighed and
 	// passed over after its comma.
@@ -1625,7 +1636,7 @@ func (r *reader) sentence(s string) {
 	// option it is done through, with no verb.
 	if m := matchIf(strings.Contains(low, " through ") || strings.Contains(low, " via "), partThrough, low); m != nil && isNamed(s[m[4]:m[5]]) && !stopWords[lower(firstWord(s))] &&
 		!throughVerb.MatchString(low[m[2]:m[3]]) && !hasChoice(s[m[2]:m[3]]) && !slices.ContainsFunc(strings.Fields(low[m[4]:m[5]]), func(w string) bool { return stopWords[w] }) {
-		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + lower(s[m[2]:m[3]])})
+		r.decision(item{kind: "decision", text: "Use " + strings.TrimRight(s[m[4]:m[5]], ".") + " for " + lower(s[m[2]:m[3]])})
 		if m[6] >= 0 && nobodyWants.MatchString(low[m[6]:m[7]]) {
 			r.statement(capitalise(s[m[6]:m[7]]), false) // an option turned down, not the choice's reason
 		} else if m[6] >= 0 {
@@ -1679,7 +1690,7 @@ func (r *reader) sentence(s string) {
 			return
 		}
 	}
-	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
+	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || fallbackRule.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
 		r.sentence(s[:i])
 		r.sentence(capitalise(strings.TrimSpace(s[i+len(" — "):])))
 		return
@@ -1953,7 +1964,7 @@ var productParts = func() map[string]bool {
 		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension
 		layer desktop reports datasets dataset data features feature checkpoints artifacts pipelines pipeline code
 		serving tuning firmware device devices sensor sensors gateway gateways bootloader telemetry connectivity radio ota fleet
-		protocol transport payload payloads hardware board boards ingestion readings`) {
+		protocol transport payload payloads hardware board boards ingestion readings storefront shop cart catalog catalogue`) {
 		m[w] = true
 	}
 	return m
@@ -2997,6 +3008,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		// "Training code is PyTorch Lightning, not raw loops": the
 		// alternative set aside stays with the choice.
 		r.decisionBody("Use "+opt+" for the "+part+sub(subjectIs, 3), change)
+		if rest := sub(subjectIs, 4); rest != "" {
+			// "…, with ISR for the product pages"
+			r.statement("Use "+strings.TrimPrefix(strings.TrimPrefix(rest, "with "), "With "), change)
+		}
 	case match(partsAre) && !describes.MatchString(low) && productPart(lower(sub(partsAre, 1))) && categoryOf[lower(sub(partsAre, 2))] != "" && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+sub(partsAre, 2)+" for "+lower(sub(partsAre, 1)), change)
 	case match(voteYes) && voteOption(sub(voteYes, 1)):
@@ -3626,6 +3641,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
+		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), fallbackRule.MatchString(low),
+		thresholdRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		(reportEvery.MatchString(low) || refuseRule.MatchString(low)) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule
 		weAlways.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),

@@ -2424,3 +2424,30 @@ func TestMarkersSensorFleet(t *testing.T) {
 		t.Errorf("a trap was read as an option turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// A headless shop, a turn at a time: commerce engines, content systems,
+// image CDNs and shipping services by name, a labelled choice hosted "on
+// our own box", a hosted service judged good "but" too costly after it, a
+// fallback rule after a dash, page-speed, expiry, "nothing … except" and
+// threshold rules, and a choice with what it is used with after a comma.
+func TestMarkersHeadlessShop(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("The commerce engine is Saleor, self-hosted.", []string{"Use Saleor for the commerce engine"}, nil, nil),
+		says("Editorial pages live in Storyblok.", []string{"Storyblok"}, nil, nil),
+		says("search: Typesense on our own box. algolia is great but the per-request pricing hurts", []string{"Use Typesense for search"}, nil, []string{"algolia"}),
+		says("Product images go through Cloudinary.", []string{"Cloudinary"}, nil, nil),
+		says("Label printing through Shippo.", []string{"Use Shippo for label printing"}, []string{"Shippo."}, nil),
+		says("Payments must never wait on the fraud check — fall back to manual review after 2 seconds.", []string{"Payments must never wait on the fraud check", "Fall back to manual review after 2 seconds"}, nil, nil),
+		says("INP under 200 ms on the checkout page.", []string{"INP under 200 ms on the checkout page"}, nil, nil),
+		says("Wishlists live in Redis, 90-day TTL, nothing in cookies except the session id.", []string{"Redis", "90-day TTL", "nothing in cookies except the session id"}, nil, nil),
+		says("orders over 2000 euros need a manual fraud review", []string{"orders over 2000 euros need a manual fraud review"}, nil, nil),
+		says("The storefront is Remix, with Tailwind for the styling.", []string{"Use Remix for the storefront", "Tailwind"}, nil, nil),
+		// Traps.
+		says("order #88123 went through twice, refund one of them", nil, []string{"88123"}, nil),
+		says("lighthouse gives the PDP 64 on mobile, LCP 4.1s", nil, []string{"LCP"}, nil),
+		says("the marketing team keeps asking for Klaviyo flows, not my call", nil, []string{"Klaviyo"}, []string{}),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Klaviyo") {
+		t.Errorf("an option someone else asks for was turned down:\n%s", capsule.Render(c))
+	}
+}
