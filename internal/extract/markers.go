@@ -689,6 +689,11 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 				i = -1
 			}
 		}
+		if i >= 0 && it.old == "" && (keptBy(act[i], it.text) || stillOnly(items, act[i])) {
+			// "JSON output stays, but NDJSON when …", "revert to thiserror
+			// for the library crate; anyhow only in the binary": beside it.
+			i = -1
+		}
 		op := map[string]any{"op": "add_decision", "statement": it.text, "turn": turn}
 		if it.why != "" {
 			op["rationale"] = it.why
@@ -858,12 +863,60 @@ func keptBy(a active, text string) bool {
 	for _, c := range cs {
 		if !slices.ContainsFunc(shortNames(c), func(n string) bool {
 			return strings.Contains(lt, n+" stays") || strings.Contains(lt, n+" remains")
-		}) {
+		}) && !keptPart(a, lt) {
 			return false
 		}
 	}
 	return true
 }
+
+// stillOnly reports whether a rule of the turn keeps a's option for a
+// part ("anyhow only in the binary").
+func stillOnly(items []item, a active) bool {
+	for _, it := range items {
+		if it.kind != "constraint" {
+			continue
+		}
+		f := strings.Fields(lower(it.text))
+		if len(f) >= 3 && f[1] == "only" && slices.Contains(a.reading().choices, bare(f[0])) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptPart reports whether lt, a change in lower case, says that what a
+// decides stays by a name for it and a word of its part ("JSON output
+// stays" of "Use serde_json for the output format").
+func keptPart(a active, lt string) bool {
+	for _, loc := range staysPhrase.FindAllStringIndex(lt, 4) {
+		m := staysPhrase.FindStringSubmatch(lt[loc[0]:loc[1]])
+		if m == nil {
+			continue
+		}
+		named, part := false, false
+		for _, w := range words(m[1]) {
+			if stopWords[w] {
+				continue
+			}
+			for _, c := range a.reading().choices {
+				if w == c || strings.Contains(c, w) && len(w) >= 3 {
+					named = true
+				}
+			}
+			if a.reading().subject[w] || a.reading().subject[stem(w)] {
+				part = true
+			}
+		}
+		if named && part {
+			return true
+		}
+	}
+	return false
+}
+
+// staysPhrase: what a change says stays as it is ("json output stays").
+var staysPhrase = mustPattern(`(?:^|[,;.]\s*|\s)((?:\S+\s+){0,2}\S+)\s+(?:stays|remains|is kept|stays as is)\b`)
 
 // shortNames returns an option's name and the shorter names it goes by:
 // "timescale" for TimescaleDB, "mongo" for MongoDB, "next" for Next.js,

@@ -93,10 +93,10 @@ var (
 	makeSpec = mustPattern(`^make\s+(?:the|all|every|each|our)\s+(.+)$`)
 	makeTask = mustPattern(`\b(?:pass|passes|work|works|green|compile|compiles|build|faster|slower|better|happy|shorter|longer|cleaner|readable|nicer|go away|disappear)\b`)
 	// backTo: "go back to SQLite", "back to Postgres": a change of decision.
-	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:go|going|switch|switching|move|moving)\s+)?back\s+to\s+(.+)$`)
+	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:(?:go|going|switch|switching|move|moving)\s+)?back|revert(?:ing)?(?:\s+back)?|roll(?:ing)?\s+back)\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -495,6 +495,15 @@ var (
 	// plainInstead: "plain CSS transitions", "just cron", "vanilla JS",
 	// said as what is used after an option is turned down.
 	plainInstead = mustPattern(`^(?:just|plain|vanilla|simple)\s+[\w.\-+#]+(?:\s[\w.\-+#]+){0,2}[.!]?$`)
+	// plainOn: what is done plainly instead, and where ("plain log lines
+	// on stderr").
+	plainOn = mustPattern(`^(?:just\s+)?(?:plain|simple)\s+[a-z][\w\-]*(?:\s[a-z][\w\-]*){0,2}\s+(?:on|to|in|into)\s+[\w.\-/]+[.!]?$`)
+	// onlyWhere: an option kept for one place only ("anyhow only in the
+	// binary").
+	onlyWhere = mustPattern(`^[\w.+#/\-]+\s+only\s+(?:in|for|on|inside|within)\s+(?:the\s+)?\S`)
+	// respectsSetting: "Colors respect NO_COLOR", "the CLI honors
+	// XDG_CONFIG_HOME".
+	respectsSetting = mustPattern(`^(?:[A-Za-z][\w\- ]{0,24}?\s+)?(?:always\s+)?(?:respects?|honou?rs?)\s+(?:the\s+)?(?:[A-Z][A-Z0-9_]{2,}|[\w.]*[\-_][\w.\-_]*)\b`)
 	// throughVerb: a verb before "through", which makes the sentence a
 	// rule of where things go ("Tokens go through the vault agent").
 	throughVerb = mustPattern(`\b(?:go|goes|went|flow|flows|run|runs|come|comes|pass|passes|route|routes|ship|ships|deploy|deploys|happen|happens|move|moves|land|lands|get|gets|sync|syncs|talk|talks|send|sends|is|are|was|were)$`)
@@ -1600,6 +1609,18 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
+	if m := wrongAbout.FindStringSubmatchIndex(low); m != nil {
+		// "I was wrong about clap, …", "undo the indicatif change, …": the
+		// option dropped, said as a mistake undone.
+		g := 2
+		if m[2] < 0 {
+			g = 4
+		}
+		if opt := s[m[g]:m[g+1]]; hasChoice(opt) || isNamed(opt) {
+			s = "Drop " + opt + s[m[6]:m[7]]
+			low = lower(s)
+		}
+	}
 	if pronounRule.MatchString(low) || strings.Contains(low, ":") && reviewHedge.MatchString(low) {
 		return // "suggestion (non-blocking): extract …": offered, not settled
 	}
@@ -1625,9 +1646,24 @@ func (r *reader) sentence(s string) {
 		r.decision(item{kind: "decision", text: capitalise(s)})
 		return
 	}
+	// "homebrew stays, but add a Scoop manifest for Windows": what stays
+	// is said again; what follows the "but" is the news.
+	if m := matchIf(strings.Contains(low, " but "), staysBut, low); m != nil && (isNamed(firstWord(s[m[2]:m[3]])) || hasChoice(s[m[2]:m[3]])) {
+		rest, n := strings.TrimRight(strings.TrimSpace(s[m[4]:m[5]]), ".! "), len(r.items)
+		r.statement(capitalise(rest), r.changed)
+		if len(r.items) == n && hasChoice(rest) && !pronounLead.MatchString(lower(rest)) {
+			// "…, but NDJSON when --stream is passed", "…, but add a
+			// Scoop manifest for Windows": the option the change adds.
+			if lr := lower(rest); !strings.HasPrefix(lr, "add ") && !strings.HasPrefix(lr, "use ") {
+				rest = "Use " + rest
+			}
+			r.decision(item{kind: "decision", text: capitalise(rest)})
+		}
+		return
+	}
 	// "no framer motion, it's 30 KB for two fades. plain CSS transitions":
 	// what is used instead of the option just turned down.
-	if m := matchIf(len(prevLast) > 0, plainInstead, low); m != nil && hasChoice(s) &&
+	if m := matchIf(len(prevLast) > 0, plainInstead, low); (m != nil && hasChoice(s) || len(prevLast) > 0 && plainOn.MatchString(low)) &&
 		slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "reject" }) {
 		r.decision(item{kind: "decision", text: "Use " + strings.TrimRight(s, ".! ")})
 		return
@@ -1836,7 +1872,7 @@ func (r *reader) sentence(s string) {
 	halfHearted := (strings.HasPrefix(low, "i guess ") || strings.HasPrefix(low, "i think ") || strings.HasPrefix(low, "i suppose ") ||
 		strings.HasSuffix(strings.TrimRight(low, ".! "), " i guess") || strings.HasSuffix(strings.TrimRight(low, ".! "), " i think")) && fineWith.MatchString(strings.TrimRight(low, ".! "))
 	if questionLead.MatchString(low) || !halfHearted && hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) ||
-		reported.MatchString(low) && reported.MatchString(beforeDash(low)) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
+		isReported(low) && isReported(beforeDash(low)) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
 			r.attach(prevLast, strings.TrimRight(s, ". "))
 		}
@@ -2069,6 +2105,25 @@ var notQualifier = map[string]bool{"about": true, "around": true, "roughly": tru
 
 // carriedOver: a verb that says what goes "over" a protocol or link.
 var carriedOver = mustPattern(`\b(?:report|reports|talk|talks|send|sends|sent|sync|syncs|publish|publishes|connect|connects|communicate|communicates|stream|streams|travel|travels|tunnel|tunnels|push|pushes|ship|ships|speak|speaks|arrive|arrives|come in|comes in)$`)
+
+// wrongAbout: an option dropped as a mistake undone.
+var wrongAbout = mustPattern(`^(?:(?:i was|we were|i'?ve been|we'?ve been)\s+wrong\s+about\s+([\w.+#/\-]+)|(?:let'?s\s+|please\s+)?(?:undo|revert|roll back)\s+the\s+([\w.+#/\-]+)\s+(?:change|switch|move|migration|decision))(\s*[,;.—–-].*|)$`)
+
+// outputThing: a setting of what a program writes ("the output
+// format", "the output directory"), not output pasted or reported.
+var outputThing = mustPattern(`\boutput\s+(?:format|formats|directory|dir|folder|file|files|path|schema|mode|modes|style|encoding|stream|columns?|flags?|types?|options?|width|level)\b`)
+
+// isReported reports whether low, a sentence in lower case, reports what
+// someone or something said rather than settling anything.
+func isReported(low string) bool {
+	if outputThing.MatchString(low) {
+		low = outputThing.ReplaceAllString(low, "setting")
+	}
+	return reported.MatchString(low)
+}
+
+// staysBut: an option said to stay, then a change beside it.
+var staysBut = mustPattern(`^(?:(?:on reflection|actually|ok|okay|fine),?\s+)?(.{2,40}?)\s+(?:stays|remains|is staying)(?:\s+as it is|\s+as is)?,?\s+but\s+(\S.{3,})$`)
 
 // nobodyWants: an option nobody on the team wants (more of).
 var nobodyWants = mustPattern(`^(?:nobody|no one|no-one)\s+(?:here\s+|on the team\s+)?wants\s+(?:another|a|an|more|any)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:\s+(?:integration|server|servers|service|services|dependency|tool|vendor|cluster|account|subscription|bill|instance))?[.!]*$`)
@@ -2793,7 +2848,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		r.decision(item{kind: "decision", text: "Use " + back + " (instead of " + old + ")", old: old, change: true})
 	case match(backTo) && (hasChoice(sub(backTo, 1)) || isNamed(firstWord(sub(backTo, 1)))):
-		r.decisionBody("Use "+sub(backTo, 1), true)
+		body, rest, _ := strings.Cut(sub(backTo, 1), "; ")
+		r.decisionBody("Use "+body, true)
+		if rest != "" {
+			r.statement(rest, false) // "…; anyhow only in the binary"
+		}
 	case match(replaceWith):
 		old, body := sub(replaceWith, 1), sub(replaceWith, 2)
 		body, remark := cutOldRemark(body, old) // "…, Jest chokes on ESM"
@@ -3642,6 +3701,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
 		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), fallbackRule.MatchString(low),
+		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), respectsSetting.MatchString(s),
 		thresholdRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		(reportEvery.MatchString(low) || refuseRule.MatchString(low)) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule

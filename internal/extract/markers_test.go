@@ -2451,3 +2451,33 @@ func TestMarkersHeadlessShop(t *testing.T) {
 		t.Errorf("an option someone else asks for was turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// Changes and undos late in a session, a turn at a time, in the words
+// people use for them: the decision a complaint names is the one
+// replaced, not the newest of its kind; an option that stays beside a new
+// one, or is kept for one place only, is not replaced; "I was wrong
+// about X" and "undo the X change" drop X, and what follows replaces it.
+func TestMarkersChangesUndone(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Use goreleaser for releases.", []string{"goreleaser"}, nil, nil),
+		says("Use changesets for the changelog.", []string{"changesets", "goreleaser"}, nil, nil),
+		says("goreleaser didn't work out, the config is too magic. Back to a hand-written GitHub Actions workflow.", []string{"hand-written GitHub Actions workflow", "changesets"}, []string{"goreleaser"}, nil),
+		says("Use serde_json for the output format.", []string{"serde_json"}, nil, nil),
+		says("on reflection JSON output stays, but NDJSON when --follow is passed", []string{"serde_json", "NDJSON when --follow is passed"}, nil, nil),
+		says("Use eyre for error handling.", []string{"eyre"}, nil, nil),
+		says("revert to thiserror for the library crate; eyre only in the binary", []string{"thiserror", "eyre only in the binary"}, nil, nil),
+		says("Use clap for argument parsing.", []string{"clap"}, nil, nil),
+		says("I was wrong about clap, the build time is brutal. argh is enough.", []string{"argh"}, []string{"clap"}, nil),
+		says("Use indicatif for progress bars.", []string{"indicatif"}, nil, nil),
+		says("undo the indicatif change, it garbles piped output. plain status lines on stderr.", []string{"plain status lines on stderr"}, []string{"indicatif"}, nil),
+		says("homebrew stays, but add a Scoop manifest for Windows", []string{"Add a Scoop manifest for Windows"}, nil, nil),
+		says("The CLI honors XDG_CONFIG_HOME.", []string{"The CLI honors XDG_CONFIG_HOME"}, nil, nil),
+		// Traps.
+		says("undo that last edit to main.rs, it broke the help text", nil, []string{"main.rs"}, nil),
+		says("I was wrong about the deadline, it's Friday", nil, []string{"Friday", "deadline"}, nil),
+		says("Don't touch the public API.", []string{"Don't touch the public API"}, nil, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "public API") || strings.Contains(rejected, "deadline") {
+		t.Errorf("a rule or a remark was read as an option turned down:\n%s", capsule.Render(c))
+	}
+}
