@@ -510,11 +510,40 @@ func findDropped(act []active, retired map[int]bool, it item) int {
 // droppedByName returns the active decision whose option a turned-down
 // text names first, the rest only saying where it is used, or -1.
 func droppedByName(act []active, retired map[int]bool, text string) int {
+	if i := droppedByPart(act, retired, text); i >= 0 {
+		return i
+	}
 	f := strings.Fields(text)
 	if len(f) < 2 || !isNamed(f[0]) || !droppedTail.MatchString(lower(strings.Join(f[1:], " "))) {
 		return -1
 	}
 	return findChoice(act, retired, bare(f[0]))
+}
+
+// droppedByPart returns the one active decision whose part a turned-down
+// thing names by its doer ("the reranker" of "Use Cohere Rerank for
+// reranking"), or -1.
+func droppedByPart(act []active, retired map[int]bool, text string) int {
+	f := strings.Fields(lower(strings.TrimPrefix(strings.TrimPrefix(text, "the "), "The ")))
+	if len(f) != 1 || len(f[0]) < 6 || !strings.HasSuffix(f[0], "er") {
+		return -1
+	}
+	root := strings.TrimSuffix(f[0], "er")
+	found := -1
+	for i := range act {
+		if retired[i] {
+			continue
+		}
+		for w := range act[i].reading().subject {
+			if len(root) >= 4 && (w == root+"ing" || w == root+"ion" || w == root) {
+				if found >= 0 && found != i {
+					return -1
+				}
+				found = i
+			}
+		}
+	}
+	return found
 }
 
 // droppedTail: words after an option that only say where it is used.
@@ -654,6 +683,9 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			for _, o := range items {
 				if k := findDropped(act, retired, o); k >= 0 && !otherKinds(choices(it.text), act[k].reading().choices) {
 					i = k
+					if it.why == "" {
+						it.why = o.why // "scratch the semantic cache, it served stale answers. plain …"
+					}
 					break
 				}
 			}
@@ -737,6 +769,9 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		switch it.kind {
 		case "reject":
 			i := findChoice(act, nil, it.text)
+			if i < 0 {
+				i = droppedByPart(act, retired, it.text) // "drop the reranker"
+			}
 			if i < 0 {
 				if k := droppedByName(act, nil, it.text); k >= 0 && retired[k] {
 					continue // "drop gRPC between those two, plain HTTP+JSON …": replaced already

@@ -296,7 +296,7 @@ var (
 	holdOff = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+|i want to\s+|we can\s+)?(?:hold off on|hold off with|put off|postpone|defer)\s+(.+?)(?:\s+((?:until|till|unless)\s.+))?$`)
 	// everyDoes: "Every endpoint checks the tenant id from the JWT, never
 	// from the body": what each case of a part does, a rule.
-	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps)\b.+$`)
+	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps|cites|links|quotes|includes|shows|says)\b.+$`)
 	// emphasisTail: "…, no exceptions", "…, period".
 	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual)[.!]*$`)
 	// keepButDrop: "Keep Tailwind but drop daisyUI, the components fight
@@ -497,7 +497,7 @@ var (
 	plainInstead = mustPattern(`^(?:just|plain|vanilla|simple)\s+[\w.\-+#]+(?:\s[\w.\-+#]+){0,2}[.!]?$`)
 	// plainOn: what is done plainly instead, and where ("plain log lines
 	// on stderr").
-	plainOn = mustPattern(`^(?:just\s+)?(?:plain|simple)\s+[a-z][\w\-]*(?:\s[a-z][\w\-]*){0,2}\s+(?:on|to|in|into)\s+[\w.\-/]+[.!]?$`)
+	plainOn = mustPattern(`^(?:just\s+)?(?:plain|simple)\s+[a-z][\w\-]*(?:\s[a-z][\w\-]*){0,2}\s+(?:(?:on|to|in|into)\s+[\w.\-/]+|keyed\s+(?:on|by)\s+.{1,60})[.!]?$`)
 	// onlyWhere: an option kept for one place only ("anyhow only in the
 	// binary").
 	onlyWhere = mustPattern(`^[\w.+#/\-]+\s+only\s+(?:in|for|on|inside|within)\s+(?:the\s+)?\S`)
@@ -518,7 +518,16 @@ var (
 	ruleAfterDash = mustPattern(`^(?:(?:nobody|no one|no-one)\s+\w|(?:never|always)\s+\w+\s+\w)`)
 	// fallbackRule: "fall back to the cached rate after 800 ms": what
 	// happens when a part does not answer in time.
-	fallbackRule = mustPattern(`^(?:(?:always|then)\s+)?(?:fall back|time out|give up|fail over|retry)\b.*\b(?:after|within|past)\s+\d`)
+	fallbackRule = mustPattern(`^(?:(?:always|then)\s+)?(?:[a-z][\w\-]*(?:\s[a-z][\w\-]*)?\s+)?(?:fall back|falls back|time out|times out|give up|gives up|fail over|fails over|retry|retries)\b.*\b(?:after|within|past)\s+\d`)
+	// imperativeRule: a rule said as an order of how data is handled
+	// ("redact them before the prompt is built", "trim the oldest chunks
+	// first").
+	imperativeRule = mustPattern(`^(?:always\s+)?(?:redact|strip|mask|trim|truncate|evict|sanitize|sanitise|escape|validate|hash|encrypt|anonymi[sz]e|pseudonymi[sz]e)\s+\S+.*\b(?:before|first|last|at|on|when|if|after|oldest|newest)\b`)
+	// sizeRule: "chunks are 512 tokens with 64 overlap": the size of a
+	// kind of thing, in its unit.
+	sizeRule = mustPattern(`^(?:the\s+|our\s+|all\s+)?[a-z][\w\-]*(?:\s[a-z][\w\-]*)?\s+(?:are|is)\s+(?:at most\s+|at least\s+|up to\s+)?\d[\d,.]*\s*k?\s*(?:tokens|bytes|kb|mb|gb|chars|characters|lines|words|rows|items|px)\b`)
+	// alertRule: "alert at 80%", "page someone when the queue passes 1k".
+	alertRule = mustPattern(`^(?:and\s+)?(?:alert|warn|page(?:\s+someone)?|notify(?:\s+\w+)?)\s+(?:at|when|if|above|past|over)\s+\S*\d`)
 	// onlyWay: "X go through Y only", "nobody runs X by hand".
 	onlyWay = mustPattern(`^(?:(?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:go|goes|happen|happens|run|runs|ship|ships|deploy|deploys|merge|merges)\s+(?:through|via|from|on|in)\s+.{3,60}\s+only|(?:nobody|no one)\s+(?:runs|deploys|pushes|merges|edits|touches|commits|changes|calls|writes|deletes)\s+.{3,60}\s+(?:by hand|manually|directly|in prod|on prod|against prod|in production|from (?:a|their) laptop))$`)
 	// notAnOption: words said before "yes" that are no option ("definitely
@@ -1726,7 +1735,7 @@ func (r *reader) sentence(s string) {
 			return
 		}
 	}
-	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || fallbackRule.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
+	if i := strings.Index(s, " — "); i > 0 && (ruleAfterDash.MatchString(low[i+len(" — "):]) || fallbackRule.MatchString(low[i+len(" — "):]) || imperativeRule.MatchString(low[i+len(" — "):]) || strings.HasPrefix(low[i+len(" — "):], "back to ")) {
 		r.sentence(s[:i])
 		r.sentence(capitalise(strings.TrimSpace(s[i+len(" — "):])))
 		return
@@ -1871,6 +1880,14 @@ func (r *reader) sentence(s string) {
 	// whether X is taken.
 	halfHearted := (strings.HasPrefix(low, "i guess ") || strings.HasPrefix(low, "i think ") || strings.HasPrefix(low, "i suppose ") ||
 		strings.HasSuffix(strings.TrimRight(low, ".! "), " i guess") || strings.HasSuffix(strings.TrimRight(low, ".! "), " i think")) && fineWith.MatchString(strings.TrimRight(low, ".! "))
+	if m := matchIf(strings.Contains(low, ", "), judgeComma, low); m != nil && isReported(low[m[2]:m[3]]) && switchTo.MatchString(low[m[4]:m[5]]) && !hedge.MatchString(low[m[4]:m[5]]) {
+		// "the eval run says sonnet beats gpt-4o on our tickets, switch
+		// the answer model to sonnet": what was reported is the reason.
+		n := len(r.items)
+		r.statement(capitalise(s[m[4]:m[5]]), true)
+		r.attach(seq(n, len(r.items)), strings.TrimSpace(s[m[2]:m[3]]))
+		return
+	}
 	if questionLead.MatchString(low) || !halfHearted && hedge.MatchString(low) && hedge.MatchString(strings.ReplaceAll(beforeReason(low), "eventually consistent", "consistent")) ||
 		isReported(low) && isReported(beforeDash(low)) && !takeBack.MatchString(strings.TrimPrefix(strings.TrimPrefix(low, "ok "), "okay ")) || negatedDecision.MatchString(low) {
 		if len(prevLast) > 0 && reasonish.MatchString(low) && !strings.Contains(low, "?") && !reported.MatchString(low) && !questionLead.MatchString(low) {
@@ -3702,6 +3719,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
 		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), fallbackRule.MatchString(low),
 		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), respectsSetting.MatchString(s),
+		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low), alertRule.MatchString(low),
 		thresholdRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		(reportEvery.MatchString(low) || refuseRule.MatchString(low)) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule
@@ -3751,12 +3769,12 @@ func (r *reader) constraintForms(s, low string) bool {
 // than every 10").
 func secondRule(head, tail string) bool {
 	timed := func(s string) bool {
-		return retainRule.MatchString(s) || cadenceRule.MatchString(s) || reportEvery.MatchString(s) || refuseRule.MatchString(s) || maxRule.MatchString(s)
+		return retainRule.MatchString(s) || cadenceRule.MatchString(s) || reportEvery.MatchString(s) || refuseRule.MatchString(s) || maxRule.MatchString(s) || cappedAt.MatchString(s)
 	}
 	if !timed(head) {
 		return false
 	}
-	return timed(tail) || strings.HasPrefix(tail, "never ") && strings.ContainsAny(tail, "0123456789")
+	return timed(tail) || strings.HasPrefix(tail, "never ") && strings.ContainsAny(tail, "0123456789") || imperativeRule.MatchString(tail)
 }
 
 // ruleAnd: a second rule joined to a first by ", and".

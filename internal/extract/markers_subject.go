@@ -82,6 +82,9 @@ var categories = map[string][]string{
 	"image-cdn":     {"imgix", "cloudinary", "imagekit", "thumbor", "imgproxy"},
 	"tax":           {"avalara", "taxjar", "stripe-tax", "anrok", "vertex-tax"},
 	"shipping":      {"easypost", "shippo", "shipstation", "sendcloud", "shipengine"},
+	"llm":           {"gpt-4o", "gpt-4", "gpt-4.1", "gpt-5", "o1", "o3", "claude", "sonnet", "opus", "haiku", "gemini", "llama", "mistral", "mixtral", "qwen", "deepseek"},
+	"llm-lib":       {"langchain", "llamaindex", "dspy", "haystack", "semantic-kernel", "instructor", "litellm", "langgraph"},
+	"llm-evals":     {"promptfoo", "ragas", "langsmith", "braintrust", "deepeval", "langfuse", "helicone"},
 	"paging":        {"pagerduty", "opsgenie", "victorops", "incident.io", "squadcast"},
 	"mqtt-broker":   {"emqx", "mosquitto", "hivemq", "vernemq", "nanomq"},
 	"language":      {"rust", "python", "typescript", "javascript", "kotlin", "swift", "java", "ruby", "elixir", "zig", "c#", "scala", "php"},
@@ -262,11 +265,30 @@ func isNamed(s string) bool {
 	for _, raw := range strings.Fields(s) {
 		b := bare(raw)
 		w, r := lower(b), []rune(b)
-		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) || innerUpper(r) || ofFamily(w) {
+		if categoryOf[w] != "" || len(r) > 1 && unicode.IsUpper(r[0]) || innerUpper(r) || ofFamily(w) || modelLike(w) {
 			return true
 		}
 	}
 	return false
+}
+
+// modelLike reports whether a lower-case word is a versioned name:
+// letters, a digit and a separator ("gpt-4o", "text-embedding-3-small",
+// "claude-3.5-sonnet"), not a number with a unit ("512", "8k", "v2").
+func modelLike(w string) bool {
+	if !strings.ContainsAny(w, "0123456789") || !strings.ContainsAny(w, "-.") {
+		return false
+	}
+	run, longest := 0, 0
+	for _, r := range w {
+		if r >= 'a' && r <= 'z' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest >= 3
 }
 
 // ofFamily reports whether a lower-case name joins a well-known option

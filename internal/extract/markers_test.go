@@ -2481,3 +2481,33 @@ func TestMarkersChangesUndone(t *testing.T) {
 		t.Errorf("a rule or a remark was read as an option turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// A support assistant on a language model, a turn at a time: a model
+// named by its versioned id, a rule after a dash or a comma said as an
+// order on the data, timeouts, sizes, a budget and its alert, a switch
+// whose reason is what an evaluation reported, and a part dropped by its
+// doer ("the reranker") or scratched for a plain replacement, with the
+// reason carried to it.
+func TestMarkersModelAssistant(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("embeddings: nomic-embed-text-v1.5", []string{"nomic-embed-text-v1.5"}, nil, nil),
+		says("Never log the raw prompt — redact it before it's written.", []string{"Never log the raw prompt", "Redact it before it's written"}, nil, nil),
+		says("Hard cap of 4k output tokens per answer, truncate the retrieved context first.", []string{"Hard cap of 4k output tokens per answer", "Truncate the retrieved context first"}, nil, nil),
+		says("Replies time out after 15 seconds.", []string{"Replies time out after 15 seconds"}, nil, nil),
+		says("chunks are 400 tokens", []string{"chunks are 400 tokens"}, nil, nil),
+		says("Model spend stays under $500 a month; alert at 90%.", []string{"Model spend stays under $500 a month", "alert at 90%"}, nil, nil),
+		says("Use gpt-4o for triage.", []string{"gpt-4o"}, nil, nil),
+		says("the benchmark says haiku matches gpt-4o on triage at a tenth of the price, switch triage to haiku", []string{"haiku"}, []string{"gpt-4o for triage"}, nil),
+		says("Use Cohere for reranking.", []string{"Cohere"}, nil, nil),
+		says("drop the reranker, it doubled the latency", nil, []string{"Cohere"}, nil),
+		says("Use Redis for the semantic cache.", []string{"Redis"}, nil, nil),
+		says("scratch the semantic cache, it returned stale answers. plain exact-match cache keyed on the ticket id.", []string{"exact-match cache keyed on the ticket id (why: it returned stale answers)"}, []string{"Redis"}, nil),
+		// Traps.
+		says("| model | accuracy |\n| haiku | 0.88 |\n| gpt-4o | 0.86 |", nil, []string{"0.88"}, nil),
+		says("the eval output says sonnet wins, but let's wait for the full run", nil, []string{"sonnet"}, nil),
+		says("someone on sales wants us to try Gemini, I'm not convinced", nil, []string{"Gemini"}, []string{}),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Gemini") || strings.Contains(rejected, "reranker") {
+		t.Errorf("a remark or a dropped part was listed as an option turned down:\n%s", capsule.Render(c))
+	}
+}
