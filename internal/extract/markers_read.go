@@ -268,7 +268,7 @@ var (
 	// taken out (not "remove the debug logs", a task).
 	removeNamed = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+|we can\s+|we should\s+|we could\s+|i'?d\s+|we'?re going to\s+)?(?:remove|rip out|get rid of|take out)\s+(\S+)(.*)$`)
 	dropForm    = mustPattern(`^(?:we'?re\s+|we are\s+|let'?s\s+|i'?m\s+|we'?ll\s+|we will\s+|we should\s+|we can\s+)?(?:dropping|drop|ditch|ditching|forget|forgetting|scratch|scrap|scrapping|kill|never ?mind|stop using|quit using)\s+(.+)$`)
-	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with|publishing to|publish to|shipping to|ship to|targeting|target)\s+(.+)$`)
+	dontUse     = mustPattern(`^(?:do not|don'?t|let'?s not|we won'?t|we will not|we'?re not|we are not|we shall not|never|we don'?t|we do not|we no longer|we'?re no longer|we are no longer|we can'?t|we cannot)\s+(?:use|using|adopt|adopting|pick|go with|introduce|introducing|run|running|do|doing|supporting|bother with|bothering with|publishing to|publish to|shipping to|ship to|targeting|target|ship|shipping)\s+(.+)$`)
 	// stateClause: a clause that says where or how something stands
 	// ("payments stay on the web"), not an option.
 	stateClause = mustPattern(`^[\w\-]+(?:\s[\w\-]+){0,2}\s+(?:stay|stays|remain|remains|live|lives|go|goes|happen|happens|is|are|isn'?t|aren'?t|is not|are not|doesn'?t|does not|won'?t|can'?t)\s+\S`)
@@ -526,6 +526,8 @@ var (
 	// sizeRule: "chunks are 512 tokens with 64 overlap": the size of a
 	// kind of thing, in its unit.
 	sizeRule = mustPattern(`^(?:the\s+|our\s+|all\s+)?[a-z][\w\-]*(?:\s[a-z][\w\-]*)?\s+(?:are|is)\s+(?:at most\s+|at least\s+|up to\s+)?\d[\d,.]*\s*k?\s*(?:tokens|bytes|kb|mb|gb|chars|characters|lines|words|rows|items|px)\b`)
+	// holdsNo: "The service worker holds no state between events".
+	holdsNo = mustPattern(`^(?:the\s+|our\s+|every\s+|each\s+)?[a-z][\w\-]*(?:\s[a-z][\w\-]*){0,2}\s+(?:holds|keeps|stores|caches|persists|logs|sends|shares)\s+no\s+\w`)
 	// alertRule: "alert at 80%", "page someone when the queue passes 1k".
 	alertRule = mustPattern(`^(?:and\s+)?(?:alert|warn|page(?:\s+someone)?|notify(?:\s+\w+)?)\s+(?:at|when|if|above|past|over)\s+\S*\d`)
 	// onlyWay: "X go through Y only", "nobody runs X by hand".
@@ -640,7 +642,7 @@ var (
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
 	// cheaper, but …".
-	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting|great|nice|good|solid|fine)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option),?\s+but\s+(.{3,})$`)
+	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s|was|were|felt|feels|seemed|seems|looked|looks)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting|great|nice|good|solid|fine)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option),?\s+but\s+(.{3,})$`)
 	// niceButAfter: "We talk MQTT to the broker, CoAP was a nice idea but
 	// nobody on the team knows it": a choice, then an option weighed and
 	// passed over after its comma.
@@ -1004,6 +1006,7 @@ func (r *reader) add(it item) {
 		if loc := forNowTail.FindStringIndex(lower(it.text)); loc != nil && loc[0] > 0 {
 			it.text = it.text[:loc[0]] // "no Redis yet": Redis
 		}
+		it.text = trimAnySuffix(it.text, " either", " as well", " too") // "we don't ship an MV2 build either"
 	}
 	if it.kind != "plan" && (it.text == "" || len(it.text) > 300) {
 		return
@@ -1818,7 +1821,10 @@ func (r *reader) sentence(s string) {
 		if m[2] < 0 { // "X was a nice idea but …"
 			m = []int{0, 0, m[6], m[7], m[8], m[9]}
 		}
-		if bareOption(s[m[2]:m[3]]) && slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "decision" }) {
+		if o := s[m[2]:m[3]]; (bareOption(o) || !strings.Contains(o, " ") && isNamed(o) && !stopWords[lower(o)]) && slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "decision" }) &&
+			!slices.ContainsFunc(prevLast, func(i int) bool { return namesAny(s[m[4]:m[5]], choices(r.items[i].text)) }) {
+			// Not "XGBoost was fine but LightGBM trains three times
+			// faster": praise of the other, and the choice's own reason.
 			r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimPrefix(strings.TrimRight(s[m[4]:m[5]], ". "), "because ")})
 			return
 		}
@@ -2137,6 +2143,17 @@ func isReported(low string) bool {
 		low = outputThing.ReplaceAllString(low, "setting")
 	}
 	return reported.MatchString(low)
+}
+
+// namesAny reports whether s names one of the options cs.
+func namesAny(s string, cs []string) bool {
+	ws := words(s)
+	for _, c := range cs {
+		if slices.Contains(ws, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // staysBut: an option said to stay, then a change beside it.
@@ -3269,6 +3286,12 @@ func (r *reader) decisionBody(body string, change bool) {
 		body = "Use " + m[1] // "go to Zephyr instead"
 	}
 	body, why := splitReason(body)
+	if why != "" && dontUse.MatchString(lower(why)) {
+		// "Manifest V3 only, we don't ship an MV2 build either": an
+		// option turned down beside the choice, not its reason.
+		defer r.statement(capitalise(why), false)
+		why = ""
+	}
 	why = firstNonEmpty(why, judged)
 	if opt, because := judgedOption(judged, body); opt != "" {
 		// "Go with DuckDB, Spark is overkill here": the option judged is
@@ -3719,7 +3742,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
 		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), fallbackRule.MatchString(low),
 		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), respectsSetting.MatchString(s),
-		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low), alertRule.MatchString(low),
+		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low) && !isNamed(firstWord(s)), alertRule.MatchString(low),
+		holdsNo.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low),
 		thresholdRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		(reportEvery.MatchString(low) || refuseRule.MatchString(low)) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),
 		strictRule.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low), // "fails on any warning" is the rule

@@ -2511,3 +2511,22 @@ func TestMarkersModelAssistant(t *testing.T) {
 		t.Errorf("a remark or a dropped part was listed as an option turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// A browser extension, a turn at a time: an option the choice's comma
+// says is not shipped either, an option that "felt nice but" has a flaw
+// (while praise of the other beside the choice's own reason stays that
+// reason), and a part that holds no state as a rule.
+func TestMarkersBrowserExtension(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Manifest V3 only, we don't ship an MV2 build either.", []string{"Manifest V3"}, nil, []string{"MV2 build"}),
+		says("We build it with WXT. Plasmo felt nice but its messaging layer hides too much.", []string{"WXT"}, nil, []string{"Plasmo"}),
+		says("Use Dexie for storage. idb was fine but Dexie's queries are shorter.", []string{"Dexie"}, nil, nil),
+		says("The background worker keeps no state between events.", []string{"The background worker keeps no state between events"}, nil, nil),
+		// Traps.
+		says("We won't build it today.", nil, nil, nil),
+		says("Preact is 4 KB gzipped.", nil, []string{"4 KB"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "either") || strings.Contains(rejected, "idb") || strings.Contains(rejected, "it today") {
+		t.Errorf("turned down what was not, or with a word too many:\n%s", capsule.Render(c))
+	}
+}
