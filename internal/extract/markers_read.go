@@ -1822,7 +1822,7 @@ func (r *reader) sentence(s string) {
 			m = []int{0, 0, m[6], m[7], m[8], m[9]}
 		}
 		if o := s[m[2]:m[3]]; (bareOption(o) || !strings.Contains(o, " ") && isNamed(o) && !stopWords[lower(o)]) && slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "decision" }) &&
-			!slices.ContainsFunc(prevLast, func(i int) bool { return namesAny(s[m[4]:m[5]], choices(r.items[i].text)) }) {
+			!(calledGood.MatchString(low[:m[4]]) && slices.ContainsFunc(prevLast, func(i int) bool { return namesAny(s[m[4]:m[5]], choices(r.items[i].text)) })) {
 			// Not "XGBoost was fine but LightGBM trains three times
 			// faster": praise of the other, and the choice's own reason.
 			r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimPrefix(strings.TrimRight(s[m[4]:m[5]], ". "), "because ")})
@@ -2144,6 +2144,9 @@ func isReported(low string) bool {
 	}
 	return reported.MatchString(low)
 }
+
+// calledGood: an option called good, not better ("was fine", "felt nice").
+var calledGood = mustPattern(`\b(?:fine|good|great|nice|solid|ok|okay)\b`)
 
 // namesAny reports whether s names one of the options cs.
 func namesAny(s string, cs []string) bool {
