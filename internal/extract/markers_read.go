@@ -2159,6 +2159,10 @@ func namesAny(s string, cs []string) bool {
 	return false
 }
 
+// twoWordName: an option named by two capitalised words, alone or for
+// a part ("Use Cohere Rerank for reranking", "use Google Cloud").
+var twoWordName = mustPattern(`^[Uu]se\s+[A-Z][\w.\-]*\s+[A-Z][\w.\-]*(?:\s+(?:for|on|in|with|as)\s+[^,;:]{1,60})?[.!]?$`)
+
 // staysBut: an option said to stay, then a change beside it.
 var staysBut = mustPattern(`^(?:(?:on reflection|actually|ok|okay|fine),?\s+)?(.{2,40}?)\s+(?:stays|remains|is staying)(?:\s+as it is|\s+as is)?,?\s+but\s+(\S.{3,})$`)
 
@@ -3044,6 +3048,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		if techToken(firstWord(body)) && !oneOff.MatchString(low) {
 			r.decisionBody(capitalise(s), change) // "Use bf16 mixed precision on the A100s"
+			break
+		}
+		if twoWordName.MatchString(s) && !stopWords[lower(firstWord(body))] && !oneOff.MatchString(low) {
+			r.decisionBody(capitalise(s), change) // "Use Cohere Rerank for reranking", "Use Google Cloud"
 			break
 		}
 		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||

@@ -2530,3 +2530,19 @@ func TestMarkersBrowserExtension(t *testing.T) {
 		t.Errorf("turned down what was not, or with a word too many:\n%s", capsule.Render(c))
 	}
 }
+
+// An option named by two capitalised words is chosen as any other: "Use
+// Cohere Rerank for reranking" was read as nothing, so dropping the
+// reranker later had nothing to retire.
+func TestMarkersTwoWordNames(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Use Google Cloud.", []string{"Use Google Cloud"}, nil, nil),
+		says("Use Cohere Rerank for reranking.", []string{"Use Cohere Rerank for reranking"}, nil, nil),
+		says("drop the reranker, it doubled the latency", []string{"Google Cloud"}, []string{"Cohere Rerank"}, nil),
+		// Traps.
+		says("Use The Force.", nil, []string{"Force"}, nil),
+	})
+	if active, _ := sections(t, c); strings.Contains(active, "Force") {
+		t.Errorf("a phrase was read as an option:\n%s", capsule.Render(c))
+	}
+}
