@@ -346,7 +346,8 @@ func choiceReply(reply, prev string) []item {
 		choice, why = t[:loc[0]], strings.TrimSpace(t[loc[1]:])
 	}
 	for _, w := range words(choice) {
-		if !stopWords[w] && (len(w) >= 4 && strings.Contains(lp, w) || len(w) >= 2 && categoryOf[w] != "" && slices.Contains(words(lp), w)) {
+		if !stopWords[w] && (len(w) >= 4 && strings.Contains(lp, w) || len(w) >= 2 && categoryOf[w] != "" && slices.Contains(words(lp), w) ||
+			len(words(choice)) == 1 && offersKind(lp, categoryOf[w])) { // "Preact" to "React or plain DOM?"
 			why = strings.TrimRight(why, ".! ")
 			if bareOption(choice) {
 				choice = "Use " + strings.TrimRight(choice, ".! ") // "pnpm": "Use pnpm"
@@ -361,6 +362,20 @@ func choiceReply(reply, prev string) []item {
 		}
 	}
 	return nil
+}
+
+// offersKind reports whether the question q names a well-known option of
+// category c.
+func offersKind(q, c string) bool {
+	if c == "" {
+		return false
+	}
+	for _, w := range words(q) {
+		if categoryOf[w] == c {
+			return true
+		}
+	}
+	return false
 }
 
 // askedBeside reports whether the question q offers w as one side of an

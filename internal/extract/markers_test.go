@@ -2546,3 +2546,21 @@ func TestMarkersTwoWordNames(t *testing.T) {
 		t.Errorf("a phrase was read as an option:\n%s", capsule.Render(c))
 	}
 }
+
+// A reply that picks an option of the kind the question offered, though
+// not one it named, takes it ("Preact" to "React or plain DOM?"), and an
+// offered option it says the team does not need is turned down.
+func TestMarkersReplyOfferedKind(t *testing.T) {
+	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
+		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
+	}
+	c := playSession(t, []sessionStep{
+		ask("Should the popup be React or plain DOM?", "Preact, React is 40 KB we don't need in a popup", []string{"Preact"}, nil, []string{"React"}),
+		// Traps: another kind than asked, a wish for some day.
+		ask("Postgres or MySQL for the main store?", "Redis, just curious how fast it would be", nil, []string{"Redis"}, nil),
+		ask("React or Vue for the admin?", "Svelte would be fun someday", nil, []string{"Svelte"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Postgres") || strings.Contains(rejected, "Vue") {
+		t.Errorf("an option asked about was turned down by a remark:\n%s", capsule.Render(c))
+	}
+}
