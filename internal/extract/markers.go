@@ -717,7 +717,10 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			// database named bare never replaces the job queue; nor one
 			// the change says stays ("…, Postgres stays for everything
 			// else").
-			if i = latest(act, retired); i >= 0 && (otherKinds(choices(it.text), act[i].reading().choices) || keptBy(act[i], it.text)) {
+			if i = latest(act, retired); i >= 0 && (otherKinds(choices(it.text), act[i].reading().choices) || keptBy(act[i], it.text) || alsoTail.MatchString(lower(it.text)) && namesEvery(choices(it.text), act[i].reading().choices)) {
+				// Nor one whose every option the change names again
+				// ("actually postgres for events too" after "Use Postgres
+				// for the database"): extended, not replaced.
 				i = -1
 			}
 		}
@@ -918,6 +921,20 @@ func stillOnly(items []item, a active) bool {
 		}
 	}
 	return false
+}
+
+// alsoTail: a choice said to extend to one more part ("… for events
+// too").
+var alsoTail = mustPattern(`\b(?:too|as well)[.!]?$|\balso\b`)
+
+// namesEvery reports whether the options said include every one of cs.
+func namesEvery(said, cs []string) bool {
+	for _, c := range cs {
+		if !slices.Contains(said, c) {
+			return false
+		}
+	}
+	return len(cs) > 0
 }
 
 // keptPart reports whether lt, a change in lower case, says that what a

@@ -2130,7 +2130,7 @@ var notQualifier = map[string]bool{"about": true, "around": true, "roughly": tru
 var carriedOver = mustPattern(`\b(?:report|reports|talk|talks|send|sends|sent|sync|syncs|publish|publishes|connect|connects|communicate|communicates|stream|streams|travel|travels|tunnel|tunnels|push|pushes|ship|ships|speak|speaks|arrive|arrives|come in|comes in)$`)
 
 // wrongAbout: an option dropped as a mistake undone.
-var wrongAbout = mustPattern(`^(?:(?:i was|we were|i'?ve been|we'?ve been)\s+wrong\s+about\s+([\w.+#/\-]+)|(?:let'?s\s+|please\s+)?(?:undo|revert|roll back)\s+the\s+([\w.+#/\-]+)\s+(?:change|switch|move|migration|decision))(\s*[,;.—–-].*|)$`)
+var wrongAbout = mustPattern(`^(?:(?:i was|we were|i'?ve been|we'?ve been)\s+wrong\s+about\s+([\w.+#/\-]+)|(?:let'?s\s+|please\s+|we'?re\s+|we are\s+|we'?ll\s+)?(?:undo|undoing|revert|reverting|roll back|rolling back)\s+the\s+([\w.+#/\-]+)\s+(?:change|switch|move|migration|decision))(\s*[,;.—–-].*|)$`)
 
 // outputThing: a setting of what a program writes ("the output
 // format", "the output directory"), not output pasted or reported.

@@ -2564,3 +2564,19 @@ func TestMarkersReplyOfferedKind(t *testing.T) {
 		t.Errorf("an option asked about was turned down by a remark:\n%s", capsule.Render(c))
 	}
 }
+
+// A choice said to extend to one more part ("… too") replaces no
+// decision whose option it names again, and "we're reverting the X
+// decision" retires X.
+func TestMarkersExtendedNotReplaced(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Use Kafka for events.", []string{"Kafka"}, nil, nil),
+		says("Use Postgres for the database.", []string{"Postgres for the database", "Kafka"}, nil, nil),
+		says("hmm, actually postgres for events too, one less thing to run", []string{"Use Postgres for the database"}, nil, nil),
+		says("Use Redis for caching.", []string{"Redis"}, nil, nil),
+		says("We're reverting the Redis decision.", []string{"Use Postgres for the database"}, []string{"Redis"}, nil),
+		// Traps: a judged option named again is still replaced.
+		says("Use Wi-Fi for connectivity.", []string{"Wi-Fi"}, nil, nil),
+		says("actually connectivity is LTE-M, Wi-Fi drains the battery", []string{"LTE-M"}, []string{"Use Wi-Fi"}, nil),
+	})
+}
