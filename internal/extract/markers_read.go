@@ -1007,6 +1007,9 @@ func (r *reader) add(it item) {
 			it.text = it.text[:loc[0]] // "no Redis yet": Redis
 		}
 		it.text = trimAnySuffix(it.text, " either", " as well", " too") // "we don't ship an MV2 build either"
+		if t, ok := strings.CutPrefix(it.text, "more "); ok && t != "" {
+			it.text = t // "No more GraphQL"
+		}
 	}
 	if it.kind != "plan" && (it.text == "" || len(it.text) > 300) {
 		return
@@ -1660,7 +1663,10 @@ func (r *reader) sentence(s string) {
 	}
 	// "homebrew stays, but add a Scoop manifest for Windows": what stays
 	// is said again; what follows the "but" is the news.
-	if m := matchIf(strings.Contains(low, " but "), staysBut, low); m != nil && (isNamed(firstWord(s[m[2]:m[3]])) || hasChoice(s[m[2]:m[3]])) {
+	if m := matchIf(strings.Contains(low, " but "), staysBut, low); m != nil && (m[2] < 0 && m[6] >= 0 || m[2] >= 0 && (isNamed(firstWord(s[m[2]:m[3]])) || hasChoice(s[m[2]:m[3]]))) {
+		if m[2] < 0 { // "keep stripe but add PayPal …"
+			m = []int{m[0], m[1], m[6], m[7], m[8], m[9]}
+		}
 		rest, n := strings.TrimRight(strings.TrimSpace(s[m[4]:m[5]]), ".! "), len(r.items)
 		r.statement(capitalise(rest), r.changed)
 		if len(r.items) == n && hasChoice(rest) && !pronounLead.MatchString(lower(rest)) {
@@ -2164,7 +2170,7 @@ func namesAny(s string, cs []string) bool {
 var twoWordName = mustPattern(`^[Uu]se\s+[A-Z][\w.\-]*\s+[A-Z][\w.\-]*(?:\s+(?:for|on|in|with|as)\s+[^,;:]{1,60})?[.!]?$`)
 
 // staysBut: an option said to stay, then a change beside it.
-var staysBut = mustPattern(`^(?:(?:on reflection|actually|ok|okay|fine),?\s+)?(.{2,40}?)\s+(?:stays|remains|is staying)(?:\s+as it is|\s+as is)?,?\s+but\s+(\S.{3,})$`)
+var staysBut = mustPattern(`^(?:(?:on reflection|actually|ok|okay|fine),?\s+)?(?:(.{2,40}?)\s+(?:stays|remains|is staying)(?:\s+as it is|\s+as is)?,?\s+but\s+(\S.{3,})|(?:we\s+|let'?s\s+)?keep\s+(?:using\s+)?(\S+(?:\s\S+)?),?\s+but\s+(add\s.{3,}))$`)
 
 // nobodyWants: an option nobody on the team wants (more of).
 var nobodyWants = mustPattern(`^(?:nobody|no one|no-one)\s+(?:here\s+|on the team\s+)?wants\s+(?:another|a|an|more|any)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:\s+(?:integration|server|servers|service|services|dependency|tool|vendor|cluster|account|subscription|bill|instance))?[.!]*$`)

@@ -2580,3 +2580,16 @@ func TestMarkersExtendedNotReplaced(t *testing.T) {
 		says("actually connectivity is LTE-M, Wi-Fi drains the battery", []string{"LTE-M"}, []string{"Use Wi-Fi"}, nil),
 	})
 }
+
+// "keep X but add Y" adds Y beside X; "no more X" turns down X itself.
+func TestMarkersKeepButAdd(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Use Stripe for payments.", []string{"Stripe"}, nil, nil),
+		says("keep stripe but add PayPal as a second option at checkout", []string{"Use Stripe for payments", "Add PayPal as a second option at checkout"}, nil, nil),
+		says("Use GraphQL for the public API.", []string{"GraphQL"}, nil, nil),
+		says("No more GraphQL, REST only.", []string{"REST only"}, []string{"GraphQL"}, []string{"GraphQL"}),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "more GraphQL") {
+		t.Errorf("\"more\" kept in what is turned down:\n%s", capsule.Render(c))
+	}
+}
