@@ -2145,6 +2145,9 @@ var outputThing = mustPattern(`\boutput\s+(?:format|formats|directory|dir|folder
 // isReported reports whether low, a sentence in lower case, reports what
 // someone or something said rather than settling anything.
 func isReported(low string) bool {
+	if saidNo.MatchString(low) {
+		return false // "We already said no to MongoDB": the user's own no
+	}
 	if outputThing.MatchString(low) {
 		low = outputThing.ReplaceAllString(low, "setting")
 	}
@@ -2171,6 +2174,19 @@ var twoWordName = mustPattern(`^[Uu]se\s+[A-Z][\w.\-]*\s+[A-Z][\w.\-]*(?:\s+(?:f
 
 // staysBut: an option said to stay, then a change beside it.
 var staysBut = mustPattern(`^(?:(?:on reflection|actually|ok|okay|fine),?\s+)?(?:(.{2,40}?)\s+(?:stays|remains|is staying)(?:\s+as it is|\s+as is)?,?\s+but\s+(\S.{3,})|(?:we\s+|let'?s\s+)?keep\s+(?:using\s+)?(\S+(?:\s\S+)?),?\s+but\s+(add\s.{3,}))$`)
+
+// machineNo: who "rejected" something when it is a program, not a
+// person ("by the load balancer with a 413").
+var machineNo = mustPattern(`\b(?:\d{3}|error|status|load balancer|server|gateway|proxy|firewall|api|broker|validator|linter|ci|cdn|waf|registry|webhook|browser|kernel|database)\b`)
+
+// saidNo: the user's own earlier no.
+var saidNo = mustPattern(`^(?:we|i)\s+(?:already\s+)?said\s+no\s+to\s+\S`)
+
+// dontSuggest: an option the assistant is told not to offer again.
+var dontSuggest = mustPattern(`^(?:please\s+)?(?:don'?t|do not|never|stop)\s+(?:suggest|suggesting|propose|proposing|recommend|recommending|bring(?:ing)? up|mention|mentioning)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:\s+(?:again|anymore|any more|ever again))?(?:[,;]\s+(.+)|[.!]*)$|^(?:we|i)\s+(?:already\s+)?said\s+no\s+to\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:[,;]\s+(.+)|[.!]*)$`)
+
+// ruledOut: "Kafka was rejected last week, don't bring it up again".
+var ruledOut = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)\s+(?:was|were|got|has been|have been)\s+(?:rejected|ruled out|vetoed|turned down|shot down)(?:\s+(?:last|this|earlier|yesterday|already|in the)\b[^,;.]*)?(?:[,;.]|$)`)
 
 // nobodyWants: an option nobody on the team wants (more of).
 var nobodyWants = mustPattern(`^(?:nobody|no one|no-one)\s+(?:here\s+|on the team\s+)?wants\s+(?:another|a|an|more|any)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:\s+(?:integration|server|servers|service|services|dependency|tool|vendor|cluster|account|subscription|bill|instance))?[.!]*$`)
@@ -3441,6 +3457,12 @@ func (r *reader) rejectForms(s, low string) bool {
 		if rest := sub(youKeep, 2); rest != "" {
 			r.statement(rest, true)
 		}
+	case match(dontSuggest) && (isNamed(sub(dontSuggest, 1)+sub(dontSuggest, 3)) || bareOption(sub(dontSuggest, 1)+sub(dontSuggest, 3))):
+		// "Don't suggest Kubernetes again, we're a team of two", "We
+		// already said no to MongoDB": an option the user ruled out.
+		r.add(item{kind: "reject", text: sub(dontSuggest, 1) + sub(dontSuggest, 3), why: strings.TrimRight(sub(dontSuggest, 2)+sub(dontSuggest, 4), ". ")})
+	case match(ruledOut) && (isNamed(sub(ruledOut, 1)) || bareOption(sub(ruledOut, 1))):
+		r.add(item{kind: "reject", text: sub(ruledOut, 1)})
 	case match(nobodyWants) && (bareOption(sub(nobodyWants, 1)) || isNamed(sub(nobodyWants, 1))):
 		// "nobody wants another PagerDuty integration"
 		r.add(item{kind: "reject", text: sub(nobodyWants, 1)})
@@ -3541,7 +3563,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		}
 		r.rejectList(body)
 		r.changed = true
-	case match(turnedDown) && len(strings.Fields(grab(turnedDown))) <= 5:
+	case match(turnedDown) && len(strings.Fields(grab(turnedDown))) <= 5 && !machineNo.MatchString(lower(sub(turnedDown, 2))):
 		// "Excel export was turned down by product"
 		why := sub(turnedDown, 2)
 		if why != "" {

@@ -2593,3 +2593,20 @@ func TestMarkersKeepButAdd(t *testing.T) {
 		t.Errorf("\"more\" kept in what is turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// An option the user already ruled out, said as a reminder, is turned
+// down: "Don't suggest Kubernetes again, …", "We already said no to
+// MongoDB", "Kafka was rejected last week, don't bring it up again".
+func TestMarkersRuledOutBefore(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Don't suggest Kubernetes again, we're a team of two.", nil, nil, []string{"Kubernetes (reason: we're a team of two)"}),
+		says("We already said no to MongoDB.", nil, nil, []string{"MongoDB"}),
+		says("Kafka was rejected last week, don't bring it up again.", nil, nil, []string{"Kafka"}),
+		// Traps: a failure, a rule about what not to mention.
+		says("The Stripe webhook was rejected by the load balancer with a 413.", nil, nil, nil),
+		says("Don't mention the outage in the changelog.", []string{"Don't mention the outage in the changelog"}, nil, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Stripe") || strings.Contains(rejected, "outage") || strings.Contains(rejected, "Kubernetes again") {
+		t.Errorf("turned down what was not, or with a word too many:\n%s", capsule.Render(c))
+	}
+}
