@@ -202,8 +202,10 @@ func TestPoolInlineLongHistoryOnWorker(t *testing.T) {
 		t.Fatalf("%d applies started: the later delta ran ahead of the long one", n)
 	}
 	close(release)
-	if waited, err := p.Wait(t.Context(), "a1", 1<<62, 10*time.Second); !waited || err != nil {
-		t.Fatalf("barrier: waited %v, %v", waited, err)
+	// Both jobs may be done before the barrier looks (it then has nothing
+	// to wait for and says so); either way, nothing is left running.
+	if _, err := p.Wait(t.Context(), "a1", 1<<62, 10*time.Second); err != nil {
+		t.Fatalf("barrier: %v", err)
 	}
 	got := a.get()
 	if len(got) != 2 {
