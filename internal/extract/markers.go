@@ -504,15 +504,15 @@ func findDropped(act []active, retired map[int]bool, it item) int {
 	if i := findChoice(act, retired, it.text); i >= 0 {
 		return i
 	}
+	if i := droppedByPart(act, retired, it.text); i >= 0 {
+		return i
+	}
 	return droppedByName(act, retired, it.text)
 }
 
 // droppedByName returns the active decision whose option a turned-down
 // text names first, the rest only saying where it is used, or -1.
 func droppedByName(act []active, retired map[int]bool, text string) int {
-	if i := droppedByPart(act, retired, text); i >= 0 {
-		return i
-	}
 	f := strings.Fields(text)
 	if len(f) < 2 || !isNamed(f[0]) || !droppedTail.MatchString(lower(strings.Join(f[1:], " "))) {
 		return -1
@@ -898,10 +898,13 @@ func keptBy(a active, text string) bool {
 		return false
 	}
 	lt := lower(text)
+	if keptPart(a, lt) {
+		return true
+	}
 	for _, c := range cs {
 		if !slices.ContainsFunc(shortNames(c), func(n string) bool {
 			return strings.Contains(lt, n+" stays") || strings.Contains(lt, n+" remains")
-		}) && !keptPart(a, lt) {
+		}) {
 			return false
 		}
 	}
@@ -968,7 +971,7 @@ func keptPart(a active, lt string) bool {
 }
 
 // staysPhrase: what a change says stays as it is ("json output stays").
-var staysPhrase = mustPattern(`(?:^|[,;.]\s*|\s)((?:\S+\s+){0,2}\S+)\s+(?:stays|remains|is kept|stays as is)\b`)
+var staysPhrase = mustPattern(`(?:^|[,;.]\s*|\s)((?:\S+\s+){0,2}\S+)\s+(?:stays|remains|is kept)\b`)
 
 // shortNames returns an option's name and the shorter names it goes by:
 // "timescale" for TimescaleDB, "mongo" for MongoDB, "next" for Next.js,
