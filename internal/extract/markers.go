@@ -152,6 +152,11 @@ func markerOps(in Input) []map[string]any {
 				// "Load into memory, files are small": the option picked from
 				// those the assistant asked about.
 				items = choiceReply(t.text, t.prev)
+			} else if !picked {
+				// "CRAM only, BAMs are 3x the size …" to "… BAMs kept, or
+				// CRAM only?": the other option asked about, judged after
+				// the one taken, is turned down too.
+				items = append(items, otherJudged(items, choiceReply(t.text, t.prev))...)
 			}
 			if len(items) == 0 || onlySkips(items) {
 				// "sounds good, but do 3 before 2"
@@ -909,6 +914,24 @@ func keptBy(a active, text string) bool {
 		}
 	}
 	return true
+}
+
+// otherJudged returns the turn-downs of reply (a reading of the turn as
+// the answer to the assistant's question) that the turn's own items do
+// not name, when reply takes the same decision the items do.
+func otherJudged(items, reply []item) []item {
+	var out []item
+	for _, it := range reply {
+		if it.kind != "reject" || !slices.ContainsFunc(reply, func(d item) bool {
+			return d.kind == "decision" && slices.ContainsFunc(items, func(o item) bool { return o.kind == "decision" && strings.EqualFold(o.text, d.text) })
+		}) {
+			continue
+		}
+		if !slices.ContainsFunc(items, func(o item) bool { return strings.Contains(lower(o.text), lower(it.text)) }) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // stillOnly reports whether a rule of the turn keeps a's option for a

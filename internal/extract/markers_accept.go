@@ -355,7 +355,7 @@ func choiceReply(reply, prev string) []item {
 			// "RQ. Celery is overkill for three jobs": the reason judges
 			// the other option asked about, which is turned down for it.
 			if other := firstWord(why); other != "" && !strings.EqualFold(other, w) && judgement.MatchString(lower(why)) &&
-				slices.Contains(words(lp), lower(bare(other))) && (categoryOf[lower(bare(other))] != "" || askedBeside(lp, lower(bare(other)))) {
+				slices.Contains(words(lp), lower(bare(other))) && (categoryOf[lower(bare(other))] != "" || categoryOf[strings.TrimSuffix(lower(bare(other)), "s")] != "" || askedBeside(lp, lower(bare(other)))) {
 				return []item{{kind: "decision", text: capitalise(choice)}, {kind: "reject", text: bare(other), why: judgedPart(why)}}
 			}
 			return []item{{kind: "decision", text: capitalise(choice), why: why}}

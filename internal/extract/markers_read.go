@@ -18,7 +18,7 @@ var (
 	// hedge: a sentence that only considers, asks or reports.
 	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment\s+(?:with|on|around|a\s+bit|first)|(?:an|one|a quick|a small)\s+experiment|try|trying|let'?s see|we'?ll see|and see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
-	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error(?:\s+(?:message|says|said|reads|mentions|shows|points|complains|was|is:)|:|$)|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|reads|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b|^no\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:was|were|has been|have been|got)\s`)
+	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error(?:\s+(?:message|says|said|reads|mentions|shows|points|complains|was|is:)|:|$)|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b|^no\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:was|were|has been|have been|got)\s|\b(?:it|this|that|which|message|line|text|sign|label|comment|note|title|header|banner|prompt)\s+reads\b`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
 	questionLead    = mustPattern(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
 
@@ -58,7 +58,7 @@ var (
 	// personal: what someone decides for themselves, not for the project.
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting|veto|vetoed|vetoing|am vetoing)\s+(.+)$|^i'?m\s+vetoing\s+(.+)$`)
-	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|move forward|moving forward)\s+with\s+(.+)$`)
+	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we'?ve|we have|we|i'?m|i am|i'?ve|i have)\s+)?(?:go|going|went|gone|move forward|moving forward)\s+with\s+(.+)$`)
 	stickWith   = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+)?(?:stick with|sticking with|stay with|staying with|stay on|staying on|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs        = mustPattern(`^(.{1,40}?)\s+it is(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?$`)
@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:(?:go|going|switch|switching|move|moving)\s+)?back|revert(?:ing)?(?:\s+back)?|roll(?:ing)?\s+back)\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|days?|weeks?)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -253,14 +253,14 @@ var (
 	// imperIn: "Track experiments in MLflow, not Weights & Biases", "serve
 	// the model behind FastAPI": an instruction whose object is done with a
 	// well-known option.
-	imperIn = mustPattern(`^((\w+)(?:\s+[\w\-]+){1,3}?\s+(?:with|using|via|through|in|on|behind)\s+([\w.\-+#]+)(?:[,\s].*)?)$`)
+	imperIn = mustPattern(`^((\w+)(?:\s+[\w\-]+){0,3}?\s+(?:with|using|via|through|in|on|behind)\s+([\w.\-+#]+)(?:[,\s].*)?)$`)
 	// imperVerb: verbs that say how something is built, for imperIn; not
 	// run, test, build, lint, write …, whose "run the tests with pytest" is
 	// a task.
 	// soThat: an instruction given for a purpose of the moment ("host the
 	// demo on Vercel so I can show it").
 	soThat      = mustPattern(`\bso (?:i|we|you|they) can\b`)
-	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version)$`)
+	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version|call|align|annotate|genotype|phase|assemble|trim|demultiplex|compress|orchestrate|containerise|containerize)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
@@ -298,7 +298,7 @@ var (
 	// from the body": what each case of a part does, a rule.
 	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps|cites|links|quotes|includes|shows|says)\b.+$`)
 	// emphasisTail: "…, no exceptions", "…, period".
-	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual)[.!]*$`)
+	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual|ever|not ever|never ever)[.!]*$`)
 	// keepButDrop: "Keep Tailwind but drop daisyUI, the components fight
 	// with our design tokens".
 	keepButDrop = mustPattern(`^keep\s+\S+(?:\s\S+)?\s+but\s+(?:drop|ditch|remove|lose|get rid of)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
@@ -325,6 +325,8 @@ var (
 	outOfScope = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out of scope|not in scope|off the table)\b(?:\s+(?:for|in)\s+(.+))?$`)
 	// namedDoes: "cargo-dist builds the installers for us".
 	namedDoes = mustPattern(`^([\w.\-+/]+)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|provides|makes|takes care of|already)\b.*)$`)
+	// useThatInstead: a clause, then "use that instead of X".
+	useThatInstead = mustPattern(`^(.{3,120}?),\s+(?:so\s+)?(?:let'?s\s+|we'?ll\s+|please\s+)?(?:use|go with|switch to|move to|take)\s+(?:that|it|this|those|them)\s+instead\s+of\s+(.{2,60})$`)
 	// optionPlace: "anyhow only in the binary", "thiserror in the library
 	// crates".
 	optionPlace = mustPattern(`^([\w.\-+/]+)\s+(?:only\s+)?(?:in|for|on|inside|within)\s+\S.*$`)
@@ -343,6 +345,10 @@ var (
 	// kept before it expires.
 	ttlRule = mustPattern(`^(?:an?\s+)?\d[\d,.]*[\s-]?(?:second|minute|hour|day|week|month|s|m|h|d)s?\s+(?:ttl|expiry|expiration|lifetime)$|^(?:the\s+)?(?:ttl|expiry|expiration)\s+(?:is\s+|of\s+)?\d[\d,.]*\s*(?:second|minute|hour|day|week|month|s|m|h|d)s?\b`)
 	// nothingExcept: "nothing in localStorage except the cart id".
+	// scratchNoun: "scratch" as what kind of files or space, not "scrap".
+	scratchNoun = mustPattern(`^scratch\s+(?:files?|space|dirs?|directory|directories|disk|disks|storage|data|volume|volumes|area|paths?)\b`)
+	// nothingElse: "nothing else leaves the cluster".
+	nothingElse = mustPattern(`^nothing\s+else\s+(?:leaves|goes|gets|is|may|can|should|must|will|touches|writes|reads|runs|ships)\b`)
 	nothingExcept = mustPattern(`^nothing\s+(?:goes\s+|is\s+(?:stored|kept|written|put)\s+)?(?:in|into|on|to)\s+\S.*\s+(?:except|but|other than|apart from)\s+\S`)
 	// thresholdRule: "refunds over 500 euros need a second person to
 	// approve": what a size or amount past a line requires.
@@ -417,6 +423,15 @@ var (
 	wholePoint = mustPattern(`,\s+(?:that(?:'s| was| is)|which (?:was|is))\s+the\s+(?:whole\s+)?point$`)
 	// underPath: "service objects under app/services": where a kind of
 	// code goes, by its path.
+	// pathPlace: "scratch files go to /scratch/$USER and get deleted when
+	// the run ends": where some files are written, a path.
+	pathPlace = mustPattern(`^(?:the\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+){0,2}?\s+(?:go|goes|are written|get written|is written|are stored|are kept|are saved|land|lands)\s+(?:to|in|into|under)\s+(?:/|~/|\$)\S*`)
+	// fineButSkip: "trimming with fastp is fine but skip it for the PacBio
+	// runs": a step kept, with the runs it is left out of.
+	fineButSkip = mustPattern(`^.{3,60}?\s+(?:is|are)\s+fine\s+but\s+(?:skip|drop|disable|turn off|leave out|don'?t (?:use|run|do))\s+(?:it|that|this|them)\s+(?:for|on|in|with|during)\s+\S`)
+	// timeBudget: "The test profile has to finish in under 10 minutes on
+	// a laptop".
+	timeBudget = mustPattern(`^(?:the\s+|our\s+|every\s+|each\s+|all\s+)?[\w\- ]{2,30}?\s+(?:has to|have to|must|should|needs? to)\s+(?:finish|run|complete|build|start|boot|load|pass|respond|return|deploy)\s+(?:in|within)\s+(?:under\s+|less than\s+)?\d`)
 	underPath = mustPattern(`^(?:the\s+|all\s+)?[\w\- ]{2,30}?\s+(?:under|in|into)\s+[\w.\-]+/[\w./\-]*$`)
 	// noThenUse: "no Celery, we'll use django-q for the background tasks":
 	// an option turned down and what is used instead.
@@ -501,6 +516,9 @@ var (
 	// onlyWhere: an option kept for one place only ("anyhow only in the
 	// binary").
 	onlyWhere = mustPattern(`^[\w.+#/\-]+\s+only\s+(?:in|for|on|inside|within)\s+(?:the\s+)?\S`)
+	// envOnly: a setting kept for one environment ("local only for the
+	// test profile", "mocks only in unit tests"), whatever its first word.
+	envOnly = mustPattern(`^[\w.+#/\-]+\s+only\s+(?:in|for|on|during)\s+(?:the\s+|our\s+)?(?:[\w\-]+\s+)?(?:tests?|testing|dev|development|local|ci|staging|production|prod|profile|debug|debugging)\b`)
 	// respectsSetting: "Colors respect NO_COLOR", "the CLI honors
 	// XDG_CONFIG_HOME".
 	respectsSetting = mustPattern(`^(?:[A-Za-z][\w\- ]{0,24}?\s+)?(?:always\s+)?(?:respects?|honou?rs?)\s+(?:the\s+)?(?:[A-Z][A-Z0-9_]{2,}|[\w.]*[\-_][\w.\-_]*)\b`)
@@ -642,11 +660,11 @@ var (
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
 	// cheaper, but …".
-	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s|was|were|felt|feels|seemed|seems|looked|looks)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting|great|nice|good|solid|fine)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option),?\s+but\s+(.{3,})$`)
+	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s|was|were|felt|feels|seemed|seems|looked|looks)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting|great|nice|good|solid|fine)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option)|the\s+(?:other|obvious|first|runner-up)\s+(?:candidate|option|contender|choice)|the\s+runner-up|(?:also\s+)?(?:considered|in the running|on the table|on the shortlist)),?\s+but\s+(.{3,})$`)
 	// niceButAfter: "We talk MQTT to the broker, CoAP was a nice idea but
 	// nobody on the team knows it": a choice, then an option weighed and
 	// passed over after its comma.
-	niceButAfter = mustPattern(`^(.+?),\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting|simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer)(?:\s+(?:idea|thought|option))?,?\s+but\s+(.{3,})$`)
+	niceButAfter = mustPattern(`^(.+?),\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting|simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer)(?:\s+(?:idea|thought|option))?|the\s+(?:other|obvious|runner-up)\s+(?:candidate|option|contender|choice)|(?:also\s+)?considered),?\s+but\s+(.{3,})$`)
 	// followReason: a sentence of its own that gives the reason for the
 	// statement before it.
 	followReason = mustPattern(`^(?:reason|rationale|why|because|the reason is|that'?s because|this is because)\b[:,]?\s*(.+)$`)
@@ -1235,6 +1253,8 @@ var (
 	goingToSay   = mustPattern(`^(?:i was going to|i was about to|i'?d have) (?:say|suggest|go with|pick|use) ([\w.\-+/]+(?: [\w.\-+/]+)?)(?: here)?,? but (?:honestly,? |actually,? |really,? )?(.+)$`)
 	suggestedBut = mustPattern(`^(?:the assistant|you|the agent|claude) suggested ([\w.\-+/]+(?: [\w.\-+/]+)?)(?: earlier| before)?,? but (?:that'?s|it'?s|that is|it is) (.+)$`)
 	ignoreSaid   = mustPattern(`\bignore what i (?:said|wrote)(?: (?:earlier|before|yesterday|last time))? about ([\w.\-+/]+)`)
+	allIn        = mustPattern(`^(?:let'?s\s+|we\s+|we'?ll\s+|please\s+)?(?:keep|do|write|put|build)\s+(?:everything|it all|all of it|the whole thing|all of this)\s+in\s+([\w+#\-]+(?:\.[\w]+)?)[.!]*$`)
+	pinTo        = mustPattern(`^(?:we\s+|we'?ll\s+|let'?s\s+|always\s+|please\s+)?(pin\s+(?:the\s+|our\s+)?(.{2,40}?)\s+(?:to|at)\s+(?:release\s+|version\s+|v)?\d[\w.\-]*)`)
 	pinRule      = mustPattern(`^(?:always\s+)?pin (?:every|all|each|the) .+ to (?:an? )?(?:exact|fixed|specific|single) (?:version|versions|release|tag|digest|sha)`)
 	keepAlive    = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:alive|running|around|in place|working|online)(?: until .+)?$`)
 	keepSame     = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:identical|unchanged|as it is|as is|the same|intact|byte-for-byte identical)\b`)
@@ -1762,12 +1782,29 @@ func (r *reader) sentence(s string) {
 			return
 		}
 	}
+	// "Keep everything in Nextflow": one option for all of it.
+	if m := matchIf(strings.Contains(low, " in "), allIn, low); m != nil && categoryOf[low[m[2]:m[3]]] != "" {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + " for everything", change: r.changed})
+		return
+	}
 	// "Pin every dependency to an exact version, no caret ranges",
 	// "keep the old endpoint alive until the mobile app is updated"
 	if (strings.HasPrefix(low, "pin ") || strings.HasPrefix(low, "always pin ")) && pinRule.MatchString(low) ||
 		strings.Contains(low, "keep ") && (keepAlive.MatchString(low) || keepSame.MatchString(low)) ||
 		strings.Contains(low, " run ") && runsOn.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(ruleLead.ReplaceAllString(s, ""), ". "))})
+		return
+	}
+	// "We pin the VEP cache to release 110": a version held, and the
+	// option it is a version of, used.
+	if m := matchIf(strings.Contains(low, "pin "), pinTo, low); m != nil {
+		for _, raw := range strings.Fields(s[m[4]:m[5]]) {
+			if categoryOf[lower(bare(raw))] != "" {
+				r.decision(item{kind: "decision", text: "Use " + bare(raw)})
+				break
+			}
+		}
+		r.add(item{kind: "constraint", text: capitalise(s[m[2]:m[3]])})
 		return
 	}
 	// "The assistant suggested Kafka earlier, but that's overkill"
@@ -2029,7 +2066,8 @@ var productParts = func() map[string]bool {
 		mesh certificates certs tls flags toggles fetching containers registry navigation updates schema page pages screen screens popup widget widgets extension
 		layer desktop reports datasets dataset data features feature checkpoints artifacts pipelines pipeline code
 		serving tuning firmware device devices sensor sensors gateway gateways bootloader telemetry connectivity radio ota fleet
-		protocol transport payload payloads hardware board boards ingestion readings storefront shop cart catalog catalogue`) {
+		protocol transport payload payloads hardware board boards ingestion readings storefront shop cart catalog catalogue
+		reference executor aligner alignment caller calling genotyping annotation annotations workflow workflows qc trimming`) {
 		m[w] = true
 	}
 	return m
@@ -2136,7 +2174,7 @@ var notQualifier = map[string]bool{"about": true, "around": true, "roughly": tru
 var carriedOver = mustPattern(`\b(?:report|reports|talk|talks|send|sends|sent|sync|syncs|publish|publishes|connect|connects|communicate|communicates|stream|streams|travel|travels|tunnel|tunnels|push|pushes|ship|ships|speak|speaks|arrive|arrives|come in|comes in)$`)
 
 // wrongAbout: an option dropped as a mistake undone.
-var wrongAbout = mustPattern(`^(?:(?:i was|we were|i'?ve been|we'?ve been)\s+wrong\s+about\s+([\w.+#/\-]+)|(?:let'?s\s+|please\s+|we'?re\s+|we are\s+|we'?ll\s+)?(?:undo|undoing|revert|reverting|roll back|rolling back)\s+the\s+([\w.+#/\-]+)\s+(?:change|switch|move|migration|decision))(\s*[,;.—–-].*|)$`)
+var wrongAbout = mustPattern(`^(?:(?:i was|we were|i'?ve been|we'?ve been)\s+wrong\s+about\s+([\w.+#/\-]+)(?:\s+(?:for|in|on)\s+[^,;.]{1,30})?|(?:let'?s\s+|please\s+|we'?re\s+|we are\s+|we'?ll\s+)?(?:undo|undoing|revert|reverting|roll back|rolling back)\s+the\s+([\w.+#/\-]+)\s+(?:change|switch|move|migration|decision))(\s*[,;.—–-].*|)$`)
 
 // outputThing: a setting of what a program writes ("the output
 // format", "the output directory"), not output pasted or reported.
@@ -2183,7 +2221,9 @@ var machineNo = mustPattern(`\b(?:\d{3}|error|status|load balancer|server|gatewa
 var saidNo = mustPattern(`^(?:we|i)\s+(?:already\s+)?said\s+no\s+to\s+\S`)
 
 // dontSuggest: an option the assistant is told not to offer again.
-var dontSuggest = mustPattern(`^(?:please\s+)?(?:don'?t|do not|never|stop)\s+(?:suggest|suggesting|propose|proposing|recommend|recommending|bring(?:ing)? up|mention|mentioning)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:\s+(?:again|anymore|any more|ever again))?(?:[,;]\s+(.+)|[.!]*)$|^(?:we|i)\s+(?:already\s+)?said\s+no\s+to\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:[,;]\s+(.+)|[.!]*)$`)
+// "Don't let anyone slip hg19 back in" says the same of an option
+// taken out.
+var dontSuggest = mustPattern(`^(?:please\s+)?(?:don'?t|do not|never|stop)\s+(?:suggest|suggesting|propose|proposing|recommend|recommending|bring(?:ing)? up|mention|mentioning)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:\s+(?:again|anymore|any more|ever again))?(?:[,;]\s+(.+)|[.!]*)$|^(?:we|i)\s+(?:already\s+)?said\s+no\s+to\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)(?:[,;]\s+(.+)|[.!]*)$|^(?:please\s+)?(?:don'?t|do not|never)\s+(?:let\s+(?:anyone|anybody|someone|them|people|the agent|it)\s+)?(?:slip|sneak|bring|put|add|pull|drag|let)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)\s+back(?:\s+in(?:to\s+\S+(?:\s\S+)?)?)?(?:[,;]\s+(.+)|[.!]*)$`)
 
 // ruledOut: "Kafka was rejected last week, don't bring it up again".
 var ruledOut = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)??)\s+(?:was|were|got|has been|have been)\s+(?:rejected|ruled out|vetoed|turned down|shot down)(?:\s+(?:last|this|earlier|yesterday|already|in the)\b[^,;.]*)?(?:[,;.]|$)`)
@@ -2315,6 +2355,21 @@ func (r *reader) statement(s string, change bool) {
 	if m := matchIf(strings.Contains(low, " to "), movesTo, low); m != nil && productPart(low[m[2]:m[3]]) && (hasChoice(s[m[4]:m[5]]) || isChoiceWord(firstWord(s[m[4]:m[5]]), false)) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + s[m[2]:m[3]], change: true})
 		return
+	}
+	// "the cluster admins moved to Apptainer last month, use that instead
+	// of Singularity": the one option the clause before names, used in
+	// place of the other, with that clause as the reason.
+	if m := matchIf(strings.Contains(low, " instead of "), useThatInstead, low); m != nil {
+		var named []string
+		for i, raw := range strings.Fields(s[m[2]:m[3]]) {
+			if isChoiceWord(raw, i == 0) {
+				named = append(named, bare(raw))
+			}
+		}
+		if old := s[m[4]:m[5]]; len(named) == 1 && !strings.EqualFold(named[0], old) {
+			r.decision(item{kind: "decision", text: "Use " + named[0] + " instead of " + old, old: old, why: s[m[2]:m[3]], change: true})
+			return
+		}
 	}
 	// "i guess pydantic v2 is fine for now": an option accepted, however
 	// half-heartedly.
@@ -3051,7 +3106,16 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), true)
 	case match(verbWith) && !verbWithNot.MatchString(lower(sub(verbWith, 2))) && isChoiceWord(strings.Trim(sub(verbWith, 3), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 3), ",."))] != "" || change || anymore.MatchString(low) || imperVerb.MatchString(lower(sub(verbWith, 2))) && isNamed(sub(verbWith, 3))):
 		r.decisionBody(capitalise(sub(verbWith, 1)), change)
-	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(sub(imperIn, 3))] != "" && !oneOff.MatchString(low) && !soThat.MatchString(low):
+	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(strings.TrimRight(sub(imperIn, 3), ".!"))] != "" && !oneOff.MatchString(low) && !soThat.MatchString(low):
+		if i := strings.Index(low, ", and "); i > 0 {
+			// "Align with bwa-mem2, and call variants with DeepVariant":
+			// two instructions, each replaceable on its own.
+			if m := imperIn.FindStringSubmatch(low[i+6:]); m != nil && imperVerb.MatchString(m[2]) && categoryOf[strings.TrimRight(m[3], ".!")] != "" {
+				r.decisionBody(capitalise(s[:i]), change)
+				r.decisionBody(capitalise(s[i+6:]), change)
+				break
+			}
+		}
 		r.decisionBody(capitalise(s), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
@@ -3457,10 +3521,11 @@ func (r *reader) rejectForms(s, low string) bool {
 		if rest := sub(youKeep, 2); rest != "" {
 			r.statement(rest, true)
 		}
-	case match(dontSuggest) && (isNamed(sub(dontSuggest, 1)+sub(dontSuggest, 3)) || bareOption(sub(dontSuggest, 1)+sub(dontSuggest, 3))):
+	case match(dontSuggest) && (isNamed(sub(dontSuggest, 1)+sub(dontSuggest, 3)+sub(dontSuggest, 5)) || bareOption(sub(dontSuggest, 1)+sub(dontSuggest, 3)+sub(dontSuggest, 5))):
 		// "Don't suggest Kubernetes again, we're a team of two", "We
 		// already said no to MongoDB": an option the user ruled out.
-		r.add(item{kind: "reject", text: sub(dontSuggest, 1) + sub(dontSuggest, 3), why: strings.TrimRight(sub(dontSuggest, 2)+sub(dontSuggest, 4), ". ")})
+		// (One alternative matched: the others' groups are empty.)
+		r.add(item{kind: "reject", text: sub(dontSuggest, 1) + sub(dontSuggest, 3) + sub(dontSuggest, 5), why: strings.TrimRight(sub(dontSuggest, 2)+sub(dontSuggest, 4)+sub(dontSuggest, 6), ". ")})
 	case match(ruledOut) && (isNamed(sub(ruledOut, 1)) || bareOption(sub(ruledOut, 1))):
 		r.add(item{kind: "reject", text: sub(ruledOut, 1)})
 	case match(nobodyWants) && (bareOption(sub(nobodyWants, 1)) || isNamed(sub(nobodyWants, 1))):
@@ -3513,6 +3578,9 @@ func (r *reader) rejectForms(s, low string) bool {
 	case match(dropForm):
 		if pronounLead.MatchString(lower(grab(dropForm))) || strings.HasPrefix(lower(grab(dropForm)), "about it") {
 			return true // "forget it, I'll fix the Dockerfile myself"
+		}
+		if scratchNoun.MatchString(low) {
+			return false // "scratch files go to /scratch": the noun, not the verb
 		}
 		body := strings.TrimPrefix(grab(dropForm), "about ")
 		if i := strings.Index(body, ", "); i > 0 && keepAfterDrop.MatchString(lower(body[i+2:])) {
@@ -3779,8 +3847,8 @@ func (r *reader) constraintForms(s, low string) bool {
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
-		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), fallbackRule.MatchString(low),
-		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), respectsSetting.MatchString(s),
+		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
+		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), envOnly.MatchString(low) && !stopWords[firstWord(low)], respectsSetting.MatchString(s),
 		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low) && !isNamed(firstWord(s)), alertRule.MatchString(low),
 		holdsNo.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low),
 		thresholdRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low) && !oneOff.MatchString(low),

@@ -128,6 +128,15 @@ var categories = map[string][]string{
 	"ingestion":     {"fivetran", "airbyte", "dlt", "meltano", "stitch", "singer", "debezium", "hevo"},
 	"dashboards":    {"looker", "metabase", "superset", "tableau", "lightdash", "redash", "hex", "grafana-dashboards", "powerbi"},
 	"data-quality":  {"elementary", "soda", "great_expectations", "montecarlo", "dbt-expectations"},
+	"workflow":      {"nextflow", "snakemake", "cromwell", "wdl", "cwl", "galaxy", "toil", "miniwdl"},
+	"aligner":       {"bwa", "bwa-mem", "bwa-mem2", "minimap2", "bowtie2", "hisat2", "star", "parabricks", "dragen"},
+	"variant-call":  {"deepvariant", "gatk", "haplotypecaller", "freebayes", "strelka2", "glnexus", "genotypegvcfs", "bcftools", "octopus"},
+	"genome-build":  {"grch38", "grch37", "hg19", "hg38", "t2t", "chm13", "t2t-chm13"},
+	"hpc-scheduler": {"slurm", "pbs", "torque", "sge", "lsf", "htcondor"},
+	"hpc-container": {"apptainer", "singularity", "charliecloud", "shifter"},
+	"reads-format":  {"cram", "bam", "sam", "fastq", "vcf", "gvcf", "bcf"},
+	"annotation":    {"vep", "snpeff", "annovar"},
+	"reads-qc":      {"multiqc", "fastqc", "fastp", "trimmomatic", "cutadapt", "trim-galore"},
 }
 
 var categoryOf = func() map[string]string {

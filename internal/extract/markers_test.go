@@ -2611,3 +2611,40 @@ func TestMarkersRuledOutBefore(t *testing.T) {
 		t.Errorf("turned down what was not, or with a word too many:\n%s", capsule.Render(c))
 	}
 }
+
+// A genomics pipeline: tools named in the field's words (aligners,
+// callers, reference builds, schedulers), changes said as a cost then a
+// switch or as "use that instead", the other option of a question judged
+// after the one taken, and rules about paths, versions and run time. Each
+// of these read as nothing, or as the wrong thing, before.
+func TestMarkersGenomicsPipeline(t *testing.T) {
+	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
+		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
+	}
+	c := playSession(t, []sessionStep{
+		says("We went with Nextflow. Snakemake was the other candidate but nobody here reads Python rules fluently.", []string{"Nextflow"}, nil, []string{"Snakemake"}),
+		says("Align with bwa-mem2, and call variants with GATK HaplotypeCaller.", []string{"Align with bwa-mem2", "HaplotypeCaller"}, nil, nil),
+		says("HaplotypeCaller takes 9 hours a sample on our nodes. switching to DeepVariant.", []string{"DeepVariant", "9 hours", "bwa-mem2"}, []string{"HaplotypeCaller"}, nil),
+		says("Reference is GRCh38. Don't let anyone slip hg19 back in.", []string{"GRCh38"}, nil, []string{"hg19"}),
+		says("Use Singularity for containers.", []string{"Singularity"}, nil, nil),
+		says("the admins moved to Apptainer last month, use that instead of Singularity", []string{"Apptainer", "admins moved"}, []string{"Singularity"}, nil),
+		ask("Keep the BAMs too, or CRAM only?", "CRAM only, BAMs are 3x the size", []string{"CRAM"}, nil, []string{"BAMs"}),
+		says("Executor is SLURM, local only for the test profile.", []string{"SLURM", "local only for the test profile"}, nil, nil),
+		says("No Excel files, ever.", nil, nil, []string{"Excel"}),
+		says("scratch files go to /scratch/$USER; nothing else leaves the cluster", []string{"/scratch/$USER", "nothing else leaves the cluster"}, nil, nil),
+		says("We pin the VEP cache to release 110.", []string{"VEP", "release 110"}, nil, nil),
+		says("I was wrong about Cromwell for the WDL parts, we don't need WDL. Keep everything in Nextflow.", []string{"Nextflow"}, []string{"Cromwell"}, []string{"Cromwell"}),
+		says("The test profile has to finish in under 10 minutes.", []string{"under 10 minutes"}, nil, nil),
+		says("Use fastp for trimming.", []string{"fastp"}, nil, nil),
+		says("trimming with fastp is fine but skip it for the PacBio runs", []string{"skip it for the PacBio runs"}, nil, nil),
+		// Traps.
+		says("scratch that, I'll look at the logs first", nil, nil, nil),
+		says("align the buttons with the header", nil, []string{"buttons"}, nil),
+		says(`the banner reads "Use Postgres"`, nil, []string{"Postgres"}, nil),
+		says("we went with a colleague to the meetup", nil, []string{"colleague"}, nil),
+		says("I went with my gut on the naming", nil, []string{"gut"}, nil),
+	})
+	if active, rejected := sections(t, c); strings.Contains(rejected, "files go") || strings.Contains(rejected, "logs") || strings.Contains(rejected, ": WDL") || !strings.Contains(active, "fastp") {
+		t.Errorf("turned down what was not, or dropped what stays:\n%s", capsule.Render(c))
+	}
+}
