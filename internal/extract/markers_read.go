@@ -348,7 +348,7 @@ var (
 	// scratchNoun: "scratch" as what kind of files or space, not "scrap".
 	scratchNoun = mustPattern(`^scratch\s+(?:files?|space|dirs?|directory|directories|disk|disks|storage|data|volume|volumes|area|paths?)\b`)
 	// nothingElse: "nothing else leaves the cluster".
-	nothingElse = mustPattern(`^nothing\s+else\s+(?:leaves|goes|gets|is|may|can|should|must|will|touches|writes|reads|runs|ships)\b`)
+	nothingElse   = mustPattern(`^nothing\s+else\s+(?:leaves|goes|gets|is|may|can|should|must|will|touches|writes|reads|runs|ships)\b`)
 	nothingExcept = mustPattern(`^nothing\s+(?:goes\s+|is\s+(?:stored|kept|written|put)\s+)?(?:in|into|on|to)\s+\S.*\s+(?:except|but|other than|apart from)\s+\S`)
 	// thresholdRule: "refunds over 500 euros need a second person to
 	// approve": what a size or amount past a line requires.
@@ -432,7 +432,7 @@ var (
 	// timeBudget: "The test profile has to finish in under 10 minutes on
 	// a laptop".
 	timeBudget = mustPattern(`^(?:the\s+|our\s+|every\s+|each\s+|all\s+)?[\w\- ]{2,30}?\s+(?:has to|have to|must|should|needs? to)\s+(?:finish|run|complete|build|start|boot|load|pass|respond|return|deploy)\s+(?:in|within)\s+(?:under\s+|less than\s+)?\d`)
-	underPath = mustPattern(`^(?:the\s+|all\s+)?[\w\- ]{2,30}?\s+(?:under|in|into)\s+[\w.\-]+/[\w./\-]*$`)
+	underPath  = mustPattern(`^(?:the\s+|all\s+)?[\w\- ]{2,30}?\s+(?:under|in|into)\s+[\w.\-]+/[\w./\-]*$`)
 	// noThenUse: "no Celery, we'll use django-q for the background tasks":
 	// an option turned down and what is used instead.
 	noThenUse = mustPattern(`^no\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?),\s+(?:we'?ll|we will|let'?s|we|just)\s+(?:use|go with|run|do)\s+(.+)$`)
