@@ -695,11 +695,17 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 				}
 			}
 		}
-		if i < 0 && it.change && it.why != "" && judgement.MatchString(lower(it.why)) {
+		if i < 0 && it.change && it.why != "" {
 			// "back to server-side sessions. JWT revocation was a mess.":
-			// the option the reason judges is the one replaced.
-			for _, w := range strings.Fields(it.why) {
-				if w = bare(w); isNamed(w) {
+			// the option the reason judges is the one replaced; so is
+			// the one the reason is about ("wowza's licence is per
+			// instance and we autoscale, so transcode with ffmpeg …").
+			words := strings.Fields(strings.TrimPrefix(it.why, "the "))
+			if !judgement.MatchString(lower(it.why)) && len(words) > 0 {
+				words = words[:1]
+			}
+			for _, w := range words {
+				if w = strings.TrimSuffix(strings.TrimSuffix(bare(w), "'s"), "’s"); isNamed(w) { // "Shaka's bundle is …"
 					if k := findChoice(act, retired, w); k >= 0 {
 						i = k
 						break

@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:(?:go|going|switch|switching|move|moving)\s+)?back|revert(?:ing)?(?:\s+back)?|roll(?:ing)?\s+back)\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|falls?\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|days?|weeks?)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|(?:falls?|falling|fell)\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|days?|weeks?)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -260,7 +260,7 @@ var (
 	// soThat: an instruction given for a purpose of the moment ("host the
 	// demo on Vercel so I can show it").
 	soThat      = mustPattern(`\bso (?:i|we|you|they) can\b`)
-	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version|call|align|annotate|genotype|phase|assemble|trim|demultiplex|compress|orchestrate|containerise|containerize)$`)
+	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version|call|align|annotate|genotype|phase|assemble|trim|demultiplex|compress|orchestrate|containerise|containerize|deliver|stream|package|transcode|encode|ingest|caption|transcribe)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
@@ -410,7 +410,7 @@ var (
 	winsForm = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+(?:wins|is the winner|takes it)(?:\s+on\s+(?:both|all|every)(?:\s+\w+)?|\s+(?:hands down|easily|clearly|overall))?(?:,\s+(?:so\s+)?(?:let'?s\s+)?(?:go with it|use it|pick it|take it))?(?:,\s+(.+))?$`)
 	// bringBack: "bring Nx back, the caching alone is worth it": an option
 	// taken back, with why.
-	bringBack = mustPattern(`^(?:let'?s\s+|we'?ll\s+)?bring\s+(?:([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+back|back\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?))(?:,\s+(.+))?$`)
+	bringBack = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?bring\s+(?:([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+back|back\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?))(?:\s+(?:for|in|on|as)\s+([^,]{2,40}))?(?:,\s+(.+))?$`)
 	// onlyOption: "minitest only", an option and nothing else.
 	onlyOption = mustPattern(`^(?:use\s+)?([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+only[.!]?$`)
 	// youKeep: "you keep adding devise", "stop suggesting Heroku": what the
@@ -661,6 +661,23 @@ var (
 	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
 	// cheaper, but …".
 	betterBut = mustPattern(`^(\S+(?:\s\S+)?)\s+(?:is|are|would be|might be|may be|'s|was|were|felt|feels|seemed|seems|looked|looks)\s+(?:\w+\s+)?(?:simpler|easier|nicer|lighter|cleaner|faster|better|cheaper|smaller|newer|tempting|great|nice|good|solid|fine)(?:\s+\w+)?,?\s+but\s+(.{3,})$|^(\S+(?:\s\S+)?)\s+(?:was|is|sounds|sounded|seemed|seems|would be|would have been)\s+(?:(?:a\s+)?(?:nice|good|great|cool|neat|tempting|interesting)\s+(?:idea|thought|option)|the\s+(?:other|obvious|first|runner-up)\s+(?:candidate|option|contender|choice)|the\s+runner-up|(?:also\s+)?(?:considered|in the running|on the table|on the shortlist)),?\s+but\s+(.{3,})$`)
+	// everyIs: "Every stream key is single use and expires after 24
+	// hours".
+	everyIs = mustPattern(`^(?:every|each|all)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:is|are|must be|should be)\s+(?:single[- ]use|one[- ]time|short[- ]lived|unique per|scoped to|signed|encrypted|immutable|revocable)\b|^(?:every|each|all)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:expires?|rotates?|is rotated|are rotated)\s+(?:after|every|within)\s+\d`)
+	// everyTime: "Thumbnails every 10 seconds, WebP, 320 wide".
+	everyTime = mustPattern(`^(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?\s+every\s+\d+\s*(?:s|secs?|seconds?|min|mins|minutes?|hours?|h|days?|frames?)\b`)
+	// partFrom: "Captions come from Whisper running on our own GPUs".
+	partFrom = mustPattern(`^(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+(?:come|comes|are generated|is generated|are made|is made)\s+(?:from|by|with)\s+([\w.\-+#]+)([^;,]*)(?:[;,]\s*(.*))?$`)
+	// (Where secrets or settings come from is a rule: ruledParts.)
+	// wrongToDrop: "I was wrong to drop MediaLive".
+	wrongToDrop = mustPattern(`^(?:i|we)\s+(?:was|were)\s+wrong\s+to\s+(?:drop|remove|reject|rule out|ditch|kill)\s+([\w.+#/\-]+)(?:[,;]\s+(.+))?$`)
+	// lookedAtBut: "We looked at Janus but its plugin model is more than we
+	// need": an option weighed and passed over, with why.
+	lookedAtBut = mustPattern(`^(?:we|i)\s+(?:also\s+)?(?:looked at|evaluated|considered|checked out|played with|prototyped with|trialled|trialed)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s*,?\s+but\s+(.{3,})$`)
+	// keepOut: "keep DASH out of it for now".
+	keepOut = mustPattern(`^(?:and\s+)?(?:let'?s\s+|please\s+)?(?:keep|leave)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+out(?:\s+of\s+(?:it|this|that|the\s+[\w\-]+(?:\s[\w\-]+)?))?(?:\s+(?:for now|entirely|completely|altogether))?$`)
+	// leaveLater: "leave DRM for later": a part put off, a rule of scope.
+	leaveLater = mustPattern(`^(?:let'?s\s+|we'?ll\s+|please\s+)?(?:leave|keep|push|defer|park|postpone|save)\s+(?:the\s+)?[\w.+#/\-]+(?:\s[\w.+#/\-]+)?\s+(?:for later|for v2|for a later (?:release|version|phase|milestone)|until later|for the next (?:release|version|phase|milestone)|out of (?:v1|the mvp|the first release|scope))\b`)
 	// niceButAfter: "We talk MQTT to the broker, CoAP was a nice idea but
 	// nobody on the team knows it": a choice, then an option weighed and
 	// passed over after its comma.
@@ -1027,6 +1044,9 @@ func (r *reader) add(it item) {
 		it.text = trimAnySuffix(it.text, " either", " as well", " too") // "we don't ship an MV2 build either"
 		if t, ok := strings.CutPrefix(it.text, "more "); ok && t != "" {
 			it.text = t // "No more GraphQL"
+		}
+		if opt, why, ok := strings.Cut(it.text, ": "); ok && it.why == "" && len(strings.Fields(opt)) <= 4 && (isNamed(opt) || bareOption(opt)) {
+			it.text, it.why = opt, why // "not S3: egress is free …"
 		}
 	}
 	if it.kind != "plan" && (it.text == "" || len(it.text) > 300) {
@@ -1782,6 +1802,31 @@ func (r *reader) sentence(s string) {
 			return
 		}
 	}
+	// "leave DRM for later": a part put off, not an option turned down.
+	if leaveLater.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
+	// "Captions come from Whisper running on our own GPUs": the part is
+	// made by a well-known option.
+	if m := matchIf(strings.Contains(low, " from ") || strings.Contains(low, " by ") || strings.Contains(low, " with "), partFrom, low); m != nil && productPart(low[m[2]:m[3]]) && !ruledParts[lastWord(low[m[2]:m[3]])] && categoryOf[low[m[4]:m[5]]] != "" {
+		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + strings.TrimRight(s[m[6]:m[7]], ". ") + " for " + low[m[2]:m[3]], change: r.changed})
+		if m[8] >= 0 {
+			r.statement(s[m[8]:m[9]], false) // "…; no third-party captioning service sees the audio"
+		}
+		return
+	}
+	// "I was wrong to drop MediaLive": an option dropped, taken again.
+	if m := matchIf(strings.Contains(low, "wrong to "), wrongToDrop, low); m != nil && (isNamed(s[m[2]:m[3]]) || bareOption(s[m[2]:m[3]])) {
+		why := ""
+		if m[4] >= 0 {
+			why = strings.TrimRight(s[m[4]:m[5]], ". ")
+		}
+		// (Still active, it is said again, not changed: stays.)
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], why: why, change: true, stays: true})
+		return
+	}
+
 	// "Keep everything in Nextflow": one option for all of it.
 	if m := matchIf(strings.Contains(low, " in "), allIn, low); m != nil && categoryOf[low[m[2]:m[3]]] != "" {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]] + " for everything", change: r.changed})
@@ -2067,7 +2112,8 @@ var productParts = func() map[string]bool {
 		layer desktop reports datasets dataset data features feature checkpoints artifacts pipelines pipeline code
 		serving tuning firmware device devices sensor sensors gateway gateways bootloader telemetry connectivity radio ota fleet
 		protocol transport payload payloads hardware board boards ingestion readings storefront shop cart catalog catalogue
-		reference executor aligner alignment caller calling genotyping annotation annotations workflow workflows qc trimming`) {
+		reference executor aligner alignment caller calling genotyping annotation annotations workflow workflows qc trimming
+		sfu mcu player players packager packaging ingest transcoding captions subtitles thumbnails drm playback`) {
 		m[w] = true
 	}
 	return m
@@ -3106,15 +3152,14 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), true)
 	case match(verbWith) && !verbWithNot.MatchString(lower(sub(verbWith, 2))) && isChoiceWord(strings.Trim(sub(verbWith, 3), ",."), false) && (categoryOf[lower(strings.Trim(sub(verbWith, 3), ",."))] != "" || change || anymore.MatchString(low) || imperVerb.MatchString(lower(sub(verbWith, 2))) && isNamed(sub(verbWith, 3))):
 		r.decisionBody(capitalise(sub(verbWith, 1)), change)
-	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(strings.TrimRight(sub(imperIn, 3), ".!"))] != "" && !oneOff.MatchString(low) && !soThat.MatchString(low):
+	case match(imperIn) && imperVerb.MatchString(lower(sub(imperIn, 2))) && categoryOf[lower(strings.TrimRight(sub(imperIn, 3), ".!"))] != "" && !oneOff.MatchString(beforeAnd(low)) && !soThat.MatchString(low):
 		if i := strings.Index(low, ", and "); i > 0 {
-			// "Align with bwa-mem2, and call variants with DeepVariant":
-			// two instructions, each replaceable on its own.
-			if m := imperIn.FindStringSubmatch(low[i+6:]); m != nil && imperVerb.MatchString(m[2]) && categoryOf[strings.TrimRight(m[3], ".!")] != "" {
-				r.decisionBody(capitalise(s[:i]), change)
-				r.decisionBody(capitalise(s[i+6:]), change)
-				break
-			}
+			// "Align with bwa-mem2, and call variants with DeepVariant",
+			// "Deliver with HLS, and keep DASH out of it for now": the
+			// instruction, then what follows read on its own.
+			r.decisionBody(capitalise(s[:i]), change)
+			r.statement(s[i+6:], change)
+			break
 		}
 		r.decisionBody(capitalise(s), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
@@ -3157,7 +3202,16 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		r.decisionBody(body, change)
 	case match(bringBack) && knownOption(firstNonEmpty(sub(bringBack, 1), sub(bringBack, 2))):
-		r.decision(item{kind: "decision", text: "Use " + firstNonEmpty(sub(bringBack, 1), sub(bringBack, 2)), why: strings.TrimRight(sub(bringBack, 3), ". "), change: true})
+		opt := firstNonEmpty(sub(bringBack, 1), sub(bringBack, 2))
+		text := "Use " + opt
+		if part := sub(bringBack, 3); part != "" {
+			text += " for " + part // "Bring MediaLive back for ingest"
+		}
+		if k := slices.IndexFunc(r.items, func(it item) bool { return it.kind == "decision" && it.text == "Use "+opt }); k >= 0 {
+			r.items[k].text = text // "I was wrong to drop MediaLive, … Bring MediaLive back for ingest."
+			break
+		}
+		r.decision(item{kind: "decision", text: text, why: strings.TrimRight(sub(bringBack, 4), ". "), change: true, stays: true})
 	case optionPhrase(s) && strings.ContainsAny(s, "+&") || optionPhrase(s) && (strings.Contains(low, " with ") || strings.Contains(low, " and ")) && len(strings.Fields(s)) <= 5 && !strings.Contains(s, ","):
 		// "pnpm workspaces with Turborepo", "HTMX + Alpine": options named
 		// together without a verb.
@@ -3521,6 +3575,12 @@ func (r *reader) rejectForms(s, low string) bool {
 		if rest := sub(youKeep, 2); rest != "" {
 			r.statement(rest, true)
 		}
+	case match(lookedAtBut) && (isNamed(sub(lookedAtBut, 1)) || bareOption(sub(lookedAtBut, 1))) && (reasonish.MatchString(lower(sub(lookedAtBut, 2))) || judgement.MatchString(lower(sub(lookedAtBut, 2)))):
+		// "We looked at Janus but its plugin model is more than we need".
+		r.add(item{kind: "reject", text: sub(lookedAtBut, 1), why: strings.TrimRight(sub(lookedAtBut, 2), ". ")})
+	case match(keepOut) && (isNamed(sub(keepOut, 1)) || bareOption(sub(keepOut, 1))):
+		// "keep DASH out of it for now"
+		r.add(item{kind: "reject", text: sub(keepOut, 1)})
 	case match(dontSuggest) && (isNamed(sub(dontSuggest, 1)+sub(dontSuggest, 3)+sub(dontSuggest, 5)) || bareOption(sub(dontSuggest, 1)+sub(dontSuggest, 3)+sub(dontSuggest, 5))):
 		// "Don't suggest Kubernetes again, we're a team of two", "We
 		// already said no to MongoDB": an option the user ruled out.
@@ -3847,7 +3907,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
-		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
+		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), everyIs.MatchString(low), everyTime.MatchString(low) && !describes.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
 		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), envOnly.MatchString(low) && !stopWords[firstWord(low)], respectsSetting.MatchString(s),
 		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low) && !isNamed(firstWord(s)), alertRule.MatchString(low),
 		holdsNo.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low),
@@ -4179,6 +4239,19 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// ruledParts are parts whose source is a rule rather than a choice
+// ("secrets come from Vault, never from env files").
+var ruledParts = map[string]bool{"secrets": true, "secret": true, "credentials": true, "keys": true, "tokens": true, "passwords": true,
+	"config": true, "configuration": true, "settings": true, "env": true}
+
+// beforeAnd is s up to its first ", and ".
+func beforeAnd(s string) string {
+	if i := strings.Index(s, ", and "); i > 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func capitalise(s string) string {

@@ -2648,3 +2648,50 @@ func TestMarkersGenomicsPipeline(t *testing.T) {
 		t.Errorf("turned down what was not, or dropped what stays:\n%s", capsule.Render(c))
 	}
 }
+
+// A word in two categories of options got either at random (categoryOf
+// is built by ranging over a map), so the same turn could replace a
+// decision in one run and leave it in the next: "kong" (a gateway and a
+// CLI parser) and "bun" (a runtime and an ORM) were. Every well-known
+// option has one kind.
+func TestCategoriesDisjoint(t *testing.T) {
+	seen := map[string]string{}
+	for c, names := range categories {
+		for _, n := range names {
+			if o, ok := seen[n]; ok {
+				t.Errorf("%q is in both %q and %q", n, o, c)
+			}
+			seen[n] = c
+		}
+	}
+}
+
+// A live video platform: media servers, players and formats named in the
+// field's words; changes whose reason names the option replaced ("Shaka's
+// bundle is twice the size", "wowza's licence is per instance"), an
+// option dropped and brought back, and rules of cadence, expiry and scope.
+func TestMarkersLiveVideo(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("The SFU is mediasoup. We looked at Janus but its plugin model is more than we need.", []string{"mediasoup"}, nil, []string{"Janus"}),
+		says("Deliver with HLS, low-latency mode, and keep DASH out of it for now.", []string{"HLS"}, nil, []string{"DASH"}),
+		says("Use Wowza for transcoding.", []string{"Wowza"}, nil, nil),
+		says("Use Shaka Player for playback.", []string{"Shaka"}, nil, nil),
+		says("Use CloudFront as the CDN.", []string{"CloudFront"}, nil, nil),
+		says("back to hls.js, Shaka's bundle is twice the size", []string{"hls.js", "CloudFront", "Wowza"}, []string{"Shaka"}, nil),
+		says("wowza's licence is per instance and we autoscale, so transcode with ffmpeg on our own workers instead", []string{"ffmpeg", "CloudFront"}, []string{"Wowza"}, nil),
+		says("Recordings go to R2, not S3: egress is free.", []string{"R2"}, nil, []string{"S3"}),
+		says("Use MediaLive for ingest.", []string{"MediaLive"}, nil, nil),
+		says("drop MediaLive, our own RTMP ingest is cheaper", nil, []string{"MediaLive"}, nil),
+		says("I was wrong to drop MediaLive, our RTMP ingest keeps falling over at peak. Bring MediaLive back for ingest.", []string{"MediaLive", "falling over"}, nil, nil),
+		says("Captions come from Whisper on our own GPUs; no third-party captioning service sees the audio.", []string{"Whisper", "no third-party captioning service"}, nil, nil),
+		says("Every stream key is single use and expires after 24 hours.", []string{"single use"}, nil, nil),
+		says("Thumbnails every 10 seconds.", []string{"every 10 seconds"}, nil, nil),
+		says("leave DRM for later", []string{"DRM for later"}, nil, nil),
+		// Traps.
+		says("secrets come from Vault, never from env files", nil, []string{"Use Vault"}, nil),
+		says("we looked at the logs but nothing stood out", nil, nil, nil),
+	})
+	if active, rejected := sections(t, c); strings.Contains(rejected, "logs") || strings.Contains(rejected, "DRM") || !strings.Contains(active, "hls.js") {
+		t.Errorf("turned down what was not, or dropped what stays:\n%s", capsule.Render(c))
+	}
+}
