@@ -354,9 +354,14 @@ func choiceReply(reply, prev string) []item {
 			}
 			// "RQ. Celery is overkill for three jobs": the reason judges
 			// the other option asked about, which is turned down for it.
-			if other := firstWord(why); other != "" && !strings.EqualFold(other, w) && judgement.MatchString(lower(why)) &&
-				slices.Contains(words(lp), lower(bare(other))) && (categoryOf[lower(bare(other))] != "" || categoryOf[strings.TrimSuffix(lower(bare(other)), "s")] != "" || askedBeside(lp, lower(bare(other)))) {
-				return []item{{kind: "decision", text: capitalise(choice)}, {kind: "reject", text: bare(other), why: judgedPart(why)}}
+			// So is one judged in a later clause ("csv, accountants open
+			// them in whatever they use and xlsx files keep breaking their
+			// macros").
+			for _, c := range append([]string{why}, strings.Split(why, " and ")[1:]...) {
+				if other := firstWord(c); other != "" && !strings.EqualFold(other, w) && judgement.MatchString(lower(c)) &&
+					slices.Contains(words(lp), lower(bare(other))) && (categoryOf[lower(bare(other))] != "" || categoryOf[strings.TrimSuffix(lower(bare(other)), "s")] != "" || askedBeside(lp, lower(bare(other)))) {
+					return []item{{kind: "decision", text: capitalise(choice)}, {kind: "reject", text: bare(other), why: judgedPart(c)}}
+				}
 			}
 			return []item{{kind: "decision", text: capitalise(choice), why: why}}
 		}

@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:(?:go|going|switch|switching|move|moving)\s+)?back|revert(?:ing)?(?:\s+back)?|roll(?:ing)?\s+back)\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|(?:falls?|falling|fell)\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|days?|weeks?)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|(?:falls?|falling|fell)\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?|days?|weeks?)\b|(?:bit|bites|burned|burnt)\s+us\b|(?:doesn'?t|does not|don'?t|do not)\s+(?:cover|support|work with)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -296,7 +296,7 @@ var (
 	holdOff = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we should\s+|i want to\s+|we can\s+)?(?:hold off on|hold off with|put off|postpone|defer)\s+(.+?)(?:\s+((?:until|till|unless)\s.+))?$`)
 	// everyDoes: "Every endpoint checks the tenant id from the JWT, never
 	// from the body": what each case of a part does, a rule.
-	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps|cites|links|quotes|includes|shows|says)\b.+$`)
+	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps|cites|links|quotes|includes|shows|says|records|tracks|stamps|references)\b.+$`)
 	// emphasisTail: "…, no exceptions", "…, period".
 	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual|ever|not ever|never ever)[.!]*$`)
 	// keepButDrop: "Keep Tailwind but drop daisyUI, the components fight
@@ -306,7 +306,7 @@ var (
 	strictRule = mustPattern(`^(?:[\w.\-]+\s+){1,3}?(?:runs?|is|are)\s+(?:in|on)\s+strict\s+mode\b|^(?:the\s+)?(?:ci|build|builds|lint|linting|linter|checks|pipeline|tests|test suite)\s+(?:fails?|breaks?)\s+on\s+any\s+\w+`)
 	// fineInstead: "Plain SQL with pgx is fine", after an option turned
 	// down ("… is enough" is the reason).
-	fineInstead = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:fine|enough(\s+for\s+.{1,40}?))[.!]*$`)
+	fineInstead = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:fine|enough(\s+for\s+.{1,40}?)?)[.!]*$`)
 	// clauseOf: "the app pools connections itself": a clause, not an
 	// option's name.
 	clauseOf = mustPattern(`^(?:the|our|this|that|it|they|we)\s+(?:[\w\-]+\s+)?[a-z]+s\s+\w+`)
@@ -671,6 +671,19 @@ var (
 	// (Where secrets or settings come from is a rule: ruledParts.)
 	// wrongToDrop: "I was wrong to drop MediaLive".
 	wrongToDrop = mustPattern(`^(?:i|we)\s+(?:was|were)\s+wrong\s+to\s+(?:drop|remove|reject|rule out|ditch|kill)\s+([\w.+#/\-]+)(?:[,;]\s+(.+))?$`)
+	// roundRule: "Round half to even at the posting level".
+	roundRule = mustPattern(`^(?:always\s+)?round\s+(?:half[- ](?:to[- ]even|up|down|away from zero)|up|down|to\s+(?:the\s+)?(?:nearest|\d)|(?:with|using)\s+banker'?s)`)
+	// nothingDeleted: "nothing is ever deleted, only reversed".
+	nothingDeleted = mustPattern(`^nothing\s+(?:is|gets|will be|may be|can be)\s+(?:ever\s+)?(?:deleted|removed|overwritten|edited|mutated|dropped|purged|updated in place)\b`)
+	// forPartWeUse: "for bank feeds we use GoCardless".
+	forPartWeUse = mustPattern(`^for\s+(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?),?\s+we(?:'ll| will|'re going to)?\s+(?:use|go with|pick|picked|chose|run)\s+([\w.+#\-]+(?:\s[\w.+#\-]+)?)(.*)$`)
+	// noYetTail: "…, no partitioning yet": an option put aside after
+	// whatever comes before.
+	taskLead  = mustPattern(`^(?:let'?s\s+|we'?ll\s+|just\s+|please\s+)?(?:add|use|keep|build|ship|write|make|create|put|run|start|implement|set up|index)\b`)
+	noYetTail = mustPattern(`,\s+(?:but\s+)?no\s+([\w\-]+(?:\s[\w\-]+)?)\s+(?:yet|for now)[.!]*$`)
+	// dataTypeRule: "Amounts are integers in minor units".
+	dataTypeRule = mustPattern(`^(?:all\s+|the\s+|our\s+)?[\w\- ]{2,30}?\s+(?:are|is)\s+(?:stored\s+as\s+|kept\s+as\s+|always\s+)?(?:integers?|ints?|bigints?|uuids?|ulids?|decimals?|strings?|cents|minor units|utc|iso[- ]?8601|unix (?:time|timestamps?)|epoch (?:millis|seconds))\b`)
+	weTakeThe    = mustPattern(`^we\s+(?:always\s+)?((?:take|use|apply|pick|charge|bill)\s+the\s+.{2,60}?\s+(?:rate|rates|price|prices|value|values|timestamp|date|version|snapshot)\b(?:\s+(?:of|at|from)\s+[^,]{2,40})?)(?:,\s+(?:not|no)\s+([\w\-]+(?:\s[\w\-]+){0,2}))?[.!]*$`)
 	// lookedAtBut: "We looked at Janus but its plugin model is more than we
 	// need": an option weighed and passed over, with why.
 	lookedAtBut = mustPattern(`^(?:we|i)\s+(?:also\s+)?(?:looked at|evaluated|considered|checked out|played with|prototyped with|trialled|trialed)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s*,?\s+but\s+(.{3,})$`)
@@ -1688,6 +1701,14 @@ func (r *reader) sentence(s string) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: true})
 		return
 	}
+	if i := strings.Index(s, ", "); i > 0 && len(r.items) == 0 && namesKnown(s[:i]) && (judgement.MatchString(low[:i]) || soured.MatchString(low[:i])) && hasChoice(s[i+2:]) && r.readsAlone(s[i+2:]) {
+		// "celery's retry semantics bit us twice with duplicate postings,
+		// moving jobs to Procrastinate on Postgres": the complaint, then
+		// the change it explains.
+		r.sentence(s[:i])
+		r.sentence(s[i+2:])
+		return
+	}
 	if i := strings.Index(s, ", "); i > 0 && strings.Contains(low, " worth") && notWorthTried.MatchString(strings.TrimRight(low[i+2:], ". ")) {
 		// "Let's stay with LightGBM, the neural net experiment wasn't worth
 		// the complexity": what was tried is turned down on its own.
@@ -1802,6 +1823,40 @@ func (r *reader) sentence(s string) {
 			return
 		}
 	}
+	// "for bank feeds we use GoCardless (the old Nordigen API), Plaid
+	// doesn't cover half our EU banks"
+	if m := matchIf(strings.HasPrefix(low, "for "), forPartWeUse, low); m != nil && (isNamed(s[m[4]:m[5]]) || bareOption(s[m[4]:m[5]])) {
+		r.decisionBody("Use "+s[m[4]:m[5]]+" for "+low[m[2]:m[3]]+s[m[6]:m[7]], r.changed)
+		return
+	}
+	// "add a composite index on (account_id, posted_at) and keep it at
+	// that, no partitioning yet": what is put aside, after a task that
+	// names no option.
+	if m := matchIf(strings.Contains(low, " no "), noYetTail, low); m != nil && taskLead.MatchString(low) && !hasChoice(s[:m[0]]) && !stopWords[low[m[2]:m[3]]] && !strings.Contains(low[:m[0]], ", no ") {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
+		return
+	}
+	// "Amounts are integers in minor units, never floats, and every
+	// amount carries its ISO currency code": a rule of the data's type,
+	// then another.
+	if dataTypeRule.MatchString(low) && !describes.MatchString(low) && !alwaysEach.MatchString(low) {
+		head := beforeAnd(s)
+		r.add(item{kind: "constraint", text: capitalise(head)})
+		if len(head) < len(s) {
+			r.statement(s[len(head)+len(", and "):], false)
+		}
+		return
+	}
+	// "we take the ECB reference rate of the transaction date, no
+	// intraday rates": which figure is used, a rule; what is not, turned
+	// down.
+	if m := matchIf(strings.HasPrefix(low, "we "), weTakeThe, low); m != nil {
+		r.add(item{kind: "constraint", text: capitalise(s[m[2]:m[3]])})
+		if m[4] >= 0 {
+			r.add(item{kind: "reject", text: s[m[4]:m[5]]})
+		}
+		return
+	}
 	// "leave DRM for later": a part put off, not an option turned down.
 	if leaveLater.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
@@ -1892,10 +1947,12 @@ func (r *reader) sentence(s string) {
 		r.whyNext = true
 		return
 	}
-	if m := fineInstead.FindStringSubmatchIndex(low); m != nil && rejectsOnly(r.items, prevLast) && len(s) == len(low) && hasChoice(s[m[2]:m[3]]) {
+	if m := fineInstead.FindStringSubmatchIndex(low); m != nil && rejectsOnly(r.items, prevLast) && len(s) == len(low) && hasChoice(s[m[2]:m[3]]) && (m[4] >= 0 || !strings.Contains(low[m[3]:], "enough") || slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].why != "" })) {
 		// "Please don't add an ORM. Plain SQL with pgx is fine.", "Ditch
 		// Socket.IO. Server-sent events are enough for order tracking.":
-		// what does instead of the option just turned down.
+		// what does instead of the option just turned down. (A bare
+		// "enough" only after a turn-down with its reason: in "No Redux.
+		// Context plus TanStack Query is enough." it is the reason.)
 		text := "Use " + s[m[2]:m[3]]
 		if m[4] >= 0 {
 			text += s[m[4]:m[5]]
@@ -3907,7 +3964,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
-		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), everyIs.MatchString(low), everyTime.MatchString(low) && !describes.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
+		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), roundRule.MatchString(low), nothingDeleted.MatchString(low), everyIs.MatchString(low), everyTime.MatchString(low) && !describes.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
 		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), envOnly.MatchString(low) && !stopWords[firstWord(low)], respectsSetting.MatchString(s),
 		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low) && !isNamed(firstWord(s)), alertRule.MatchString(low),
 		holdsNo.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low),
@@ -4245,6 +4302,14 @@ func firstNonEmpty(s ...string) string {
 // ("secrets come from Vault, never from env files").
 var ruledParts = map[string]bool{"secrets": true, "secret": true, "credentials": true, "keys": true, "tokens": true, "passwords": true,
 	"config": true, "configuration": true, "settings": true, "env": true}
+
+// readsAlone reports whether part, read on its own, settles something
+// (without keeping what it read).
+func (r *reader) readsAlone(part string) bool {
+	probe := reader{probe: true, reads: r.reads}
+	probe.sentence(part)
+	return len(probe.items) > 0 && settles(probe.items)
+}
 
 // beforeAnd is s up to its first ", and ".
 func beforeAnd(s string) string {

@@ -61,7 +61,7 @@ var categories = map[string][]string{
 	"metrics":       {"prometheus", "datadog", "grafana", "opentelemetry", "sentry", "posthog", "honeycomb", "newrelic", "jaeger", "tempo", "loki", "mixpanel", "amplitude", "plausible"},
 	"wire":          {"protobuf", "json", "msgpack", "avro", "thrift", "cbor"},
 	"jvm-cache":     {"caffeine", "ehcache", "guava"},
-	"jobs":          {"celery", "rq", "sidekiq", "resque", "dramatiq", "huey"},
+	"jobs":          {"celery", "rq", "sidekiq", "resque", "dramatiq", "huey", "procrastinate", "bullmq", "oban", "good_job", "river", "hangfire"},
 	"payments":      {"stripe", "paddle", "braintree", "adyen", "mollie", "checkout.com", "lemonsqueezy"},
 	"proxy":         {"caddy", "nginx", "traefik", "haproxy", "envoy", "kong", "ingress-nginx", "contour"},
 	"storage":       {"s3", "r2", "gcs", "minio", "b2", "azure-blob", "ceph"},
@@ -108,7 +108,7 @@ var categories = map[string][]string{
 	"mfa":           {"totp", "webauthn", "passkeys", "passkey", "yubikey", "duo"},
 	"runtime":       {"deno", "bun.js", "nodejs"},
 	"config":        {"toml", "yaml", "ini", "hcl", "jsonnet", "dotenv", "viper", "koanf", "envconfig", "pydantic-settings", "dynaconf", "figment", "convict"},
-	"format":        {"parquet", "logfmt", "csv", "tsv", "orc", "arrow", "ndjson", "jsonl", "feather", "sqlite-file"},
+	"format":        {"parquet", "logfmt", "csv", "tsv", "orc", "arrow", "ndjson", "jsonl", "feather", "sqlite-file", "xlsx", "xls", "ods"},
 	"validation":    {"pydantic", "zod", "yup", "joi", "valibot", "marshmallow", "ajv", "cerberus"},
 	"site":          {"hugo", "jekyll", "eleventy", "docusaurus", "gatsby", "mkdocs", "hexo", "vitepress", "starlight"},
 	"experiments":   {"mlflow", "wandb", "comet", "neptune", "tensorboard", "clearml"},
@@ -143,6 +143,9 @@ var categories = map[string][]string{
 	"cdn":           {"cloudfront", "fastly", "akamai", "bunny", "bunnycdn", "cloudflare-stream", "keycdn"},
 	"drm":           {"widevine", "fairplay", "playready"},
 	"speech":        {"whisper", "deepgram", "assemblyai", "speechmatics", "transcribe"},
+	"bank-feeds":    {"gocardless", "nordigen", "plaid", "truelayer", "yapily", "tink", "saltedge"},
+	"pdf":           {"weasyprint", "typst", "wkhtmltopdf", "reportlab", "pdfkit", "gotenberg", "prince", "pdfmake", "latex"},
+	"accounting":    {"xero", "quickbooks", "sage", "freeagent", "beancount", "ledger-cli", "hledger"},
 	"reads-qc":      {"multiqc", "fastqc", "fastp", "trimmomatic", "cutadapt", "trim-galore"},
 }
 
@@ -209,6 +212,9 @@ func isChoiceWord(raw string, first bool) bool {
 	}
 	if strings.ContainsAny(w, "0123456789") {
 		return true
+	}
+	if i := strings.IndexByte(w, '-'); i > 0 && categoryOf[w[:i]] != "" && i < len(w)-1 {
+		return true // a package of a known option: "django-money", "react-query"
 	}
 	r := []rune(b)
 	return !first && len(r) > 1 && unicode.IsUpper(r[0]) && raw != "I" || innerUpper(r)

@@ -2695,3 +2695,38 @@ func TestMarkersLiveVideo(t *testing.T) {
 		t.Errorf("turned down what was not, or dropped what stays:\n%s", capsule.Render(c))
 	}
 }
+
+// A bookkeeping app, with turns that paste a traceback, a failing test
+// or a query plan before what they settle: the typed rule after the
+// paste is read, a complaint before a change is its reason ("celery's
+// retry semantics bit us twice …, moving jobs to Procrastinate"), the
+// other export format of the question is turned down for what a later
+// clause says of it, and a package of a known option ("django-money") is
+// an option that can be ripped out and replaced.
+func TestMarkersBookkeeping(t *testing.T) {
+	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
+		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
+	}
+	c := playSession(t, []sessionStep{
+		says("Amounts are integers in minor units, never floats, and every amount carries its ISO currency code.", []string{"integers in minor units", "ISO currency code"}, nil, nil),
+		says("Traceback (most recent call last):\n  File \"ledger/posting.py\", line 88, in post\nledger.errors.UnbalancedTransaction: -0.01\nok so rounding is the problem. Round half to even at the posting level.", []string{"Round half to even"}, nil, nil),
+		says("for bank feeds we use GoCardless, Plaid doesn't cover half our EU banks", []string{"GoCardless"}, nil, []string{"Plaid"}),
+		says("Use WeasyPrint for invoice PDFs.", []string{"WeasyPrint"}, nil, nil),
+		says("WeasyPrint takes 4 seconds per invoice. Render invoices with Typst instead.", []string{"Typst", "4 seconds"}, []string{"WeasyPrint"}, nil),
+		says("we take the ECB reference rate of the transaction date, no intraday rates", []string{"ECB reference rate"}, nil, []string{"intraday rates"}),
+		says("Use Celery for background jobs.", []string{"Celery"}, nil, nil),
+		says("celery's retry semantics bit us twice with duplicate postings, moving jobs to Procrastinate on Postgres", []string{"Procrastinate", "duplicate postings"}, []string{"Celery"}, nil),
+		ask("CSV per journal or one XLSX workbook?", "csv, accountants open them anywhere and xlsx files keep breaking their macros", []string{"csv"}, nil, []string{"xlsx"}),
+		says("Nothing is ever deleted, only reversed.", []string{"Nothing is ever deleted"}, nil, nil),
+		says("add a composite index on (account_id, posted_at), no partitioning yet", nil, nil, []string{"partitioning"}),
+		says("Use django-money for money fields.", []string{"django-money"}, nil, nil),
+		says("rip out django-money, it stores Decimal. a small Money value type of our own is enough.", []string{"Money value type"}, []string{"django-money"}, nil),
+		// Traps.
+		says(`{"error":{"code":"RateLimitExceeded","detail":"Daily request limit reached"}}`, nil, nil, nil),
+		says("I read the logs, no errors yet", nil, nil, nil),
+		says("Xero does this with tracking categories, worth a look later", nil, []string{"Xero"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "errors") || strings.Contains(rejected, "Xero") || strings.Contains(rejected, "RateLimit") {
+		t.Errorf("turned down what was not:\n%s", capsule.Render(c))
+	}
+}
