@@ -96,7 +96,7 @@ var (
 	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:(?:go|going|switch|switching|move|moving)\s+)?back|revert(?:ing)?(?:\s+back)?|roll(?:ing)?\s+back)\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice.
-	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|(?:falls?|falling|fell)\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?|days?|weeks?)\b|(?:bit|bites|burned|burnt)\s+us\b|(?:doesn'?t|does not|don'?t|do not)\s+(?:cover|support|work with)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
+	judgement = mustPattern(`^[\w.\-/+' ]{1,40}?\s+(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|(?:falls?|falling|fell)\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?|days?|weeks?)\b|(?:bit|bites|burned|burnt)\s+us\b|(?:doesn'?t|does not|don'?t|do not)\s+(?:cover|support|work with)\b|would\s+(?:lock|tie)\s+us\s+(?:to|into|in)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
@@ -260,7 +260,7 @@ var (
 	// soThat: an instruction given for a purpose of the moment ("host the
 	// demo on Vercel so I can show it").
 	soThat      = mustPattern(`\bso (?:i|we|you|they) can\b`)
-	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version|call|align|annotate|genotype|phase|assemble|trim|demultiplex|compress|orchestrate|containerise|containerize|deliver|stream|package|transcode|encode|ingest|caption|transcribe)$`)
+	imperVerb   = mustPattern(`^(?:authenticate|authorize|bill|charge|notify|email|track|serve|store|cache|log|queue|index|schedule|send|host|trace|monitor|manage|persist|render|route|validate|parse|train|version|call|parallelise|parallelize|vectorise|vectorize|offload|align|annotate|genotype|phase|assemble|trim|demultiplex|compress|orchestrate|containerise|containerize|deliver|stream|package|transcode|encode|ingest|caption|transcribe)$`)
 	weAreOn     = mustPattern(`^we'?re (?:on|now on)\s+(.+)$`)
 	insteadBare = mustPattern(`^(.{1,40}?)\s+(?:instead of|rather than)\s+(.+)$`)
 
@@ -324,7 +324,7 @@ var (
 	// outOfScope: "Authentication is out of scope for the first version".
 	outOfScope = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out of scope|not in scope|off the table)\b(?:\s+(?:for|in)\s+(.+))?$`)
 	// namedDoes: "cargo-dist builds the installers for us".
-	namedDoes = mustPattern(`^([\w.\-+/]+)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|provides|makes|takes care of|already)\b.*)$`)
+	namedDoes = mustPattern(`^([\w.\-+/]+)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|gave us|provides|makes|takes care of|already|did|matches|matched|beats|beat)\b.*)$`)
 	// useThatInstead: a clause, then "use that instead of X".
 	useThatInstead = mustPattern(`^(.{3,120}?),\s+(?:so\s+)?(?:let'?s\s+|we'?ll\s+|please\s+)?(?:use|go with|switch to|move to|take)\s+(?:that|it|this|those|them)\s+instead\s+of\s+(.{2,60})$`)
 	// optionPlace: "anyhow only in the binary", "thiserror in the library
@@ -654,7 +654,7 @@ var (
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
-	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the|our)\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:can|could|will|won'?t|doesn'?t|does not)\s+[a-z].*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?|(?:are|is|remain|remains)\s+(?:reproducible|deterministic|stable|consistent|comparable|repeatable))\b.*))$`)
+	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the|our)\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:can|could|will|won'?t|doesn'?t|does not)\s+[a-z].*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?|runs?|compiles?|(?:are|is|remain|remains)\s+(?:reproducible|deterministic|stable|consistent|comparable|repeatable))\b.*))$`)
 	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
@@ -676,14 +676,19 @@ var (
 	// nothingDeleted: "nothing is ever deleted, only reversed".
 	nothingDeleted = mustPattern(`^nothing\s+(?:is|gets|will be|may be|can be)\s+(?:ever\s+)?(?:deleted|removed|overwritten|edited|mutated|dropped|purged|updated in place)\b`)
 	// forPartWeUse: "for bank feeds we use GoCardless".
-	forPartWeUse = mustPattern(`^for\s+(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?),?\s+we(?:'ll| will|'re going to)?\s+(?:use|go with|pick|picked|chose|run)\s+([\w.+#\-]+(?:\s[\w.+#\-]+)?)(.*)$`)
+	forPartWeUse = mustPattern(`^for\s+(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+){0,2}?),?\s+we(?:'ll| will|'re going to)?\s+(?:use|go with|pick|picked|chose|run)\s+([\w.+#\-]+)(.*)$`)
 	// noYetTail: "…, no partitioning yet": an option put aside after
 	// whatever comes before.
-	taskLead  = mustPattern(`^(?:let'?s\s+|we'?ll\s+|just\s+|please\s+)?(?:add|use|keep|build|ship|write|make|create|put|run|start|implement|set up|index)\b`)
-	noYetTail = mustPattern(`,\s+(?:but\s+)?no\s+([\w\-]+(?:\s[\w\-]+)?)\s+(?:yet|for now)[.!]*$`)
+	fineForBut = mustPattern(`^[\w.+#\-]+\s+(?:is|are)\s+fine\s+for\s+.{2,40}?,?\s+but\s+((?:the\s+)?.{2,40}?)\s+(?:go|goes|run|runs|should go|must go|need|needs|use|uses)\s+(?:through|on|to|via|with)?\s*([\w.+#\-]+)[.!]*$`)
+	taskLead   = mustPattern(`^(?:let'?s\s+|we'?ll\s+|just\s+|please\s+)?(?:add|use|keep|build|ship|write|make|create|put|run|start|implement|set up|index)\b`)
+	noYetTail  = mustPattern(`,\s+(?:but\s+)?no\s+([\w\-]+(?:\s[\w\-]+)?)\s+(?:yet|for now)[.!]*$`)
 	// dataTypeRule: "Amounts are integers in minor units".
-	dataTypeRule = mustPattern(`^(?:all\s+|the\s+|our\s+)?[\w\- ]{2,30}?\s+(?:are|is)\s+(?:stored\s+as\s+|kept\s+as\s+|always\s+)?(?:integers?|ints?|bigints?|uuids?|ulids?|decimals?|strings?|cents|minor units|utc|iso[- ]?8601|unix (?:time|timestamps?)|epoch (?:millis|seconds))\b`)
+	dataTypeRule = mustPattern(`^(?:all\s+|the\s+|our\s+)?[\w\- ]{2,30}?\s+(?:are|is)\s+(?:stored\s+as\s+|kept\s+as\s+|always\s+)?(?:integers?|ints?|bigints?|uuids?|ulids?|decimals?|strings?|cents|minor units|utc|iso[- ]?8601|unix (?:time|timestamps?)|epoch (?:millis|seconds)|si(?:\s+units)?\s+everywhere|utf-8)\b`)
 	weTakeThe    = mustPattern(`^we\s+(?:always\s+)?((?:take|use|apply|pick|charge|bill)\s+the\s+.{2,60}?\s+(?:rate|rates|price|prices|value|values|timestamp|date|version|snapshot)\b(?:\s+(?:of|at|from)\s+[^,]{2,40})?)(?:,\s+(?:not|no)\s+([\w\-]+(?:\s[\w\-]+){0,2}))?[.!]*$`)
+	// runsWhen: "the 64-rank runs are nightly only".
+	runsWhen = mustPattern(`^(?:the\s+)?[\w\-]+(?:\s[\w\-]+){0,3}?\s+(?:are|is|run|runs)\s+(?:nightly|weekly|daily|hourly|monthly|on (?:every )?(?:merge|release|tag|push))(?:\s+only)?[.!]*$`)
+	// onlyHappen: "conversions only happen in the input parser".
+	onlyHappen = mustPattern(`^(?:the\s+|all\s+)?[\w\-]+(?:\s[\w\-]+)?\s+only\s+(?:happen|happens|run|runs|live|lives|occur|occurs|go|goes)\s+(?:in|on|at|inside|through)\s+\S`)
 	// lookedAtBut: "We looked at Janus but its plugin model is more than we
 	// need": an option weighed and passed over, with why.
 	lookedAtBut = mustPattern(`^(?:we|i)\s+(?:also\s+)?(?:looked at|evaluated|considered|checked out|played with|prototyped with|trialled|trialed)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s*,?\s+but\s+(.{3,})$`)
@@ -1826,7 +1831,18 @@ func (r *reader) sentence(s string) {
 	// "for bank feeds we use GoCardless (the old Nordigen API), Plaid
 	// doesn't cover half our EU banks"
 	if m := matchIf(strings.HasPrefix(low, "for "), forPartWeUse, low); m != nil && (isNamed(s[m[4]:m[5]]) || bareOption(s[m[4]:m[5]])) {
-		r.decisionBody("Use "+s[m[4]:m[5]]+" for "+low[m[2]:m[3]]+s[m[6]:m[7]], r.changed)
+		opt, rest := s[m[4]:m[5]], s[m[6]:m[7]]
+		if w := firstWord(rest); w != "" && isChoiceWord(w, false) && !strings.ContainsAny(w, ",.;") {
+			opt, rest = opt+" "+w, strings.TrimPrefix(strings.TrimLeft(rest, " "), w) // "we use Shaka Player"
+		}
+		purpose := ""
+		if loc := purposeTail.FindStringIndex(lower(rest)); loc != nil {
+			// "… so the same kernels run on CUDA and HIP"
+			rest, purpose = rest[:loc[0]], strings.TrimSpace(rest[loc[0]:])
+		}
+		n := len(r.items)
+		r.decisionBody("Use "+opt+" for "+low[m[2]:m[3]]+rest, r.changed)
+		r.attach(seq(n, len(r.items)), strings.TrimRight(purpose, ". "))
 		return
 	}
 	// "add a composite index on (account_id, posted_at) and keep it at
@@ -1840,10 +1856,16 @@ func (r *reader) sentence(s string) {
 	// amount carries its ISO currency code": a rule of the data's type,
 	// then another.
 	if dataTypeRule.MatchString(low) && !describes.MatchString(low) && !alwaysEach.MatchString(low) {
-		head := beforeAnd(s)
-		r.add(item{kind: "constraint", text: capitalise(head)})
+		head, rest := beforeAnd(s), ""
 		if len(head) < len(s) {
-			r.statement(s[len(head)+len(", and "):], false)
+			rest = s[len(head)+len(", and "):]
+		}
+		if h, more, ok := strings.Cut(head, "; "); ok {
+			head, rest = h, more // "…; conversions only happen in the input parser"
+		}
+		r.add(item{kind: "constraint", text: capitalise(head)})
+		if rest != "" {
+			r.statement(rest, false)
 		}
 		return
 	}
@@ -1855,6 +1877,13 @@ func (r *reader) sentence(s string) {
 		if m[4] >= 0 {
 			r.add(item{kind: "reject", text: s[m[4]:m[5]]})
 		}
+		return
+	}
+	// "Eigen is fine for the small dense blocks but the big sparse solves
+	// go through PETSc": the option kept for one part, another for the
+	// other part.
+	if m := matchIf(strings.Contains(low, " but "), fineForBut, low); m != nil && (isNamed(s[m[4]:m[5]]) || bareOption(s[m[4]:m[5]])) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + s[m[2]:m[3]]})
 		return
 	}
 	// "leave DRM for later": a part put off, not an option turned down.
@@ -1972,6 +2001,23 @@ func (r *reader) sentence(s string) {
 			// faster": praise of the other, and the choice's own reason.
 			r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimPrefix(strings.TrimRight(s[m[4]:m[5]], ". "), "because ")})
 			return
+		}
+	}
+	// "For the GPU back end we go with Kokkos … Raw CUDA would lock us to
+	// NVIDIA": another option judged, after the choice, is turned down.
+	if len(prevLast) > 0 && judgement.MatchString(low) && !strings.Contains(low, " but ") {
+		qual, rest := "", s
+		if q, after, ok := strings.Cut(s, " "); ok && (qualifiers[lower(q)] || lower(q) == "raw" || lower(q) == "bare" || lower(q) == "native") {
+			qual, rest = q+" ", after
+		}
+		for _, i := range prevLast {
+			if r.items[i].kind != "decision" || r.items[i].change {
+				continue // after a change, it is the change's reason
+			}
+			if opt, because := judgedOption(rest, r.items[i].text); opt != "" && (bareOption(opt) || categoryOf[lower(opt)] != "") {
+				r.add(item{kind: "reject", text: qual + opt, why: strings.TrimRight(because, ". ")})
+				return
+			}
 		}
 	}
 	// A reason of its own, for the statement before it.
@@ -3964,7 +4010,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
-		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), roundRule.MatchString(low), nothingDeleted.MatchString(low), everyIs.MatchString(low), everyTime.MatchString(low) && !describes.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
+		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), runsWhen.MatchString(low) && !describes.MatchString(low), onlyHappen.MatchString(low), roundRule.MatchString(low), nothingDeleted.MatchString(low), everyIs.MatchString(low), everyTime.MatchString(low) && !describes.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
 		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), envOnly.MatchString(low) && !stopWords[firstWord(low)], respectsSetting.MatchString(s),
 		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low) && !isNamed(firstWord(s)), alertRule.MatchString(low),
 		holdsNo.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low),

@@ -146,6 +146,13 @@ var categories = map[string][]string{
 	"bank-feeds":    {"gocardless", "nordigen", "plaid", "truelayer", "yapily", "tink", "saltedge"},
 	"pdf":           {"weasyprint", "typst", "wkhtmltopdf", "reportlab", "pdfkit", "gotenberg", "prince", "pdfmake", "latex"},
 	"accounting":    {"xero", "quickbooks", "sage", "freeagent", "beancount", "ledger-cli", "hledger"},
+	"allocator":     {"jemalloc", "tcmalloc", "mimalloc", "snmalloc"},
+	"hpc-parallel":  {"mpi", "openmp", "hpx", "tbb", "openacc", "charm++", "legion"},
+	"gpu-portable":  {"kokkos", "raja", "sycl", "cuda", "hip", "opencl", "alpaka"},
+	"hpc-io":        {"hdf5", "adios2", "netcdf", "pnetcdf", "silo"},
+	"linalg":        {"eigen", "petsc", "trilinos", "blas", "lapack", "mkl", "openblas", "hypre", "armadillo"},
+	"hpc-packages":  {"spack", "easybuild"},
+	"cpp-test":      {"googletest", "gtest", "catch2", "doctest", "boost.test"},
 	"reads-qc":      {"multiqc", "fastqc", "fastp", "trimmomatic", "cutadapt", "trim-galore"},
 }
 

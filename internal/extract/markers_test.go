@@ -2730,3 +2730,34 @@ func TestMarkersBookkeeping(t *testing.T) {
 		t.Errorf("turned down what was not:\n%s", capsule.Render(c))
 	}
 }
+
+// A C++ simulation code: parallel and GPU libraries named in the field's
+// words, an option judged after the choice ("Raw CUDA would lock us to
+// NVIDIA") turned down, one option kept for a part and another for the
+// other part, a replacement that did the same with no code, and rules of
+// cadence, units and where conversions happen.
+func TestMarkersSimulationCode(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Parallelise with MPI across nodes.", []string{"MPI"}, nil, nil),
+		says("For the GPU back end we go with Kokkos so the same kernels run on CUDA and HIP. Raw CUDA would lock us to NVIDIA.", []string{"Kokkos", "same kernels run"}, nil, []string{"Raw CUDA"}),
+		says("Use Eigen for the dense linear algebra.", []string{"Eigen"}, nil, nil),
+		says("Eigen is fine for the small dense blocks but the big sparse solves go through PETSc", []string{"Eigen", "PETSc"}, nil, nil),
+		says("scrap the custom allocator, jemalloc gave us the same numbers with zero code", []string{"jemalloc"}, nil, []string{"custom allocator"}),
+		says("Every PR runs the 2-rank regression suite; the 64-rank runs are nightly only.", []string{"2-rank regression suite", "nightly only"}, nil, nil),
+		says("Units are SI everywhere in the code; conversions only happen in the input parser.", []string{"SI everywhere", "conversions only happen in the input parser"}, nil, nil),
+		says("Use HDF5 for checkpoints.", []string{"HDF5"}, nil, nil),
+		says("HDF5 parallel writes are a nightmare on Lustre; checkpoints go to ADIOS2 from now on", []string{"ADIOS2"}, []string{"HDF5"}, nil),
+		// Traps: a reason after a change stays its reason, praise of the
+		// other option before "but" is the choice's reason.
+		says("Use Postgres for the leaderboards.", []string{"Postgres"}, nil, nil),
+		says("Actually use SQLite for the leaderboards. Postgres is one more thing to run.", []string{"SQLite"}, []string{"Postgres"}, nil),
+		says("For the model, LightGBM. XGBoost was fine but LightGBM trains faster here.", []string{"LightGBM"}, nil, nil),
+		says("error: no matching function for call to 'Kokkos::parallel_reduce(const char [4])'", nil, nil, nil),
+	})
+	_, rejected := sections(t, c)
+	for _, l := range strings.Split(rejected, "\n") {
+		if strings.HasPrefix(l, "- R") && (strings.Contains(l, "XGBoost") || strings.Contains(l, "Kokkos::") || strings.Contains(l, "Postgres")) {
+			t.Errorf("turned down what was not: %s\n%s", l, capsule.Render(c))
+		}
+	}
+}
