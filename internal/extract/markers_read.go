@@ -1887,7 +1887,7 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	// "leave DRM for later": a part put off, not an option turned down.
-	if leaveLater.MatchString(low) {
+	if (strings.Contains(low, "later") || strings.Contains(low, " v2") || strings.Contains(low, " next ") || strings.Contains(low, "out of ")) && leaveLater.MatchString(low) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
@@ -2005,7 +2005,7 @@ func (r *reader) sentence(s string) {
 	}
 	// "For the GPU back end we go with Kokkos … Raw CUDA would lock us to
 	// NVIDIA": another option judged, after the choice, is turned down.
-	if len(prevLast) > 0 && judgement.MatchString(low) && !strings.Contains(low, " but ") {
+	if slices.ContainsFunc(prevLast, func(i int) bool { return r.items[i].kind == "decision" && !r.items[i].change }) && !strings.Contains(low, " but ") && judgement.MatchString(low) {
 		qual, rest := "", s
 		if q, after, ok := strings.Cut(s, " "); ok && (qualifiers[lower(q)] || lower(q) == "raw" || lower(q) == "bare" || lower(q) == "native") {
 			qual, rest = q+" ", after
