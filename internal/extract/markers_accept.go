@@ -303,8 +303,15 @@ func choiceReply(reply, prev string) []item {
 	}
 	t := strings.TrimSpace(unwrapArgs(reply))
 	lt := lower(t)
+	// A hedge in the choice ("maybe the first") takes nothing; in its
+	// reason only a doubt does ("per-entry merge. LWW would silently drop
+	// a password" is sure of the merge).
+	hedged := hedge.MatchString(lt)
+	if loc := replyCut.FindStringIndex(lt); loc != nil && hedged {
+		hedged = hedge.MatchString(lt[:loc[0]]) || doubt.MatchString(lt[loc[1]:])
+	}
 	if t == "" || len(strings.Fields(t)) > 15 || strings.Contains(t, "?") || strings.Contains(t, "\n") ||
-		questionLead.MatchString(lt) || hedge.MatchString(lt) || reported.MatchString(lt) || accepts(t) {
+		questionLead.MatchString(lt) || hedged || reported.MatchString(lt) || accepts(t) {
 		return nil
 	}
 	lt = strings.TrimRight(lt, ".! ")
@@ -400,6 +407,9 @@ func judgedPart(why string) string {
 	}
 	return why
 }
+
+// doubt: a reply's reason that leaves its choice open.
+var doubt = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|not sure|unsure|i think|i guess|for now|let'?s see|we'?ll see|revisit|temporar\w*)\b`)
 
 // replyCut ends the choice of a reply where its reason starts.
 var replyCut = mustPattern(`(?:,|;|\s+(?:—|–|--)|\s+because\b|\s+since\b|\.)\s*`)

@@ -154,6 +154,7 @@ var (
 	runTask       = mustPattern(`^(?:the\s+|all\s+|our\s+)?(?:tests?|test suite|suite|specs?|benchmarks?|linters?|migrations?|build|checks?|scripts?|commands?|e2e|load test|seed)\b`)
 	genericUse    = mustPattern(`^(?:(?:a|an)\s+(?:different|simpler|better|new|cleaner|similar|other|smarter|quick|quicker|more|less)\b|another|the same|the existing|the current|the other|whatever|something|anything)\b`)
 	shouldLead    = mustPattern(`^we (?:should|must|need to|have to)\b`)
+	theToolTo     = mustPattern(`^the\s+(?:\S+\s+){1,3}to\s+\w+`) // "use the Chrome debugger to step through it"
 	toolFor       = mustPattern(`^(?:the|a|an)\s+\S+\s+to\s+\w+`)
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|be|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
@@ -385,7 +386,7 @@ var (
 	// partNever: "the API never touches the bytes": what a part of the
 	// system is never to do, by design (not "the webhook never fires", a
 	// fault).
-	partNever = mustPattern(`^(?:the\s+|our\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:must\s+|should\s+|will\s+)?never\s+(?:touch|touches|see|sees|store|stores|write|writes|read|reads|talk to|talks to|hold|holds|log|logs|expose|exposes|send|sends|know|knows|call|calls|own|owns|access|accesses|depend on|depends on|import|imports)\b`)
+	partNever = mustPattern(`^(?:the\s+|our\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:must\s+|should\s+|will\s+)?never\s+(?:touch|touches|see|sees|store|stores|write|writes|read|reads|talk to|talks to|hold|holds|log|logs|expose|exposes|send|sends|know|knows|call|calls|own|owns|access|accesses|depend on|depends on|import|imports|print|prints|show|shows|display|displays|echo|echoes|upload|uploads|leave|leaves)\b`)
 	weAlways  = mustPattern(`^(?:we|you)(?:\s+will|'ll|\s+must|\s+should)?\s+(?:never|always)\s+(?:send|store|log|keep|write|read|ship|deploy|push|merge|commit|call|expose|share|collect|track|use|run|delete|return|accept|trust|cache|encrypt|hash|sign|check|validate)\b`)
 	// partIn: "Popup UI in Preact, it's tiny": a part and the well-known
 	// language or framework it is written in, without a verb.
@@ -640,7 +641,7 @@ var (
 	// "PII is encrypted at rest with per-tenant keys", "the audit log is
 	// append-only", "TLS 1.2 minimum everywhere", "every admin action
 	// lands in the audit log".
-	propertyRule = mustPattern(`^(?:(?:the|our|all|every|each)\s+)?[\w\- ]{1,30}?\s+(?:is|are|must be|should be|stays?|remains?)\s+(?:(?:encrypted|signed|redacted|masked|hashed)\s+(?:at rest|in transit|everywhere|before|on)\b|(?:append-only|read-only|immutable|write-once)\b)|^[\w.\-+#]{1,20}\s+v?\d[\w.]*\s+(?:minimum|min|or later|or newer|and up)\b|^(?:every|all|each)\s+[\w\- ]{1,30}?\s+(?:lands?|goes|go|is written|are written|is logged|are logged)\s+(?:in|into|to)\s+(?:the\s+)?[\w\-]+`)
+	propertyRule = mustPattern(`^(?:(?:the|our|all|every|each)\s+)?[\w\- ]{1,30}?\s+(?:is|are|must be|should be|stays?|remains?)\s+(?:(?:encrypted|signed|redacted|masked|hashed)\s+(?:at rest|in transit|everywhere|before|on)\b|(?:end-to-end|e2e)\s+encrypted\b|(?:append-only|read-only|immutable|write-once)\b)|^[\w.\-+#]{1,20}\s+v?\d[\w.]*\s+(?:minimum|min|or later|or newer|and up)\b|^(?:every|all|each)\s+[\w\- ]{1,30}?\s+(?:lands?|goes|go|is written|are written|is logged|are logged)\s+(?:in|into|to)\s+(?:the\s+)?[\w\-]+`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
 	capAt = mustPattern(`^(?:please\s+)?(?:cap|limit|rate-limit|rate limit|throttle)\s+(?:the\s+|our\s+|all\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?\s+(?:at|to)\s+\d[\w.,%/]*(?:\s+[a-z/]+){0,3}?(?:\s+per\s+[a-z]+){0,2}$`)
 	// checkOn: a check or mode switched on ("mypy strict mode on for the
@@ -689,6 +690,27 @@ var (
 	runsWhen = mustPattern(`^(?:the\s+)?[\w\-]+(?:\s[\w\-]+){0,3}?\s+(?:are|is|run|runs)\s+(?:nightly|weekly|daily|hourly|monthly|on (?:every )?(?:merge|release|tag|push))(?:\s+only)?[.!]*$`)
 	// onlyHappen: "conversions only happen in the input parser".
 	onlyHappen = mustPattern(`^(?:the\s+|all\s+)?[\w\-]+(?:\s[\w\-]+)?\s+only\s+(?:happen|happens|run|runs|live|lives|occur|occurs|go|goes)\s+(?:in|on|at|inside|through)\s+\S`)
+	// paramsLine: "argon2id params: 64 MiB memory, 3 iterations".
+	paramsLine = mustPattern(`^(?:the\s+)?[\w.+#\-]+(?:\s[\w.+#\-]+)?\s+(?:params|parameters|settings|config|configuration|options|limits)\s*:\s*\S.*\d`)
+	// insteadImper: "cache the unlocked key in the agent process
+	// instead": an instruction said as a change.
+	insteadImper = mustPattern(`^(?:just\s+)?(?:use|cache|store|keep|put|run|send|move|call|write|serve|host|build|ship|sync|search|render|log|handle|check|validate|hash|encrypt|sign|derive)\s+.{3,80}?\s+instead$`)
+	// durationRule: "15 minute timeout", "clipboard copies clear after 30
+	// seconds".
+	durationRule = mustPattern(`^\d+[\s-]*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\s+(?:timeout|ttl|expiry|lifetime|grace period|lockout|idle timeout|session|cache)$|\b(?:clear|clears|expire|expires|lock|locks|times? out|wipe|wipes)\s+(?:itself\s+|themselves\s+)?after\s+\d`)
+	// onlyEverStores: "the server only ever stores ciphertext blobs".
+	onlyEverStores = mustPattern(`^(?:the\s+|our\s+)?[\w\-]+(?:\s[\w\-]+)?\s+only\s+(?:ever\s+)?(?:stores|sees|keeps|holds|gets|receives|knows|handles)\b`)
+	// goesThroughWay: "Browser integration goes through native messaging
+	// to the CLI": how a part is done, by no named option (goesThrough
+	// reads a named one).
+	goesThroughWay = mustPattern(`^(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+(?:goes|go|runs|run|talks|talk|is done|are done)\s+(?:through|over|via)\s+([^,;]{2,50})(?:[,;]\s*(.*))?$`)
+	// quantityLead: what follows "goes through" is an amount or a thing
+	// named elsewhere ("a lot of steps", "the GitHub Actions workflow"),
+	// not a way of doing it.
+	quantityLead = mustPattern(`^(?:a|an|the|this|that|some|many|several|multiple|lots|all|every|each|\d)\b`)
+	// sourceAgrees: "reviewer says gRPC is overkill … and they're right":
+	// a judgement reported and taken as the user's own.
+	sourceAgrees = mustPattern(`^(?:the\s+|our\s+|my\s+)?(?:reviewer|review|security review|auditor|audit|lead|colleague|teammate|[\w\-]+)\s+(?:says|said|points out|pointed out|thinks|argues)\s+(?:that\s+)?(.{3,120}?),?\s+and\s+(?:they'?re|he'?s|she'?s|it'?s|that'?s|i think they'?re)\s+right(?:[,;]\s*(.*))?$`)
 	// lookedAtBut: "We looked at Janus but its plugin model is more than we
 	// need": an option weighed and passed over, with why.
 	lookedAtBut = mustPattern(`^(?:we|i)\s+(?:also\s+)?(?:looked at|evaluated|considered|checked out|played with|prototyped with|trialled|trialed)\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s*,?\s+but\s+(.{3,})$`)
@@ -1682,6 +1704,15 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
+	if m := matchIf(strings.Contains(low, " right"), sourceAgrees, low); m != nil {
+		// "reviewer says gRPC is overkill for three endpoints and they're
+		// right, plain HTTPS with JSON": the judgement, the user's own.
+		said := capitalise(s[m[2]:m[3]])
+		if m[4] >= 0 {
+			said += ", " + s[m[4]:m[5]]
+		}
+		s, low = said, lower(said)
+	}
 	if m := wrongAbout.FindStringSubmatchIndex(low); m != nil {
 		// "I was wrong about clap, …", "undo the indicatif change, …": the
 		// option dropped, said as a mistake undone.
@@ -1884,6 +1915,21 @@ func (r *reader) sentence(s string) {
 	// other part.
 	if m := matchIf(strings.Contains(low, " but "), fineForBut, low); m != nil && (isNamed(s[m[4]:m[5]]) || bareOption(s[m[4]:m[5]])) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + s[m[2]:m[3]]})
+		return
+	}
+	// "argon2id params: 64 MiB memory, 3 iterations, never lower on
+	// mobile either": settings of an option, one rule.
+	if strings.Contains(low, ":") && paramsLine.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(s)})
+		return
+	}
+	// "Browser integration goes through native messaging to the CLI, no
+	// extension talks to the server directly"
+	if m := matchIf(strings.Contains(low, " through ") || strings.Contains(low, " over ") || strings.Contains(low, " via "), goesThroughWay, low); m != nil && productPart(low[m[2]:m[3]]) && !isChoiceWord(firstWord(s[m[4]:m[5]]), false) && !quantityLead.MatchString(low[m[4]:m[5]]) && !describes.MatchString(low) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + low[m[2]:m[3]], change: r.changed})
+		if m[6] >= 0 {
+			r.statement(s[m[6]:m[7]], false)
+		}
 		return
 	}
 	// "leave DRM for later": a part put off, not an option turned down.
@@ -2216,7 +2262,8 @@ var productParts = func() map[string]bool {
 		serving tuning firmware device devices sensor sensors gateway gateways bootloader telemetry connectivity radio ota fleet
 		protocol transport payload payloads hardware board boards ingestion readings storefront shop cart catalog catalogue
 		reference executor aligner alignment caller calling genotyping annotation annotations workflow workflows qc trimming
-		sfu mcu player players packager packaging ingest transcoding captions subtitles thumbnails drm playback`) {
+		sfu mcu player players packager packaging ingest transcoding captions subtitles thumbnails drm playback
+		integration integrations vault`) {
 		m[w] = true
 	}
 	return m
@@ -3189,6 +3236,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(partColonEach) && productPart(lower(sub(partColonEach, 1))) && r.eachPlaced(sub(partColonEach, 1), sub(partColonEach, 2), change):
 	case match(dropAndGo) && isNamed(sub(dropAndGo, 1)) && len(strings.Fields(sub(dropAndGo, 1))) <= 4:
 		r.replaced(sub(dropAndGo, 1), sub(dropAndGo, 2))
+	case strings.HasSuffix(low, " instead") && insteadImper.MatchString(low):
+		// "cache the unlocked key in the agent process instead"
+		r.decisionBody(capitalise(s), true)
 	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(stickWith):
@@ -3288,6 +3338,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			r.decisionBody(capitalise(s), change) // "Use Cohere Rerank for reranking", "Use Google Cloud"
 			break
 		}
+		if rest, ok := strings.CutPrefix(body, "the "); ok && namedAfterThe(rest) && !oneOff.MatchString(low) && !theToolTo.MatchString(lb) {
+			r.decisionBody(capitalise(s), change) // "Use the Stripe API for payments", "Use the OS Keychain"
+			break
+		}
 		if !(change || decided || strings.Contains(lb, " instead of ") || strings.Contains(lb, " rather than ") ||
 			strings.Contains(lb, ", not ") || strings.Contains(lb, "from now on") || strings.Contains(lb, "for this repo") ||
 			strings.Contains(lb, " for all ") || strings.Contains(lb, "everywhere") || strings.Contains(lb, "going forward")) {
@@ -3385,7 +3439,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+s, change)
 	case match(partVia) && !describes.MatchString(low) && productPart(lower(sub(partVia, 1))) && viaOption(sub(partVia, 2), strings.Trim(sub(partVia, 3), ",.")) && !pronounLead.MatchString(low):
 		r.decisionBody("Use "+strings.Trim(sub(partVia, 3), ",.")+" for "+lower(sub(partVia, 1)), change)
-	case match(partWith) && !describes.MatchString(low) && productPart(lower(sub(partWith, 1))) && isNamed(sub(partWith, 2)):
+	case match(partWith) && qualifiers[firstWord(lower(sub(partWith, 1)))] && len(strings.Fields(sub(partWith, 1))) == 2 && isNamed(sub(partWith, 1)) && isNamed(sub(partWith, 2)):
+		// "plain HTTPS with JSON": the option, qualified, with another.
+		r.decisionBody("Use "+s, change)
+	case match(partWith) && !describes.MatchString(low) && productPart(lower(sub(partWith, 1))) && !qualifiers[firstWord(lower(sub(partWith, 1)))] && isNamed(sub(partWith, 2)):
 		// "Snapshot tests with insta for the CLI output"; "…, not the
 		// builder API" stays with the choice (the alternative set aside).
 		purpose := sub(partWith, 3)
@@ -4010,7 +4067,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		perRule.MatchString(low), nobodyOnly.MatchString(low), latencyRule.MatchString(low), targetsOnly.MatchString(low),
 		cadenceRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		retainRule.MatchString(low) && !describes.MatchString(low) && !oneOff.MatchString(low),
-		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), runsWhen.MatchString(low) && !describes.MatchString(low), onlyHappen.MatchString(low), roundRule.MatchString(low), nothingDeleted.MatchString(low), everyIs.MatchString(low), everyTime.MatchString(low) && !describes.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
+		ttlRule.MatchString(strings.TrimRight(low, ".! ")), nothingExcept.MatchString(low), nothingElse.MatchString(low), durationRule.MatchString(low), onlyEverStores.MatchString(low) && !describes.MatchString(low), runsWhen.MatchString(low) && !describes.MatchString(low), onlyHappen.MatchString(low), roundRule.MatchString(low), nothingDeleted.MatchString(low), everyIs.MatchString(low), everyTime.MatchString(low) && !describes.MatchString(low), timeBudget.MatchString(low), fineButSkip.MatchString(low), pathPlace.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low), fallbackRule.MatchString(low),
 		onlyWhere.MatchString(low) && isChoiceWord(firstWord(s), false), envOnly.MatchString(low) && !stopWords[firstWord(low)], respectsSetting.MatchString(s),
 		imperativeRule.MatchString(low), sizeRule.MatchString(low) && !mishap.MatchString(low) && !isNamed(firstWord(s)), alertRule.MatchString(low),
 		holdsNo.MatchString(low) && !pronounLead.MatchString(low) && !mishap.MatchString(low),
@@ -4355,6 +4412,23 @@ func (r *reader) readsAlone(part string) bool {
 	probe := reader{probe: true, reads: r.reads}
 	probe.sentence(part)
 	return len(probe.items) > 0 && settles(probe.items)
+}
+
+// namedAfterThe reports whether one of the first two words of s (what
+// follows "use the") is a name: a well-known option, or a capitalised
+// word that is no acronym ("Stripe", "Keychain"; not "API", "OS").
+func namedAfterThe(s string) bool {
+	f := strings.Fields(s)
+	for i := 0; i < len(f) && i < 2; i++ {
+		w := bare(f[i])
+		if categoryOf[lower(w)] != "" {
+			return true
+		}
+		if r := []rune(w); len(r) > 1 && unicode.IsUpper(r[0]) && strings.ToUpper(w) != w {
+			return true
+		}
+	}
+	return false
 }
 
 // beforeAnd is s up to its first ", and ".

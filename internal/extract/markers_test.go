@@ -2761,3 +2761,34 @@ func TestMarkersSimulationCode(t *testing.T) {
 		}
 	}
 }
+
+// A password manager, settled tersely: a reviewer's judgement the user
+// agrees with is the user's own, "plain HTTPS with JSON" is one option
+// (not JSON for a part called "plain https"), an instruction said as a
+// change ("… instead"), a reply whose reason says "would", settings of an
+// option, and rules of time-outs, printing and what a server stores.
+func TestMarkersPasswordManager(t *testing.T) {
+	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
+		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
+	}
+	c := playSession(t, []sessionStep{
+		says("argon2id params: 64 MiB memory, 3 iterations", []string{"64 MiB memory"}, nil, nil),
+		says("Use gRPC for the sync protocol.", []string{"gRPC"}, nil, nil),
+		says("reviewer says gRPC is overkill for three endpoints and they're right, plain HTTPS with JSON", []string{"plain HTTPS with JSON", "overkill for three endpoints"}, []string{"gRPC"}, nil),
+		ask("Should conflicts be resolved last-writer-wins or with a per-entry merge?", "per-entry merge. LWW would silently drop a password someone just changed", []string{"Per-entry merge"}, nil, nil),
+		says("Use the OS Keychain for the unlocked key.", []string{"Keychain"}, nil, nil),
+		says("on Linux the keychain story is a mess, cache the unlocked key in the agent process instead, 15 minute timeout", []string{"agent process", "15 minute timeout"}, []string{"Keychain"}, nil),
+		says("The CLI never prints a secret unless --show is passed; clipboard copies clear after 30 seconds.", []string{"never prints a secret", "clear after 30 seconds"}, nil, nil),
+		says("Sync is end-to-end encrypted: the server only ever stores ciphertext blobs.", []string{"only ever stores ciphertext"}, nil, nil),
+		says("Browser integration goes through native messaging, no extension talks to the server directly.", []string{"native messaging", "no extension talks to the server directly"}, nil, nil),
+		// Traps.
+		says("The build goes through a lot of steps.", nil, []string{"steps"}, nil),
+		ask("Postgres or SQLite for the index?", "maybe SQLite, it would be simpler", nil, []string{"SQLite"}, nil),
+		says("my colleague says Kafka is overkill", nil, nil, nil),
+		says("Use the same style as the other files.", nil, []string{"same style"}, nil),
+		says("use the Chrome debugger to step through it", nil, []string{"debugger"}, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Kafka") {
+		t.Errorf("a colleague's judgement, not agreed with, turned an option down:\n%s", capsule.Render(c))
+	}
+}
