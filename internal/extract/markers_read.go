@@ -46,7 +46,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -302,7 +302,7 @@ var (
 	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual|ever|not ever|never ever)[.!]*$`)
 	// keepButDrop: "Keep Tailwind but drop daisyUI, the components fight
 	// with our design tokens".
-	keepButDrop = mustPattern(`^keep\s+\S+(?:\s\S+)?\s+but\s+(?:drop|ditch|remove|lose|get rid of)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
+	keepButDrop = mustPattern(`^(?:i'?d\s+|i would\s+|let'?s\s+|we'?ll\s+|we should\s+)?keep\s+\S+(?:\s\S+)?\s+but\s+(?:drop|ditch|remove|lose|get rid of)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
 	// strictRule: "Credo runs in strict mode", "CI fails on any warning".
 	strictRule = mustPattern(`^(?:[\w.\-]+\s+){1,3}?(?:runs?|is|are)\s+(?:in|on)\s+strict\s+mode\b|^(?:the\s+)?(?:ci|build|builds|lint|linting|linter|checks|pipeline|tests|test suite)\s+(?:fails?|breaks?)\s+on\s+any\s+\w+`)
 	// fineInstead: "Plain SQL with pgx is fine", after an option turned
@@ -325,7 +325,7 @@ var (
 	// outOfScope: "Authentication is out of scope for the first version".
 	outOfScope = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out of scope|not in scope|off the table)\b(?:\s+(?:for|in)\s+(.+))?$`)
 	// namedDoes: "cargo-dist builds the installers for us".
-	namedDoes = mustPattern(`^([\w.\-+/]+)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|gave us|provides|makes|takes care of|already|did|matches|matched|beats|beat)\b.*)$`)
+	namedDoes = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)??)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|gave us|provides|makes|takes care of|already|did|matches|matched|beats|beat)\b.*)$`)
 	// useThatInstead: a clause, then "use that instead of X".
 	useThatInstead = mustPattern(`^(.{3,120}?),\s+(?:so\s+)?(?:let'?s\s+|we'?ll\s+|please\s+)?(?:use|go with|switch to|move to|take)\s+(?:that|it|this|those|them)\s+instead\s+of\s+(.{2,60})$`)
 	// optionPlace: "anyhow only in the binary", "thiserror in the library
@@ -708,6 +708,10 @@ var (
 	// named elsewhere ("a lot of steps", "the GitHub Actions workflow"),
 	// not a way of doing it.
 	quantityLead = mustPattern(`^(?:a|an|the|this|that|some|many|several|multiple|lots|all|every|each|\d)\b`)
+	// requestBut: a request, then a rule after "but".
+	requestBut = mustPattern(`^(?:lmk|let me know|feel free to|go ahead and|you can|ping me|tell me)\b.{3,120}?\s+but\s+((?:don'?t|do not|never|please don'?t|leave)\s)`)
+	// iSaid: "no, I said Vitest, not Jest".
+	iSaid = mustPattern(`^(?:no+|nope|nah)?[,.!]?\s*(?:i|we)\s+(?:said|meant|asked for|wanted)\s+`)
 	// sourceAgrees: "reviewer says gRPC is overkill … and they're right":
 	// a judgement reported and taken as the user's own.
 	sourceAgrees = mustPattern(`^(?:the\s+|our\s+|my\s+)?(?:reviewer|review|security review|auditor|audit|lead|colleague|teammate|[\w\-]+)\s+(?:says|said|points out|pointed out|thinks|argues)\s+(?:that\s+)?(.{3,120}?),?\s+and\s+(?:they'?re|he'?s|she'?s|it'?s|that'?s|i think they'?re)\s+right(?:[,;]\s*(.*))?$`)
@@ -1617,7 +1621,7 @@ func runOn(s string) []string {
 }
 
 var (
-	runOnSeam = mustPattern(`(?i)\s+(?:and also|oh and|and oh|(?:and )?one more thing|(actually,? no|no wait|wait,? no|scratch that)|(just (?:do|use|go with|put|keep|make|run|store|write)|it (?:should|must|needs to|has to)|so (?:drop|remove|ditch|kill)))\s+`)
+	runOnSeam = mustPattern(`(?i)\s+(?:and also|oh and|and oh|(?:and )?one more thing|(?:and )?while you'?re (?:at it|in there)|(actually,? no|no wait|wait,? no|scratch that)|(just (?:do|use|go with|put|keep|make|run|store|write)|it (?:should|must|needs to|has to)|so (?:drop|remove|ditch|kill)))\s+`)
 	runOnLead = mustPattern(`(?i)^(?:yeah,? no|no wait|wait,? no|actually,? no)\s+`)
 	runOnWhy  = mustPattern(`(?i)\s+(we already|we only have|we don'?t have|it'?s owned|its owned)\s+`)
 )
@@ -1704,6 +1708,20 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
+	if m := iSaid.FindStringIndex(low); m != nil && isChoiceWord(firstWord(s[m[1]:]), false) {
+		// "no, I said Vitest, not Jest": the user's own choice, said
+		// again as a correction, not reported speech.
+		s, low = capitalise(s[m[1]:]), low[m[1]:]
+		if head, _, _ := strings.Cut(s, ","); bareOption(head) {
+			s, low = "Use "+s, "use "+low // "I said Vitest, not Jest"
+		}
+	}
+	if m := matchIf(strings.Contains(low, " but "), requestBut, low); m != nil {
+		// "lmk if the auth middleware needs changes but don't touch the
+		// session cookie settings, …": the request is none; the rule is.
+		r.sentence(capitalise(s[m[1]-len(low[m[2]:m[1]]):]))
+		return
+	}
 	if m := matchIf(strings.Contains(low, " right"), sourceAgrees, low); m != nil {
 		// "reviewer says gRPC is overkill for three endpoints and they're
 		// right, plain HTTPS with JSON": the judgement, the user's own.
@@ -4469,7 +4487,11 @@ func (r *reader) eachPlaced(part, body string, change bool) bool {
 // chosen, with the clause as its reason.
 func (r *reader) doesInstead(p, old string) bool {
 	m := namedDoes.FindStringSubmatch(p)
-	if m == nil || !(categoryOf[lower(m[1])] != "" || isChoiceWord(m[1], false) || strings.Contains(m[1], "-") && lower(m[1]) == m[1]) {
+	if m == nil {
+		return false
+	}
+	w := firstWord(m[1]) // "react query covers the server state"
+	if !(categoryOf[lower(w)] != "" || isChoiceWord(w, false) || strings.Contains(w, "-") && lower(w) == w) {
 		return false
 	}
 	r.decision(item{kind: "decision", text: "Use " + m[1], why: strings.TrimRight(m[2], ". "), change: true, old: old})

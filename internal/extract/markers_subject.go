@@ -153,6 +153,7 @@ var categories = map[string][]string{
 	"linalg":        {"eigen", "petsc", "trilinos", "blas", "lapack", "mkl", "openblas", "hypre", "armadillo"},
 	"hpc-packages":  {"spack", "easybuild"},
 	"cpp-test":      {"googletest", "gtest", "catch2", "doctest", "boost.test"},
+	"forms":         {"react-hook-form", "formik", "final-form", "react-final-form", "tanstack-form", "felte", "vee-validate"},
 	"reads-qc":      {"multiqc", "fastqc", "fastp", "trimmomatic", "cutadapt", "trim-galore"},
 }
 

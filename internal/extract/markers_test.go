@@ -2792,3 +2792,30 @@ func TestMarkersPasswordManager(t *testing.T) {
 		t.Errorf("a colleague's judgement, not agreed with, turned an option down:\n%s", capsule.Render(c))
 	}
 }
+
+// A long working session on a plain web app: decisions said beside a
+// task or after an aside ("btw", "oh and", "fwiw", "hmm, I'd …"), a
+// correction of the agent ("no, I said Vitest, not Jest"), a rule after
+// "while you're at it" or after a request's "but don't", and a package
+// that covers what the one ripped out did.
+func TestMarkersWorkingSession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("can you add the settings page? btw we're using react-hook-form for all forms from now on, formik is too heavy", []string{"react-hook-form"}, nil, []string{"formik"}),
+		says("Use Jest for tests.", []string{"Jest"}, nil, nil),
+		says("no, I said Vitest, not Jest. please redo the test setup with vitest", []string{"Vitest"}, []string{"Use Jest"}, nil),
+		says("oh and keep the API responses in camelCase, the frontend shouldn't have to map field names", []string{"camelCase"}, nil, nil),
+		says("fix the date bug in the invoice list and while you're at it store all timestamps as timestamptz", []string{"timestamptz"}, nil, nil),
+		says("Use Redux Toolkit for state.", []string{"Redux Toolkit"}, nil, nil),
+		says("actually let's rip out redux toolkit, react query covers the server state", []string{"react query"}, []string{"Redux Toolkit"}, nil),
+		says("lmk if the auth middleware needs changes but don't touch the session cookie settings, those were tuned for Safari", []string{"touch the session cookie settings"}, nil, nil),
+		says("Use Tailwind with daisyUI for styling.", []string{"daisyUI"}, nil, nil),
+		says("hmm, I'd keep tailwind but drop daisyUI, its components fight our design tokens", []string{"Tailwind"}, []string{"daisyUI"}, []string{"daisyUI"}),
+		// Traps.
+		says("btw the tests are flaky on CI", nil, nil, nil),
+		says("I said I'd look at it tomorrow", nil, []string{"look at it"}, nil),
+		says("fix the header and while you're at it rename the file", nil, []string{"rename"}, nil),
+	})
+	if active, _ := sections(t, c); strings.Contains(active, "redo the test setup") || strings.Contains(active, "tests are flaky") {
+		t.Errorf("a task was kept as a decision:\n%s", capsule.Render(c))
+	}
+}
