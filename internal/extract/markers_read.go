@@ -299,7 +299,7 @@ var (
 	// from the body": what each case of a part does, a rule.
 	everyDoes = mustPattern(`^(?:every|each)\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:checks|validates|verifies|logs|emits|returns|uses|has|gets|carries|needs|requires|goes|runs|writes|reads|sends|takes|replies|responds|answers|retries|finishes|completes|mounts|starts|boots|loads|renders|calls|passes|owns|exposes|handles|stores|keeps|cites|links|quotes|includes|shows|says|records|tracks|stamps|references)\b.+$`)
 	// emphasisTail: "…, no exceptions", "…, period".
-	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual|ever|not ever|never ever)[.!]*$`)
+	emphasisTail = mustPattern(`,?\s+(?:no exceptions|no excuses|no matter what|without exception|period|full stop|like everything else|like the rest|like always|as always|as usual|ever|not ever|never ever|we agreed on that|as we agreed|like we agreed|as agreed)[.!]*$`)
 	// keepButDrop: "Keep Tailwind but drop daisyUI, the components fight
 	// with our design tokens".
 	keepButDrop = mustPattern(`^(?:i'?d\s+|i would\s+|let'?s\s+|we'?ll\s+|we should\s+)?keep\s+\S+(?:\s\S+)?\s+but\s+(?:drop|ditch|remove|lose|get rid of)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:,\s+(.+))?$`)
@@ -325,7 +325,7 @@ var (
 	// outOfScope: "Authentication is out of scope for the first version".
 	outOfScope = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out of scope|not in scope|off the table)\b(?:\s+(?:for|in)\s+(.+))?$`)
 	// namedDoes: "cargo-dist builds the installers for us".
-	namedDoes = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)??)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|gave us|provides|makes|takes care of|already|did|matches|matched|beats|beat)\b.*)$`)
+	namedDoes = mustPattern(`^([\w.\-+/]+(?:\s[\w.\-+/]+)??)\s+((?:builds|does|handles|covers|generates|runs|ships|gives|gave us|provides|makes|takes care of|already|did|matches|matched|beats|beat|has its own|has their own|comes with|ships with)\b.*)$`)
 	// useThatInstead: a clause, then "use that instead of X".
 	useThatInstead = mustPattern(`^(.{3,120}?),\s+(?:so\s+)?(?:let'?s\s+|we'?ll\s+|please\s+)?(?:use|go with|switch to|move to|take)\s+(?:that|it|this|those|them)\s+instead\s+of\s+(.{2,60})$`)
 	// optionPlace: "anyhow only in the binary", "thiserror in the library
@@ -416,7 +416,7 @@ var (
 	onlyOption = mustPattern(`^(?:use\s+)?([\w.\-+/]+(?:\s[\w.\-+/]+)?)\s+only[.!]?$`)
 	// youKeep: "you keep adding devise", "stop suggesting Heroku": what the
 	// agent is told to stop bringing in.
-	youKeep = mustPattern(`^(?:you keep|you'?re still|stop|quit|please stop|don'?t keep)\s+(?:adding|suggesting|using|bringing in|reaching for|pulling in|proposing|putting|recommending|writing|introducing)\s+([^,]+?)(?:,\s+(.+))?$`)
+	youKeep = mustPattern(`^(?:you keep|you'?re still|stop|quit|please stop|don'?t keep)\s+(?:adding|suggesting|using|bringing in|reaching for|pulling in|proposing|putting|recommending|writing|introducing)\s+([^,—–]+?)(?:\s*[,—–]\s+(.+))?$`)
 	// rollOwn: "we roll our own auth with has_secure_password".
 	rollOwn = mustPattern(`^(?:we|we'?ll|let'?s)\s+(?:roll|build|write|do|run|host)\s+our\s+own\s+(.+)$`)
 	// wholePoint: ", that was the whole point": the reason of the choice
@@ -656,7 +656,7 @@ var (
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
 	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the|our)\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:can|could|will|won'?t|doesn'?t|does not)\s+[a-z].*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?|runs?|compiles?|(?:are|is|remain|remains)\s+(?:reproducible|deterministic|stable|consistent|comparable|repeatable))\b.*))$`)
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+we'?re\s+(?:adding|moving to|switching to|standardi[sz]ing on|migrating to)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
@@ -710,6 +710,22 @@ var (
 	quantityLead = mustPattern(`^(?:a|an|the|this|that|some|many|several|multiple|lots|all|every|each|\d)\b`)
 	// requestBut: a request, then a rule after "but".
 	requestBut = mustPattern(`^(?:lmk|let me know|feel free to|go ahead and|you can|ping me|tell me)\b.{3,120}?\s+but\s+((?:don'?t|do not|never|please don'?t|leave)\s)`)
+	// agoTail: when an option was dropped, said after it.
+	agoTail = mustPattern(`\s+(?:(?:a few|two|three|several|some|many|\d+)\s+)?(?:days?|weeks?|months?|sprints?)\s+ago$|\s+(?:a while|long) ago$|\s+(?:last|this) (?:week|month|sprint|quarter)$|\s+(?:yesterday|earlier|already)$`)
+	// itsNow: "it's sqlx with …" after an option dropped.
+	itsNow = mustPattern(`^it'?s\s+(?:now\s+|just\s+)?([\w.+#\-]+)\b`)
+	// againPronoun: "don't bring it back", "never again" after a
+	// turn-down: its emphasis.
+	againPronoun = mustPattern(`^(?:and\s+)?(?:(?:don'?t|do not|never)\s+(?:bring|add|suggest|use|put|propose)\s+(?:it|them|that|this)\s+(?:back|again)(?:\s+in)?|never again|not again)[.!]*$`)
+	// returnsNever: "handlers return our AppError type, never
+	// anyhow::Error across the API boundary".
+	returnsNever = mustPattern(`^(?:(?:reminder|remember|note|again|as agreed|fyi)\s*[:,—–-]+\s*)?((?:the\s+|our\s+|all\s+)?[\w\-]+(?:\s[\w\-]+)?\s+(?:return|returns|use|uses|throw|throws|raise|raises|emit|emits|take|takes)\s+.{2,40}?),\s+never\s+([\w:.+#\-<>()]+)(.*)$`)
+	// stillBut: "still tracing, but switch the subscriber to …": what
+	// stays, then the change.
+	stillBut = mustPattern(`^(?:still|keep(?:ing)?|stay(?:ing)? (?:on|with))\s+([\w.+#\-]+),?\s+but\s+(.{3,})$`)
+	// butAddDrop: "keep X but add Y" / "but drop Y", read by the keep
+	// forms themselves.
+	butAddDrop = mustPattern(`^(?:add|drop|ditch|remove|lose|get rid of)\s`)
 	// iSaid: "no, I said Vitest, not Jest".
 	iSaid = mustPattern(`^(?:no+|nope|nah)?[,.!]?\s*(?:i|we)\s+(?:said|meant|asked for|wanted)\s+`)
 	// sourceAgrees: "reviewer says gRPC is overkill … and they're right":
@@ -1091,6 +1107,9 @@ func (r *reader) add(it item) {
 		}
 		if opt, why, ok := strings.Cut(it.text, ": "); ok && it.why == "" && len(strings.Fields(opt)) <= 4 && (isNamed(opt) || bareOption(opt)) {
 			it.text, it.why = opt, why // "not S3: egress is free …"
+		}
+		if loc := agoTail.FindStringIndex(lower(it.text)); loc != nil && loc[0] > 0 {
+			it.text = it.text[:loc[0]] // "we dropped Diesel weeks ago": Diesel
 		}
 	}
 	if it.kind != "plan" && (it.text == "" || len(it.text) > 300) {
@@ -1715,6 +1734,20 @@ func (r *reader) sentence(s string) {
 		if head, _, _ := strings.Cut(s, ","); bareOption(head) {
 			s, low = "Use "+s, "use "+low // "I said Vitest, not Jest"
 		}
+	}
+	if len(r.items) > 0 && againPronoun.MatchString(low) {
+		return // "we dropped Diesel …. don't bring it back"
+	}
+	if m := matchIf(strings.Contains(low, ", never "), returnsNever, low); m != nil && (isChoiceWord(bare(s[m[4]:m[5]]), false) || strings.Contains(s[m[4]:m[5]], "::")) {
+		r.add(item{kind: "constraint", text: capitalise(s[m[2]:m[3]])})
+		r.add(item{kind: "reject", text: s[m[4]:m[5]]})
+		return
+	}
+	if m := matchIf(strings.Contains(low, " but "), stillBut, low); m != nil && !stopWords[low[m[2]:m[3]]] && !butAddDrop.MatchString(low[m[4]:]) {
+		// "still tracing, but switch the subscriber to OpenTelemetry
+		// export": the change is read; what stays is not in question.
+		r.sentence(capitalise(s[m[4]:m[5]]))
+		return
 	}
 	if m := matchIf(strings.Contains(low, " but "), requestBut, low); m != nil {
 		// "lmk if the auth middleware needs changes but don't touch the
@@ -2499,6 +2532,15 @@ func (r *reader) attach(idx []int, why string) {
 	why = tidy(why)
 	for _, i := range idx {
 		if it := &r.items[i]; (it.kind == "decision" || it.kind == "reject") && it.why == "" {
+			if m := itsNow.FindStringSubmatchIndex(lower(why)); it.kind == "reject" && m != nil && isChoiceWord(why[m[2]:m[3]], false) && !unicode.IsDigit(rune(why[m[2]])) &&
+				!strings.EqualFold(why[m[2]:m[3]], it.text) && !strings.Contains(lower(why), " anyway") {
+				// (Not "No Lombok, it's Kotlin anyway", "no framer motion,
+				// it's 30 KB for two fades": reasons.)
+				// "we dropped Diesel weeks ago, it's sqlx with compile-time
+				// checked queries": what is used now, not a reason.
+				defer r.decision(item{kind: "decision", text: "Use " + why[m[2]:], change: true, old: it.text})
+				continue
+			}
 			it.why = why
 		}
 	}
@@ -3121,7 +3163,7 @@ var (
 )
 
 // restOfInput: what a rule about input turns away ("anything else").
-var restOfInput = mustPattern(`^(?:anything|everything|whatever|all|any)\s+(?:else|other|others|that|which|not)\b|^(?:the rest|all the rest|the others|other (?:values|inputs|requests|codes))\b`)
+var restOfInput = mustPattern(`^(?:anything|everything|whatever|all|any)\s+(?:else|other|others|that|which|not)\b|^(?:the rest|all the rest|the others|other (?:values|inputs|requests|codes))\b|\s(?:on|in|for|from)\s+(?:every|each|all|any)\s`)
 
 var pronounLead = mustPattern(`^(?:i|you|we|it|that|this|there|please|let|can|the bug|the test|the file)\b`)
 
@@ -3136,8 +3178,13 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		// Put off: turned down for now, not a decision.
 		r.add(item{kind: "reject", text: sub(holdOff, 1), why: strings.TrimRight(sub(holdOff, 2), ". ")})
 	case match(decidedAgst) && restOfInput.MatchString(lower(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))):
-		// "reject anything else with a 400": how the service answers
-		// input, not an option turned down.
+		// "reject anything else with a 400", "reject unknown fields on
+		// every request type": how the service answers input, not an
+		// option turned down.
+		if strings.Contains(" "+lower(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))+" ", " every ") || strings.Contains(" "+lower(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))+" ", " each ") {
+			r.add(item{kind: "constraint", text: capitalise(s)})
+			break
+		}
 		r.decision(item{kind: "decision", text: capitalise(s), change: change})
 	case match(decidedAgst):
 		r.rejectList(firstNonEmpty(sub(decidedAgst, 1), sub(decidedAgst, 2)))
@@ -3314,7 +3361,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			return true
 		}
 		r.decisionBody(capitalise(body), change)
-	case match(liveIn) && !describes.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && !neverIn.MatchString(low) && categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "":
+	case match(liveIn) && !describes.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && !neverIn.MatchString(low) && (categoryOf[lower(strings.Trim(lastWord(s), ".,"))] != "" || categoryOf[wordAfter(low, " live in ")] != "" || categoryOf[wordAfter(low, " lives in ")] != ""):
 		// "Embeddings live in pgvector": the place is a well-known option.
 		r.partDecision(capitalise(s), change)
 	case change && match(liveIn) && !liveNot.MatchString(low) && foldedAway(s):
@@ -3751,6 +3798,12 @@ func (r *reader) rejectForms(s, low string) bool {
 			r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s[:len(s)-len(sub(youKeep, 2))], ", ."))})
 		}
 		if rest := sub(youKeep, 2); rest != "" {
+			if m := itsNow.FindStringSubmatchIndex(lower(rest)); m != nil && isChoiceWord(rest[m[2]:m[3]], false) {
+				// "you keep reaching for actix — it's axum, it has been
+				// since the start": what holds, said again.
+				r.decision(item{kind: "decision", text: "Use " + rest[m[2]:m[3]], stays: true})
+				break
+			}
 			r.statement(rest, true)
 		}
 	case match(lookedAtBut) && (isNamed(sub(lookedAtBut, 1)) || bareOption(sub(lookedAtBut, 1))) && (reasonish.MatchString(lower(sub(lookedAtBut, 2))) || judgement.MatchString(lower(sub(lookedAtBut, 2)))):
@@ -4447,6 +4500,15 @@ func namedAfterThe(s string) bool {
 		}
 	}
 	return false
+}
+
+// wordAfter returns the word of s after sep ("" if sep is not in s).
+func wordAfter(s, sep string) string {
+	_, rest, ok := strings.Cut(s, sep)
+	if !ok {
+		return ""
+	}
+	return strings.Trim(firstWord(rest), ".,;")
 }
 
 // beforeAnd is s up to its first ", and ".

@@ -154,6 +154,7 @@ var categories = map[string][]string{
 	"hpc-packages":  {"spack", "easybuild"},
 	"cpp-test":      {"googletest", "gtest", "catch2", "doctest", "boost.test"},
 	"forms":         {"react-hook-form", "formik", "final-form", "react-final-form", "tanstack-form", "felte", "vee-validate"},
+	"rate-limit":    {"tower-governor", "governor", "express-rate-limit", "rate-limiter-flexible", "slowapi", "limiter"},
 	"reads-qc":      {"multiqc", "fastqc", "fastp", "trimmomatic", "cutadapt", "trim-galore"},
 }
 

@@ -2819,3 +2819,32 @@ func TestMarkersWorkingSession(t *testing.T) {
 		t.Errorf("a task was kept as a decision:\n%s", capsule.Render(c))
 	}
 }
+
+// Steering an agent after its context was compacted: it proposes what
+// was dropped, and the user says so in passing ("we dropped Diesel weeks
+// ago, it's sqlx …", "you keep reaching for actix — it's axum"), restates
+// rules after "reminder:" or "as agreed", and changes one part while
+// another stays ("still tracing, but switch the subscriber to …", "keep
+// serde_json, but reject unknown fields on every request type").
+func TestMarkersSteeringAfterCompaction(t *testing.T) {
+	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
+		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
+	}
+	c := playSession(t, []sessionStep{
+		ask("I'll add Diesel for the new tables.", "we dropped Diesel weeks ago, it's sqlx with compile-time checked queries. don't bring it back", []string{"sqlx"}, nil, []string{"Diesel"}),
+		ask("Should I put the job queue on Redis?", "no redis. jobs live in postgres with SKIP LOCKED, we agreed on that", []string{"SKIP LOCKED"}, nil, []string{"redis"}),
+		says("reminder: handlers return our AppError type, never anyhow::Error across the API boundary", []string{"AppError"}, nil, []string{"anyhow::Error"}),
+		says("still tracing, but switch the subscriber to OpenTelemetry export, we're adding Honeycomb", []string{"OpenTelemetry", "Honeycomb"}, nil, nil),
+		says("you keep reaching for actix — it's axum, it has been since the start", []string{"axum"}, nil, []string{"actix"}),
+		says("Use bb8 for the connection pool.", []string{"bb8"}, nil, nil),
+		says("drop bb8, sqlx has its own pool and two pools fought over connections in load tests", []string{"Use sqlx"}, []string{"bb8"}, nil),
+		says("keep serde_json, but reject unknown fields on every request type", []string{"unknown fields on every request type"}, nil, nil),
+		// Traps: a reason after "it's" stays a reason.
+		says("No Lombok, it's Kotlin anyway.", nil, []string{"Kotlin"}, []string{"Lombok"}),
+		says("no framer motion, it's 30 KB for two fades", nil, []string{"30 KB"}, []string{"framer motion"}),
+		says("we dropped the old cron job last week", nil, nil, nil),
+	})
+	if active, rejected := sections(t, c); strings.Contains(active, "don't bring it back") || strings.Contains(rejected, "unknown fields") || strings.Contains(rejected, "weeks ago") {
+		t.Errorf("emphasis or a rule read as something else:\n%s", capsule.Render(c))
+	}
+}
