@@ -1788,7 +1788,7 @@ func (r *reader) sentence(s string) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: true})
 		return
 	}
-	if i := strings.Index(s, ", "); i > 0 && len(r.items) == 0 && namesKnown(s[:i]) && (judgement.MatchString(low[:i]) || soured.MatchString(low[:i])) && hasChoice(s[i+2:]) && r.readsAlone(s[i+2:]) {
+	if i := strings.Index(s, ", "); i > 0 && len(r.items) == 0 && (judgement.MatchString(low[:i]) || soured.MatchString(low[:i])) && namesKnown(s[:i]) && hasChoice(s[i+2:]) && r.readsAlone(s[i+2:]) {
 		// "celery's retry semantics bit us twice with duplicate postings,
 		// moving jobs to Procrastinate on Postgres": the complaint, then
 		// the change it explains.
@@ -1937,7 +1937,7 @@ func (r *reader) sentence(s string) {
 	// "Amounts are integers in minor units, never floats, and every
 	// amount carries its ISO currency code": a rule of the data's type,
 	// then another.
-	if dataTypeRule.MatchString(low) && !describes.MatchString(low) && !alwaysEach.MatchString(low) {
+	if hasDataType(low) && dataTypeRule.MatchString(low) && !describes.MatchString(low) && !alwaysEach.MatchString(low) {
 		head, rest := beforeAnd(s), ""
 		if len(head) < len(s) {
 			rest = s[len(head)+len(", and "):]
@@ -4500,6 +4500,15 @@ func namedAfterThe(s string) bool {
 		}
 	}
 	return false
+}
+
+// dataTypeWords are the words dataTypeRule needs one of.
+var dataTypeWords = []string{"int", "uuid", "ulid", "decimal", "string", "cents", "minor units", "utc", "iso", "unix", "epoch", "si ", "utf-8"}
+
+// hasDataType reports whether low holds a word dataTypeRule needs: a
+// substring look before the pattern, which every statement would try.
+func hasDataType(low string) bool {
+	return slices.ContainsFunc(dataTypeWords, func(w string) bool { return strings.Contains(low, w) })
 }
 
 // wordAfter returns the word of s after sep ("" if sep is not in s).
