@@ -46,7 +46,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|experiment over|verdict|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -650,7 +650,7 @@ var (
 	// noForThen: "no ORM for the reporting queries, plain SQL with
 	// psycopg": the option turned down, the part, what is used.
 	noForThen = mustPattern(`^no\s+([\w.\-+/]+(?:\s+[\w.\-+/]+)?)(?:\s+for\s+(.{3,40}?))?,\s+(?:just\s+|use\s+|we\s+use\s+)?(.{3,60})$`)
-	oneOff    = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr|for me)\b`)
+	oneOff    = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr|for me|(?:for|on|in) (?:this|a|the) (?:branch|fork)(?: only)?|so we can compare)\b`)
 
 	// Reason separators inside a statement.
 	// purposeTail: "… to keep costs down", "… to save money": the reason
@@ -726,6 +726,24 @@ var (
 	// butAddDrop: "keep X but add Y" / "but drop Y", read by the keep
 	// forms themselves.
 	butAddDrop = mustPattern(`^(?:add|drop|ditch|remove|lose|get rid of)\s`)
+	// trialWorked / trialFailed: how a try went ("the Polars experiment
+	// worked, 6x faster …", "the Litestar spike was a bust, …").
+	trialWorked = mustPattern(`^(?:(?:ok|okay|so|alright|well|right)[,.!]?\s+)?(?:the\s+)?([\w.+#\-]+(?:\s[\w.+#\-]+)?)\s+(?:experiment|spike|prototype|trial|poc|branch|migration test)\s+(?:worked|works|paid off|was a success|went well|won)\b[,.;:—–\- ]*(.*)$`)
+	trialFailed = mustPattern(`^(?:(?:ok|okay|so|alright|well|right)[,.!]?\s+)?(?:the\s+)?([\w.+#\-]+(?:\s[\w.+#\-]+)?)\s+(?:experiment|spike|prototype|trial|poc|branch)\s+(?:was a bust|was a dead end|failed|flopped|went nowhere|didn'?t (?:pan out|work(?: out)?)|did not (?:pan out|work(?: out)?))\b[,.;:—–\- ]*(.*)$`)
+	// wonTrial: "DuckDB won the comparison, switch the reports to it for
+	// real".
+	wonTrial = mustPattern(`^([\w.+#\-]+)\s+(?:won|wins|won out|came out ahead)(?:\s+(?:in|on))?\s+(?:the\s+|our\s+)?(?:comparison|benchmark|bake-?off|shoot-?out|evaluation|eval|trial|test|experiment)\b[,.;:—–\- ]*(.*)$`)
+	// branchLead: what is said for a branch or an experiment only.
+	branchLead = mustPattern(`^(?:just\s+)?(?:for|on|in)\s+(?:this|a|the|that)\s+(?:branch|fork|experiment|spike)(?:\s+only)?\b`)
+	// staysTail: "Celery stays": what stays, not an option named bare.
+	staysTail = mustPattern(`\s(?:stays|remains|stays put|it is|wins|is fine)[.!]*$`)
+	// isOutWhy: "poetry is out — the lock step went from 90s to 4s" (isOut
+	// reads it without a reason).
+	isOutWhy = mustPattern(`^([\w.+#\-]+(?:\s[\w.+#\-]+)?)\s+(?:is|are)\s+out\s*[,;—–-]+\s*(.+)$`)
+	// isIn: "uv is in, poetry is out".
+	isIn = mustPattern(`^([\w.+#\-]+(?:\s[\w.+#\-]+)?)\s+(?:is|are)\s+in\s*(?:[,;]\s*(.*)|[.!]*)$`)
+	// switchToIt: "switch the reports to it for real".
+	switchToIt = mustPattern(`(?:switch|move|migrate)\s+(?:the\s+|our\s+)?([\w\-]+(?:\s[\w\-]+)?)\s+(?:over\s+)?to\s+it\b`)
 	// iSaid: "no, I said Vitest, not Jest".
 	iSaid = mustPattern(`^(?:no+|nope|nah)?[,.!]?\s*(?:i|we)\s+(?:said|meant|asked for|wanted)\s+`)
 	// sourceAgrees: "reviewer says gRPC is overkill … and they're right":
@@ -1735,6 +1753,41 @@ func (r *reader) sentence(s string) {
 			s, low = "Use "+s, "use "+low // "I said Vitest, not Jest"
 		}
 	}
+	if branchLead.MatchString(low) {
+		return // "for this branch only, use DuckDB for the reports so we can compare": a try
+	}
+	if m := matchIf(strings.Contains(low, " won") || strings.Contains(low, " wins"), wonTrial, low); m != nil && isChoiceWord(s[m[2]:m[3]], false) {
+		text := "Use " + s[m[2]:m[3]]
+		if p := switchToIt.FindStringSubmatch(low[m[4]:]); p != nil {
+			text += " for the " + strings.TrimPrefix(p[1], "the ") // "switch the reports to it"
+		}
+		r.decision(item{kind: "decision", text: text, why: strings.TrimRight(s[:m[4]], ",.;:—–- "), change: true}) // "DuckDB won the comparison"
+		return
+	}
+	if m := matchIf(strings.Contains(low, "worked") || strings.Contains(low, "works") || strings.Contains(low, "paid off") || strings.Contains(low, "success") || strings.Contains(low, "went well") || strings.Contains(low, " won"), trialWorked, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		// "ok the Polars experiment worked, 6x faster on the monthly
+		// rollup": the option tried is kept, for what it showed.
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], why: strings.TrimRight(s[m[4]:m[5]], ". "), change: true})
+		return
+	}
+	if m := trialFailed.FindStringSubmatchIndex(low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		// "the Litestar spike was a bust, …": the option tried is turned
+		// down.
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimRight(s[m[4]:m[5]], ". ")})
+		return
+	}
+	if m := matchIf(strings.Contains(low, " out"), isOutWhy, low); m != nil && (isNamed(s[m[2]:m[3]]) || bareOption(s[m[2]:m[3]])) && !interjection.MatchString(low) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimRight(s[m[4]:m[5]], ". ")})
+		return
+	}
+	if m := matchIf(strings.Contains(low, " in"), isIn, low); m != nil && (isNamed(s[m[2]:m[3]]) || bareOption(s[m[2]:m[3]])) && !interjection.MatchString(low) {
+		// "uv is in, poetry is out — …"
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: true})
+		if m[4] >= 0 {
+			r.sentence(s[m[4]:m[5]])
+		}
+		return
+	}
 	if len(r.items) > 0 && againPronoun.MatchString(low) {
 		return // "we dropped Diesel …. don't bring it back"
 	}
@@ -2067,7 +2120,7 @@ func (r *reader) sentence(s string) {
 		}
 		return
 	}
-	if rejectsOnly(r.items, prevLast) && bareOption(s) {
+	if rejectsOnly(r.items, prevLast) && bareOption(s) && !staysTail.MatchString(low) {
 		// "nah, not Airflow. Dagster.": the option taken instead.
 		r.decision(item{kind: "decision", text: "Use " + strings.TrimRight(s, ".! "), change: true})
 		r.whyNext = true

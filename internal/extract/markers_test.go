@@ -2848,3 +2848,31 @@ func TestMarkersSteeringAfterCompaction(t *testing.T) {
 		t.Errorf("emphasis or a rule read as something else:\n%s", capsule.Render(c))
 	}
 }
+
+// Trying things out: a try and a branch-only change settle nothing; how
+// the try went does ("the Polars experiment worked, 6x faster …", "the
+// Litestar spike was a bust, …", "DuckDB won the comparison, switch the
+// reports to it for real", "uv is in, poetry is out — …"), and what
+// stays after a failed try is kept, not read as an option named "Celery
+// stays".
+func TestMarkersTrialsSettled(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("let's try Polars instead of pandas for the aggregation step and see if it's faster", nil, []string{"Polars"}, nil),
+		says("ok the Polars experiment worked, 6x faster on the monthly rollup. we're keeping it, pandas is out", []string{"Polars", "6x faster"}, nil, []string{"pandas"}),
+		says("Use Postgres for the reports.", []string{"Postgres for the reports"}, nil, nil),
+		says("for this branch only, use DuckDB for the reports so we can compare against Postgres", []string{"Postgres for the reports"}, []string{"DuckDB"}, nil),
+		says("DuckDB won the comparison, switch the reports to it for real", []string{"DuckDB for the reports"}, []string{"Postgres for the reports"}, nil),
+		says("Use FastAPI for the API.", []string{"FastAPI"}, nil, nil),
+		says("the Litestar spike was a bust, half our middleware doesn't port. staying on FastAPI", []string{"FastAPI"}, nil, []string{"Litestar"}),
+		says("uv is in, poetry is out — the lock step went from 90s to 4s", []string{"uv"}, nil, []string{"poetry"}),
+		says("Use Celery for background jobs.", []string{"Celery"}, nil, nil),
+		says("the Dramatiq prototype didn't pan out, retries behaved the same. Celery stays.", []string{"Celery"}, nil, []string{"Dramatiq"}),
+		// Traps.
+		says("Terraform state is in an S3 bucket somewhere.", nil, []string{"Terraform"}, nil),
+		says("let's experiment with caching the rollups and see what happens", nil, []string{"caching"}, nil),
+		says("the benchmark branch is still running, I'll check tomorrow", nil, nil, nil),
+	})
+	if active, _ := sections(t, c); strings.Contains(active, "Celery stays") {
+		t.Errorf("what stays was read as an option's name:\n%s", capsule.Render(c))
+	}
+}
