@@ -2585,13 +2585,10 @@ func (r *reader) attach(idx []int, why string) {
 	why = tidy(why)
 	for _, i := range idx {
 		if it := &r.items[i]; (it.kind == "decision" || it.kind == "reject") && it.why == "" {
-			if m := itsNow.FindStringSubmatchIndex(lower(why)); it.kind == "reject" && m != nil && isChoiceWord(why[m[2]:m[3]], false) && !unicode.IsDigit(rune(why[m[2]])) &&
-				!strings.EqualFold(why[m[2]:m[3]], it.text) && !strings.Contains(lower(why), " anyway") {
-				// (Not "No Lombok, it's Kotlin anyway", "no framer motion,
-				// it's 30 KB for two fades": reasons.)
+			if at, _, ok := usedNow(why, it.text); it.kind == "reject" && ok {
 				// "we dropped Diesel weeks ago, it's sqlx with compile-time
 				// checked queries": what is used now, not a reason.
-				defer r.decision(item{kind: "decision", text: "Use " + why[m[2]:], change: true, old: it.text})
+				defer r.decision(item{kind: "decision", text: "Use " + why[at:], change: true, old: it.text})
 				continue
 			}
 			it.why = why
@@ -3851,10 +3848,10 @@ func (r *reader) rejectForms(s, low string) bool {
 			r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s[:len(s)-len(sub(youKeep, 2))], ", ."))})
 		}
 		if rest := sub(youKeep, 2); rest != "" {
-			if m := itsNow.FindStringSubmatchIndex(lower(rest)); m != nil && isChoiceWord(rest[m[2]:m[3]], false) {
+			if at, end, ok := usedNow(rest, sub(youKeep, 1)); ok {
 				// "you keep reaching for actix — it's axum, it has been
 				// since the start": what holds, said again.
-				r.decision(item{kind: "decision", text: "Use " + rest[m[2]:m[3]], stays: true})
+				r.decision(item{kind: "decision", text: "Use " + rest[at:end], stays: true})
 				break
 			}
 			r.statement(rest, true)
@@ -4562,6 +4559,19 @@ var dataTypeWords = []string{"int", "uuid", "ulid", "decimal", "string", "cents"
 // substring look before the pattern, which every statement would try.
 func hasDataType(low string) bool {
 	return slices.ContainsFunc(dataTypeWords, func(w string) bool { return strings.Contains(low, w) })
+}
+
+// usedNow finds, in a clause said after an option turned down ("it's
+// sqlx with …", "it's axum"), the option used instead: its bounds in s.
+// Not a reason said the same way ("it's Kotlin anyway", "it's 30 KB for
+// two fades"), nor the option turned down itself.
+func usedNow(s, other string) (at, end int, ok bool) {
+	m := itsNow.FindStringSubmatchIndex(lower(s))
+	if m == nil || !isChoiceWord(s[m[2]:m[3]], false) || unicode.IsDigit(rune(s[m[2]])) ||
+		strings.EqualFold(s[m[2]:m[3]], other) || strings.Contains(lower(s), " anyway") {
+		return 0, 0, false
+	}
+	return m[2], m[3], true
 }
 
 // wordAfter returns the word of s after sep ("" if sep is not in s).
