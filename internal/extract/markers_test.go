@@ -668,6 +668,11 @@ func says(text string, active, notIn, rejected []string) sessionStep {
 	return sessionStep{msgs: []dialect.Message{{Role: "user", Text: text}}, active: active, notIn: notIn, rejected: rejected}
 }
 
+// asked is a step of the assistant's message q and the user's answer a.
+func asked(q, a string, active, notIn, rejected []string) sessionStep {
+	return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
+}
+
 // playSession runs the built-in extractor over steps, one turn at a time,
 // merging each into the capsule, and checks the capsule after each step.
 func playSession(t *testing.T, steps []sessionStep) *capsule.Capsule {
@@ -2552,14 +2557,11 @@ func TestMarkersTwoWordNames(t *testing.T) {
 // not one it named, takes it ("Preact" to "React or plain DOM?"), and an
 // offered option it says the team does not need is turned down.
 func TestMarkersReplyOfferedKind(t *testing.T) {
-	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
-		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
-	}
 	c := playSession(t, []sessionStep{
-		ask("Should the popup be React or plain DOM?", "Preact, React is 40 KB we don't need in a popup", []string{"Preact"}, nil, []string{"React"}),
+		asked("Should the popup be React or plain DOM?", "Preact, React is 40 KB we don't need in a popup", []string{"Preact"}, nil, []string{"React"}),
 		// Traps: another kind than asked, a wish for some day.
-		ask("Postgres or MySQL for the main store?", "Redis, just curious how fast it would be", nil, []string{"Redis"}, nil),
-		ask("React or Vue for the admin?", "Svelte would be fun someday", nil, []string{"Svelte"}, nil),
+		asked("Postgres or MySQL for the main store?", "Redis, just curious how fast it would be", nil, []string{"Redis"}, nil),
+		asked("React or Vue for the admin?", "Svelte would be fun someday", nil, []string{"Svelte"}, nil),
 	})
 	if _, rejected := sections(t, c); strings.Contains(rejected, "Postgres") || strings.Contains(rejected, "Vue") {
 		t.Errorf("an option asked about was turned down by a remark:\n%s", capsule.Render(c))
@@ -2618,9 +2620,6 @@ func TestMarkersRuledOutBefore(t *testing.T) {
 // after the one taken, and rules about paths, versions and run time. Each
 // of these read as nothing, or as the wrong thing, before.
 func TestMarkersGenomicsPipeline(t *testing.T) {
-	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
-		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
-	}
 	c := playSession(t, []sessionStep{
 		says("We went with Nextflow. Snakemake was the other candidate but nobody here reads Python rules fluently.", []string{"Nextflow"}, nil, []string{"Snakemake"}),
 		says("Align with bwa-mem2, and call variants with GATK HaplotypeCaller.", []string{"Align with bwa-mem2", "HaplotypeCaller"}, nil, nil),
@@ -2628,7 +2627,7 @@ func TestMarkersGenomicsPipeline(t *testing.T) {
 		says("Reference is GRCh38. Don't let anyone slip hg19 back in.", []string{"GRCh38"}, nil, []string{"hg19"}),
 		says("Use Singularity for containers.", []string{"Singularity"}, nil, nil),
 		says("the admins moved to Apptainer last month, use that instead of Singularity", []string{"Apptainer", "admins moved"}, []string{"Singularity"}, nil),
-		ask("Keep the BAMs too, or CRAM only?", "CRAM only, BAMs are 3x the size", []string{"CRAM"}, nil, []string{"BAMs"}),
+		asked("Keep the BAMs too, or CRAM only?", "CRAM only, BAMs are 3x the size", []string{"CRAM"}, nil, []string{"BAMs"}),
 		says("Executor is SLURM, local only for the test profile.", []string{"SLURM", "local only for the test profile"}, nil, nil),
 		says("No Excel files, ever.", nil, nil, []string{"Excel"}),
 		says("scratch files go to /scratch/$USER; nothing else leaves the cluster", []string{"/scratch/$USER", "nothing else leaves the cluster"}, nil, nil),
@@ -2704,9 +2703,6 @@ func TestMarkersLiveVideo(t *testing.T) {
 // clause says of it, and a package of a known option ("django-money") is
 // an option that can be ripped out and replaced.
 func TestMarkersBookkeeping(t *testing.T) {
-	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
-		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
-	}
 	c := playSession(t, []sessionStep{
 		says("Amounts are integers in minor units, never floats, and every amount carries its ISO currency code.", []string{"integers in minor units", "ISO currency code"}, nil, nil),
 		says("Traceback (most recent call last):\n  File \"ledger/posting.py\", line 88, in post\nledger.errors.UnbalancedTransaction: -0.01\nok so rounding is the problem. Round half to even at the posting level.", []string{"Round half to even"}, nil, nil),
@@ -2716,7 +2712,7 @@ func TestMarkersBookkeeping(t *testing.T) {
 		says("we take the ECB reference rate of the transaction date, no intraday rates", []string{"ECB reference rate"}, nil, []string{"intraday rates"}),
 		says("Use Celery for background jobs.", []string{"Celery"}, nil, nil),
 		says("celery's retry semantics bit us twice with duplicate postings, moving jobs to Procrastinate on Postgres", []string{"Procrastinate", "duplicate postings"}, []string{"Celery"}, nil),
-		ask("CSV per journal or one XLSX workbook?", "csv, accountants open them anywhere and xlsx files keep breaking their macros", []string{"csv"}, nil, []string{"xlsx"}),
+		asked("CSV per journal or one XLSX workbook?", "csv, accountants open them anywhere and xlsx files keep breaking their macros", []string{"csv"}, nil, []string{"xlsx"}),
 		says("Nothing is ever deleted, only reversed.", []string{"Nothing is ever deleted"}, nil, nil),
 		says("add a composite index on (account_id, posted_at), no partitioning yet", nil, nil, []string{"partitioning"}),
 		says("Use django-money for money fields.", []string{"django-money"}, nil, nil),
@@ -2768,14 +2764,11 @@ func TestMarkersSimulationCode(t *testing.T) {
 // change ("… instead"), a reply whose reason says "would", settings of an
 // option, and rules of time-outs, printing and what a server stores.
 func TestMarkersPasswordManager(t *testing.T) {
-	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
-		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
-	}
 	c := playSession(t, []sessionStep{
 		says("argon2id params: 64 MiB memory, 3 iterations", []string{"64 MiB memory"}, nil, nil),
 		says("Use gRPC for the sync protocol.", []string{"gRPC"}, nil, nil),
 		says("reviewer says gRPC is overkill for three endpoints and they're right, plain HTTPS with JSON", []string{"plain HTTPS with JSON", "overkill for three endpoints"}, []string{"gRPC"}, nil),
-		ask("Should conflicts be resolved last-writer-wins or with a per-entry merge?", "per-entry merge. LWW would silently drop a password someone just changed", []string{"Per-entry merge"}, nil, nil),
+		asked("Should conflicts be resolved last-writer-wins or with a per-entry merge?", "per-entry merge. LWW would silently drop a password someone just changed", []string{"Per-entry merge"}, nil, nil),
 		says("Use the OS Keychain for the unlocked key.", []string{"Keychain"}, nil, nil),
 		says("on Linux the keychain story is a mess, cache the unlocked key in the agent process instead, 15 minute timeout", []string{"agent process", "15 minute timeout"}, []string{"Keychain"}, nil),
 		says("The CLI never prints a secret unless --show is passed; clipboard copies clear after 30 seconds.", []string{"never prints a secret", "clear after 30 seconds"}, nil, nil),
@@ -2783,7 +2776,7 @@ func TestMarkersPasswordManager(t *testing.T) {
 		says("Browser integration goes through native messaging, no extension talks to the server directly.", []string{"native messaging", "no extension talks to the server directly"}, nil, nil),
 		// Traps.
 		says("The build goes through a lot of steps.", nil, []string{"steps"}, nil),
-		ask("Postgres or SQLite for the index?", "maybe SQLite, it would be simpler", nil, []string{"SQLite"}, nil),
+		asked("Postgres or SQLite for the index?", "maybe SQLite, it would be simpler", nil, []string{"SQLite"}, nil),
 		says("my colleague says Kafka is overkill", nil, nil, nil),
 		says("Use the same style as the other files.", nil, []string{"same style"}, nil),
 		says("use the Chrome debugger to step through it", nil, []string{"debugger"}, nil),
@@ -2827,12 +2820,9 @@ func TestMarkersWorkingSession(t *testing.T) {
 // another stays ("still tracing, but switch the subscriber to …", "keep
 // serde_json, but reject unknown fields on every request type").
 func TestMarkersSteeringAfterCompaction(t *testing.T) {
-	ask := func(q, a string, active, notIn, rejected []string) sessionStep {
-		return sessionStep{msgs: []dialect.Message{{Role: "assistant", Text: q}, {Role: "user", Text: a}}, active: active, notIn: notIn, rejected: rejected}
-	}
 	c := playSession(t, []sessionStep{
-		ask("I'll add Diesel for the new tables.", "we dropped Diesel weeks ago, it's sqlx with compile-time checked queries. don't bring it back", []string{"sqlx"}, nil, []string{"Diesel"}),
-		ask("Should I put the job queue on Redis?", "no redis. jobs live in postgres with SKIP LOCKED, we agreed on that", []string{"SKIP LOCKED"}, nil, []string{"redis"}),
+		asked("I'll add Diesel for the new tables.", "we dropped Diesel weeks ago, it's sqlx with compile-time checked queries. don't bring it back", []string{"sqlx"}, nil, []string{"Diesel"}),
+		asked("Should I put the job queue on Redis?", "no redis. jobs live in postgres with SKIP LOCKED, we agreed on that", []string{"SKIP LOCKED"}, nil, []string{"redis"}),
 		says("reminder: handlers return our AppError type, never anyhow::Error across the API boundary", []string{"AppError"}, nil, []string{"anyhow::Error"}),
 		says("still tracing, but switch the subscriber to OpenTelemetry export, we're adding Honeycomb", []string{"OpenTelemetry", "Honeycomb"}, nil, nil),
 		says("you keep reaching for actix — it's axum, it has been since the start", []string{"axum"}, nil, []string{"actix"}),
@@ -2871,8 +2861,16 @@ func TestMarkersTrialsSettled(t *testing.T) {
 		says("Terraform state is in an S3 bucket somewhere.", nil, []string{"Terraform"}, nil),
 		says("let's experiment with caching the rollups and see what happens", nil, []string{"caching"}, nil),
 		says("the benchmark branch is still running, I'll check tomorrow", nil, nil, nil),
+		// "X is out, <why>" after an interjection is read where
+		// interjections are taken off, not as an option named "ok X".
+		says("Use Mux for live streaming.", []string{"Mux"}, nil, nil),
+		says("ok Mux is out, their per-minute pricing kills us at 2000 viewers", nil, []string{"Mux"}, nil),
 	})
-	if active, _ := sections(t, c); strings.Contains(active, "Celery stays") {
+	active, rejected := sections(t, c)
+	if strings.Contains(active, "Celery stays") {
 		t.Errorf("what stays was read as an option's name:\n%s", capsule.Render(c))
+	}
+	if strings.Contains(rejected, "ok Mux") {
+		t.Errorf("an interjection was kept in the name of what was turned down:\n%s", capsule.Render(c))
 	}
 }
