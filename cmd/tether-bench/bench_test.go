@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +92,70 @@ func TestContinuitySubcommand(t *testing.T) {
 	}
 	if err := runContinuity(context.Background(), []string{"-config", "/nonexistent.yaml"}, &out, &errb); err == nil {
 		t.Error("a missing configuration was accepted")
+	}
+}
+
+// BenchmarkAgentTurn is one agent's tool loop through a target, in the
+// benchmark's own goroutine (no load generator, no client connection): each
+// operation is the next request of one of 32 200 KiB Claude Code–shaped
+// sessions,
+// handled by the target and answered by the fake provider over loopback.
+// cpu-µs/op is the whole process's CPU a request, the SQLite writer and
+// the fake provider included; the production hooks' figure less the core's
+// is what the hooks cost a turn, without the scheduling noise of 64 clients.
+//
+//	go test -run '^$' -bench AgentTurn -benchtime 12000x -count 3 ./cmd/tether-bench/
+func BenchmarkAgentTurn(b *testing.B) {
+	upURL, stopUp, err := serve(upstreamHandler())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stopUp()
+	builders := []builder{
+		{"tether", "Tether (no hooks)", tetherCore},
+		appTarget(context.Background(), "sqlite", false),
+		appTarget(context.Background(), "sqlite", true),
+	}
+	for _, bl := range builders {
+		b.Run(bl.key, func(b *testing.B) {
+			h, stop, err := bl.make(upURL)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer stop()
+			w := agentWorkload("200k", 200<<10)
+			w.turns = 400
+			buf := make([]byte, 0, 512<<10)
+			send := func(client, seq int) {
+				body := w.body(buf, client, seq, false)
+				req := httptest.NewRequest(http.MethodPost, w.path, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer sk-bench-caller-key")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK || rec.Body.Len() != len(messageJSON) {
+					b.Fatalf("status %d, %d bytes", rec.Code, rec.Body.Len())
+				}
+			}
+			// Thirty-two agents take turns. A session's first request (a
+			// history never seen) and its reading are not what is
+			// measured: the steady state is.
+			const agents = 32
+			for c := range agents {
+				send(c, 0)
+			}
+			time.Sleep(6 * time.Second)
+			i := 0
+			cpu0 := processCPU()
+			for b.Loop() {
+				seq := 1 + i/agents
+				if seq == w.turns {
+					b.Fatalf("-benchtime asks for more than %d turns", agents*(w.turns-1))
+				}
+				send(i%agents, seq)
+				i++
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+		})
 	}
 }

@@ -18,12 +18,22 @@ import (
 // the store `tether serve` defaults to (a fresh SQLite file) or the
 // in-memory one, continuity enabled, no extractor route.
 func extraTargets(ctx context.Context, store string) []builder {
-	return []builder{{"app", "Tether (production hooks)", func(upURL string) (http.Handler, func(), error) {
+	return []builder{appTarget(ctx, store, true)}
+}
+
+// appTarget is Tether as `tether serve` assembles it, with continuity on
+// or off (detection, usage admission and the ledger only).
+func appTarget(ctx context.Context, store string, continuity bool) builder {
+	key, name := "app", "Tether (production hooks)"
+	if !continuity {
+		key, name = "app-nocontinuity", "Tether (production hooks, continuity off)"
+	}
+	return builder{key, name, func(upURL string) (http.Handler, func(), error) {
 		cfg, err := passthroughConfig(upURL)
 		if err != nil {
 			return nil, nil, err
 		}
-		cfg.Continuity.Enabled = true
+		cfg.Continuity.Enabled = continuity
 		dir := ""
 		if store == "sqlite" {
 			if dir, err = os.MkdirTemp("", "tether-bench-"); err != nil {
@@ -44,5 +54,5 @@ func extraTargets(ctx context.Context, store string) []builder {
 			}
 		}
 		return a.Handler(), stop, nil
-	}}}
+	}}
 }
