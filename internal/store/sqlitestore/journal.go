@@ -130,14 +130,13 @@ func newJournal(base string, next uint64) (*journal, error) {
 // append writes one batch (one write(2)) and returns its segment, which
 // done must be told about once the batch is committed.
 func (j *journal) append(sts []backend.Settlement) (uint64, error) {
-	payload, err := json.Marshal(sts)
+	frame, err := appendBatch(make([]byte, 8, 512), sts)
 	if err != nil {
 		return 0, err
 	}
-	frame := make([]byte, 8+len(payload))
+	payload := frame[8:]
 	binary.LittleEndian.PutUint32(frame, uint32(len(payload)))
 	binary.LittleEndian.PutUint32(frame[4:], crc32.ChecksumIEEE(payload))
-	copy(frame[8:], payload)
 
 	j.mu.Lock()
 	defer j.mu.Unlock()
