@@ -38,6 +38,9 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 	h := recalled.head(scope, name, body)
 	sums := blockSums{c: recalled, body: body}
 	from, shared := recalled.best(h, &sums)
+	if from != nil {
+		shared = from.extend(body, shared)
+	}
 	var idx index
 	var err error
 	var tail *blockSum // of what follows the conversation, if resume made it
@@ -87,6 +90,14 @@ type recallRec struct {
 	tailN int        // bytes after the conversation array
 	tail  blockSum   // of those bytes
 	size  int        // bytes held, for the budget
+	// The sums of the conversation's last items (from item lastFrom on),
+	// each with the separator before it: body[items[i-1].end:items[i].end].
+	// The next request of an agent differs from this one inside or after
+	// its last item, so whole blocks stop short of the items in the block
+	// before the difference; these carry the comparison on item by item
+	// (extend).
+	lastFrom int
+	lastSums []blockSum
 	// The request's item keys and prefix ids, once its View made them.
 	// Their arrays' room past their length is the one request's that
 	// extends them first (extended): it appends in place (View.ItemKeys).
@@ -111,9 +122,40 @@ func newRecallRec(body []byte, idx index, sums []blockSum, tail *blockSum) *reca
 	} else {
 		r.tail = recalled.sum(body[end:])
 	}
+	if items := idx.items; len(items) > 1 {
+		// The items that end past the start of the block the last item
+		// starts in (at most lastMax of them).
+		lo := items[len(items)-1].start / recalled.block * recalled.block
+		r.lastFrom = max(1, len(items)-lastMax, sort.Search(len(items), func(i int) bool { return items[i].end > lo }))
+		r.lastSums = make([]blockSum, 0, len(items)-r.lastFrom)
+		for i := r.lastFrom; i < len(items); i++ {
+			r.lastSums = append(r.lastSums, recalled.sum(body[items[i-1].end:items[i].end]))
+		}
+	}
 	// Keys and ids come later (40 and 16 bytes an item).
-	r.size = 8*len(sums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
+	r.size = 8*len(sums) + 8*len(r.lastSums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
 	return r
+}
+
+// lastMax bounds the items whose sums a record keeps (lastSums).
+const lastMax = 64
+
+// extend returns how many of r's items body shares, given that it shares
+// the first shared of them (and every byte up to the end of the last of
+// those): the following items are compared, with the separator before
+// each, by their sums, as long as r kept them. The bytes up to an item's
+// end being the same, the scan of body reaches the same states there as
+// the scan of r's request did.
+func (r *recallRec) extend(body []byte, shared int) int {
+	items := r.idx.items
+	for shared >= r.lastFrom && shared < len(items) {
+		a, b := items[shared-1].end, items[shared].end
+		if b > len(body) || recalled.sum(body[a:b]) != r.lastSums[shared-r.lastFrom] {
+			break
+		}
+		shared++
+	}
+	return shared
 }
 
 // blockSums are a body's block hashes, made as far as they are asked for.

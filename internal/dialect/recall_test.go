@@ -185,3 +185,28 @@ func FuzzParseFrom(f *testing.F) {
 		sameParse(t, scope, AnthropicMessages, next)
 	})
 }
+
+// TestParseFromSharesAllButTheChangedItem: an agent's next request resends
+// its previous one with the cache breakpoint moved off the last item. The
+// scan resumes at that item, not at the start of the 4 KiB block it lies
+// in, and every item before it keeps the key it had (nothing before it is
+// scanned or hashed again).
+func TestParseFromSharesAllButTheChangedItem(t *testing.T) {
+	scope := t.Name()
+	var prev *View
+	for turn := 30; turn <= 36; turn++ {
+		v := sameParse(t, scope, AnthropicMessages, agentBody(3, turn, false))
+		if prev != nil {
+			if want := len(prev.idx.items) - 1; len(v.known) != want {
+				t.Fatalf("turn %d: resumed after %d items, want %d (all but the one whose breakpoint moved)", turn, len(v.known), want)
+			}
+		}
+		prev = v
+	}
+	// A request that repeats the previous one whole (a retry) shares
+	// every item.
+	v := sameParse(t, scope, AnthropicMessages, agentBody(3, 36, false))
+	if len(v.known) != len(prev.idx.items) {
+		t.Fatalf("a retry resumed after %d of %d items", len(v.known), len(prev.idx.items))
+	}
+}
