@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -119,6 +120,54 @@ func BenchmarkClassifyNextTurn(b *testing.B) {
 		b.StartTimer()
 		if got := rs.Classify(v); got.Compaction {
 			b.Fatal("a main turn classified as compaction")
+		}
+	}
+}
+
+// BenchmarkClassifyClaudeCodeTurn is the classification of a Claude Code
+// tool-loop turn as Claude Code sends it: about 90 KiB of history, then
+// Claude Code's own system prompt (27 KB) and tools (82 KB), taken from a
+// captured request. The View is fresh, as every request's is; its item
+// keys and prefix ids are made before the clock runs (lineage shares
+// them), and the memos are warm from the turn before.
+func BenchmarkClassifyClaudeCodeTurn(b *testing.B) {
+	var req struct {
+		System json.RawMessage `json:"system"`
+		Tools  json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(loadCaptures(b, "testdata/claude.jsonl")[0].Body, &req); err != nil {
+		b.Fatal(err)
+	}
+	body := func(turns int) []byte {
+		var h strings.Builder
+		h.WriteString(`{"model":"claude","messages":[{"role":"user","content":[{"type":"text","text":"Add a reservation endpoint to the inventory service."}]}`)
+		for i := range turns {
+			fmt.Fprintf(&h, `,{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"grep -rn \"x\" ."}}]}`, i)
+			fmt.Fprintf(&h, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}`, i, strings.Repeat("main.go:1: x\n", 30))
+		}
+		fmt.Fprintf(&h, `],"system":%s,"tools":%s,"stream":true}`, req.System, req.Tools)
+		return []byte(h.String())
+	}
+	prev, next := body(180), body(181)
+	rs := Default()
+	parse := func(body []byte) *dialect.View {
+		v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v.ItemKeys()
+		v.PrefixIDs()
+		return v
+	}
+	rs.Classify(parse(prev))
+	b.SetBytes(int64(len(next)))
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		v := parse(next)
+		b.StartTimer()
+		if got := rs.Classify(v); got.Any() {
+			b.Fatalf("a tool-loop turn classified %+v", got)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package compaction
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -147,13 +149,16 @@ type probe struct {
 	sys      []byte // Anthropic system / Responses instructions
 	hasSys   bool
 
-	tail     []*item // tail[k] is item n-1-k
-	sysDone  bool
-	sysText  string
-	lastDone bool
-	lastUser *item
-	winDone  bool
-	win      *tailWindow
+	tail    []*item // tail[k] is item n-1-k
+	sysDone bool
+	sysText string
+
+	sysKeyDone bool
+	sysKey     systemID
+	lastDone   bool
+	lastUser   *item
+	winDone    bool
+	win        *tailWindow
 }
 
 // scan takes what the rules read from the View's index (the one pass
@@ -296,6 +301,87 @@ func (p *probe) system() string {
 	p.sysText = strings.Join(parts, "\n\n")
 	return p.sysText
 }
+
+// systemHolds tests c on the system prompt. An agent resends the same
+// system prompt every turn (Claude Code's is about 27 KB of text blocks,
+// whose decoding and ten searches were most of a turn's classification),
+// so what each condition found is remembered by a hash of the prompt's
+// bytes: the prompt is decoded only when a condition meets it for the
+// first time.
+func (p *probe) systemHolds(c *Condition) bool {
+	k, ok := p.systemKey()
+	if !ok {
+		return test(c, p.system())
+	}
+	mk := systemTestKey{c: c, sys: k}
+	if found, ok := systemTests.get(mk); ok {
+		return found
+	}
+	found := test(c, p.system())
+	systemTests.put(mk, found)
+	return found
+}
+
+// systemKey identifies the bytes system() reads: the system field and,
+// outside Anthropic Messages, the leading system and developer items.
+// Its hashes are seeded per process, so no caller can aim two prompts at
+// one key.
+func (p *probe) systemKey() (systemID, bool) {
+	if p.sysKeyDone {
+		return p.sysKey, !p.fallback
+	}
+	p.sysKeyDone = true
+	p.scan()
+	if p.fallback {
+		return systemID{}, false
+	}
+	var h1, h2 maphash.Hash
+	h1.SetSeed(systemSeeds[0])
+	h2.SetSeed(systemSeeds[1])
+	n := 0
+	write := func(b []byte) {
+		var l [8]byte
+		binary.LittleEndian.PutUint64(l[:], uint64(len(b)))
+		for _, h := range []*maphash.Hash{&h1, &h2} {
+			h.Write(l[:])
+			h.Write(b)
+		}
+		n += len(b)
+	}
+	write([]byte(p.name))
+	if p.hasSys {
+		write(p.sys)
+	} else {
+		write(nil)
+	}
+	if p.name != dialect.AnthropicMessages && !p.isStr {
+		for i := range p.n {
+			if it := p.decodeHead(i); it.role != "system" && it.role != "developer" {
+				break
+			}
+			write(p.v.Item(i))
+		}
+	}
+	p.sysKey = systemID{n: n, h1: h1.Sum64(), h2: h2.Sum64()}
+	return p.sysKey, true
+}
+
+// systemID identifies a system prompt's bytes (systemKey).
+type systemID struct {
+	n      int
+	h1, h2 uint64
+}
+
+type systemTestKey struct {
+	c   *Condition
+	sys systemID
+}
+
+var (
+	systemSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+	// systemTests remembers what a system condition found in a prompt.
+	systemTests = memo[systemTestKey, bool]{max: 1 << 12}
+)
 
 // decodeHead decodes item i from the start, sharing the tail cache when the
 // item is also part of the tail.
@@ -723,7 +809,7 @@ func (p *probe) match(c *Condition) bool {
 	case c.Where == "path":
 		return test(c, p.v.Path())
 	case c.Where == "system":
-		return test(c, p.system())
+		return p.systemHolds(c)
 	case c.Where == "last_user_text":
 		t, _ := p.lastUserItem().texts()
 		return test(c, t)

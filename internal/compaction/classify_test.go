@@ -315,3 +315,40 @@ func TestLoadRulesRejects(t *testing.T) {
 		})
 	}
 }
+
+// What a system condition found is remembered by the prompt's bytes
+// (systemHolds): a prompt that differs by one byte, or a system message
+// that became a user message, is tested anew, and the first prompt still
+// reads as it did.
+func TestSystemVerdictsFollowThePrompt(t *testing.T) {
+	rs := Default()
+	const aider = "*Briefly* summarize this partial conversation about programming."
+	const history = "# USER\nadd a users table\n# ASSISTANT\ndone"
+	anthropic := func(system string) []byte {
+		return fmt.Appendf(nil, `{"model":"m","system":%q,"messages":[{"role":"user","content":%q}]}`, system, history)
+	}
+	chat := func(role string) []byte {
+		return fmt.Appendf(nil, `{"model":"m","messages":[{"role":%q,"content":%q},{"role":"user","content":%q}]}`, role, aider, history)
+	}
+	for i, tc := range []struct {
+		name dialect.Name
+		body []byte
+		want bool
+	}{
+		{dialect.AnthropicMessages, anthropic(aider), true},
+		{dialect.AnthropicMessages, anthropic(" " + aider), false},
+		{dialect.AnthropicMessages, anthropic(aider), true},
+		{dialect.OpenAIChat, chat("system"), true},
+		{dialect.OpenAIChat, chat("user"), false},
+		{dialect.OpenAIChat, chat("system"), true},
+		{dialect.AnthropicMessages, anthropic(aider[:len(aider)-1] + "!"), false},
+	} {
+		v, err := dialect.Parse(tc.name, "/v1/x", http.Header{}, tc.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rs.Classify(v).Compaction; got != tc.want {
+			t.Errorf("request %d (%s): compaction %v, want %v", i, tc.name, got, tc.want)
+		}
+	}
+}
