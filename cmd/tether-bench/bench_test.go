@@ -96,10 +96,11 @@ func TestContinuitySubcommand(t *testing.T) {
 }
 
 // BenchmarkAgentTurn is one agent's tool loop through a target, in the
-// benchmark's own goroutine (no load generator, no client connection): each
-// operation is the next request of one of 32 200 KiB Claude Code–shaped
-// sessions,
-// handled by the target and answered by the fake provider over loopback.
+// benchmark's own goroutine (no load generator, no client connection):
+// each operation is the next request of one of 32 Claude Code–shaped
+// sessions of 200 KiB (Claude Code's captured system prompt and tools after
+// the history), handled by the target and answered by the fake provider
+// over loopback.
 // cpu-µs/op is the whole process's CPU a request, the SQLite writer and
 // the fake provider included; the production hooks' figure less the core's
 // is what the hooks cost a turn, without the scheduling noise of 64 clients.
@@ -123,7 +124,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer stop()
-			w := agentWorkload("200k", 200<<10)
+			w := agentWorkload("200k", 200<<10, claudePrompt())
 			w.turns = 400
 			buf := make([]byte, 0, 512<<10)
 			send := func(client, seq int) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 type workload struct {
 	name   string
 	path   string // request path on every target
+	prompt []byte // what follows the history: system prompt and tools, with their keys
 	size   int    // approximate body size; 0 for the small call
 	middle []byte // shared filler history (messages 1…), without brackets
 	turns  int    // requests per session; a client then starts a new one
@@ -52,21 +55,54 @@ func withBreakpoint(item []byte) []byte {
 // (-session-turns) weigh the steady state of a long session instead.
 const defaultAgentTurns = 32
 
-func newWorkload(name string) (*workload, error) {
+func newWorkload(name, prompt string) (*workload, error) {
+	var p []byte
+	switch prompt {
+	case "claude":
+		p = claudePrompt()
+	case "short":
+		p = []byte(shortPrompt)
+	default:
+		return nil, fmt.Errorf("%w: -prompt wants claude or short, got %q", errUsage, prompt)
+	}
 	switch name {
 	case "small":
 		return &workload{name: name, path: "/v1/chat/completions", turns: defaultAgentTurns}, nil
 	case "200k":
-		return agentWorkload(name, 200<<10), nil
+		return agentWorkload(name, 200<<10, p), nil
 	case "2m":
-		return agentWorkload(name, 2<<20), nil
+		return agentWorkload(name, 2<<20, p), nil
 	}
 	return nil, fmt.Errorf("%w: -body wants small, 200k or 2m, got %q", errUsage, name)
 }
 
-func agentWorkload(name string, size int) *workload {
+// claudePromptJSON is Claude Code's own system prompt (three text blocks,
+// 27 KB) and tool definitions (24 tools, 82 KB), from a captured request:
+// every request Claude Code sends carries them after the history, so a
+// 200 KiB request of it holds about 90 KiB of conversation.
+//
+//go:embed testdata/claude-code-prompt.json
+var claudePromptJSON []byte
+
+// shortPrompt is a one-line system prompt and two small tools: the
+// workload of earlier rounds, kept to compare with (-prompt short).
+const shortPrompt = `"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude."},{"type":"text","text":"You are an interactive agent that helps users with software engineering tasks.","cache_control":{"type":"ephemeral"}}],` +
+	`"tools":[{"name":"Bash","description":"Run a shell command","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}},{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}]`
+
+// claudePrompt is claudePromptJSON as the members that follow the history.
+func claudePrompt() []byte {
+	var p struct{ System, Tools json.RawMessage }
+	if err := json.Unmarshal(claudePromptJSON, &p); err != nil {
+		panic("embedded Claude Code prompt: " + err.Error())
+	}
+	return fmt.Appendf(nil, `"system":%s,"tools":%s`, p.System, p.Tools)
+}
+
+// agentWorkload makes bodies of about size bytes: the history fills what
+// the prompt leaves.
+func agentWorkload(name string, size int, prompt []byte) *workload {
 	var b bytes.Buffer
-	for i := 0; b.Len() < size; i++ {
+	for i := 0; b.Len() < max(size-len(prompt), 16<<10); i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -77,7 +113,7 @@ func agentWorkload(name string, size int) *workload {
 		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]}`,
 			fmt.Sprintf("Step %d done. Keep PostgreSQL as the store, not MongoDB, and keep every change behind the repository interface.", i))
 	}
-	return &workload{name: name, path: "/v1/messages", size: size, middle: b.Bytes(), turns: defaultAgentTurns}
+	return &workload{name: name, path: "/v1/messages", size: size, prompt: prompt, middle: b.Bytes(), turns: defaultAgentTurns}
 }
 
 func (w *workload) agent() bool { return w.size > 0 }
@@ -87,7 +123,11 @@ func (w *workload) describe() string {
 	if !w.agent() {
 		return "small Chat Completions call"
 	}
-	return fmt.Sprintf("Claude Code–shaped Anthropic Messages history of about %d KiB, growing by one tool call per request, sessions of %d turns", w.size>>10, w.turns)
+	prompt := "Claude Code's captured system prompt and tools (106 KiB)"
+	if len(w.prompt) < 4<<10 {
+		prompt = "a one-line system prompt and two small tools"
+	}
+	return fmt.Sprintf("Claude Code–shaped Anthropic Messages requests of about %d KiB, the history followed by %s, growing by one tool call per request, sessions of %d turns", w.size>>10, prompt, w.turns)
 }
 
 // body writes the request of a client's seq-th request into buf. It only
@@ -116,9 +156,9 @@ func (w *workload) body(buf []byte, client, seq int, stream bool) []byte {
 		b = append(b, steps[:w.userStart[turn-1]]...)
 		b = append(b, w.userCC[turn-1]...)
 	}
-	b = append(b, `],"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude."},{"type":"text","text":"You are an interactive agent that helps users with software engineering tasks.","cache_control":{"type":"ephemeral"}}],`...)
-	b = append(b, `"tools":[{"name":"Bash","description":"Run a shell command","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}},{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}],`...)
-	b = append(b, `"metadata":{"user_id":"user_0123456789abcdef_account_00000000-0000-0000-0000-000000000000_session_bench-`...)
+	b = append(b, `],`...)
+	b = append(b, w.prompt...)
+	b = append(b, `,"metadata":{"user_id":"user_0123456789abcdef_account_00000000-0000-0000-0000-000000000000_session_bench-`...)
 	b = strconv.AppendInt(b, int64(client), 10)
 	b = append(b, '-')
 	b = strconv.AppendInt(b, int64(session), 10)
