@@ -63,6 +63,7 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 		}
 	}
 	if idx.conv >= 0 {
+		v.scope = scope
 		v.rec = newRecallRec(body, idx, sums.all(), tail)
 		recalled.put(h, v.rec, from, from != nil && shared == len(from.idx.items))
 	}
@@ -135,6 +136,27 @@ func newRecallRec(body []byte, idx index, sums []blockSum, tail *blockSum) *reca
 	// Keys and ids come later (40 and 16 bytes an item).
 	r.size = 8*len(sums) + 8*len(r.lastSums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
 	return r
+}
+
+// TailID identifies what follows a request's conversation (an agent's
+// system prompt and tools, resent byte for byte every turn): the scope
+// ParseFrom was given, the bytes' length and their seeded sum. Two
+// requests of one scope with one TailID hold the same bytes there, but for
+// the 2⁻⁶⁴ chance ParseFrom itself takes when it reuses an earlier
+// request's trailing fields; requests of different scopes never share one.
+type TailID struct {
+	Scope string
+	N     int
+	Sum   uint64
+}
+
+// TailID returns the TailID of the request, when ParseFrom remembers it
+// (bodies of recallMin bytes or more, with a conversation).
+func (v *View) TailID() (TailID, bool) {
+	if v.rec == nil {
+		return TailID{}, false
+	}
+	return TailID{Scope: v.scope, N: v.rec.tailN, Sum: uint64(v.rec.tail)}, true
 }
 
 // lastMax bounds the items whose sums a record keeps (lastSums).

@@ -31,6 +31,7 @@ type View struct {
 	from     *recallRec // that earlier request (ParseFrom), or nil
 	ownIDs   bool       // ItemKeys extended from's keys in place: PrefixIDs may extend its ids
 	rec      *recallRec // what ParseFrom remembers of this request, or nil
+	scope    string     // ParseFrom's scope, with rec
 }
 
 // Parse validates body once and returns a View over it. path is the URL path

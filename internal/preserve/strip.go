@@ -23,55 +23,80 @@ func countOpen(v *dialect.View, body []byte) int {
 	if !ok || len(ids) != v.NumItems() {
 		return capsule.CountOpen(body)
 	}
-	n, from := openCounts.newest(ids)
+	n, from := newest(ids)
 	for i := from; i < len(ids); i++ {
 		n += capsule.CountOpen(v.Item(i))
 	}
 	openCounts.put(ids[len(ids)-1], n)
-	return n + capsule.CountOpen(body[:start]) + capsule.CountOpen(body[end:])
+	return n + capsule.CountOpen(body[:start]) + tailOpen(v, body, end)
 }
+
+// tailOpen counts the opening tags of body after its last item (end),
+// where an agent resends its system prompt and tools unchanged every turn
+// (Claude Code's are 106 KiB): what follows the conversation is counted
+// once per TailID, for all of a caller's turns.
+func tailOpen(v *dialect.View, body []byte, end int) int {
+	id, ok := v.TailID()
+	if !ok || id.N > len(body)-end {
+		return capsule.CountOpen(body[end:])
+	}
+	cut := len(body) - id.N // the conversation's end: only "]" and space before it
+	n, ok := tailCounts.get(id)
+	if !ok {
+		n = capsule.CountOpen(body[cut:])
+		tailCounts.put(id, n)
+	}
+	return capsule.CountOpen(body[end:cut]) + n
+}
+
+// tailCounts remembers tailOpen's counts.
+var tailCounts = &countMemo[dialect.TailID]{max: 1 << 12}
 
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// prefixCounts remembers the opening tags counted in a conversation's
-// items 0…i by the PrefixID of i. Bounded: it starts over when full.
-type prefixCounts struct {
-	mu sync.Mutex
-	m  map[dialect.PrefixID]int
+// openCounts remembers the opening tags counted in a conversation's items
+// 0…i by the PrefixID of i.
+var openCounts = &countMemo[dialect.PrefixID]{max: 1 << 16}
+
+// countsBack is how many of the newest prefixes a request looks up before
+// it counts all its items.
+const countsBack = 8
+
+// countMemo is a bounded memo of counts: it starts over when it holds max.
+type countMemo[K comparable] struct {
+	mu  sync.Mutex
+	m   map[K]int
+	max int
 }
 
-var openCounts = &prefixCounts{}
-
-// countsMax bounds openCounts; countsBack is how many of the newest
-// prefixes a request looks up before it counts all its items.
-const (
-	countsMax  = 1 << 16
-	countsBack = 8
-)
-
-// newest returns the count of the newest prefix of ids it knows, within
-// the last countsBack, and the index of the first item after it (0 and 0
-// if none).
-func (c *prefixCounts) newest(ids []dialect.PrefixID) (n, from int) {
+func (c *countMemo[K]) get(k K) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	n, ok := c.m[k]
+	return n, ok
+}
+
+func (c *countMemo[K]) put(k K, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[K]int)
+	}
+	c.m[k] = n
+}
+
+// newest returns the count of the newest prefix of ids openCounts knows,
+// within the last countsBack, and the index of the first item after it (0
+// and 0 if none).
+func newest(ids []dialect.PrefixID) (n, from int) {
 	for i := len(ids) - 1; i >= 0 && i >= len(ids)-countsBack; i-- {
-		if n, ok := c.m[ids[i]]; ok {
+		if n, ok := openCounts.get(ids[i]); ok {
 			return n, i + 1
 		}
 	}
 	return 0, 0
-}
-
-func (c *prefixCounts) put(id dialect.PrefixID, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= countsMax {
-		c.m = make(map[dialect.PrefixID]int)
-	}
-	c.m[id] = n
 }
 
 // stripCarried removes the capsule blocks the request carries in its

@@ -13,14 +13,16 @@ import (
 // countOpen reads a next request only where it is new; it must count what
 // a scan of the whole body counts, whatever the history holds: blocks in
 // any case, in the system prompt outside the conversation, a history
-// edited in the middle (a fork) and a body that is not the one the view
-// indexed.
+// edited in the middle (a fork), a system prompt that changes, and a body
+// that is not the one the view indexed.
 func TestCountOpenAgreesWithScan(t *testing.T) {
 	block := func(i int) string {
 		tags := []string{"continuity-capsule", "CONTINUITY-CAPSULE", "Continuity-Capsule"}
 		return fmt.Sprintf(`<%s ref="r%d">plan</%s>`, tags[i%3], i, tags[i%3])
 	}
-	var msgs []map[string]any
+	// Long enough for ParseFrom to remember it: the system prompt after
+	// the history is then counted once per distinct prompt (tailOpen).
+	msgs := []map[string]any{{"role": "user", "content": strings.Repeat("context ", 2600)}}
 	body := func(system string) []byte {
 		b, err := json.Marshal(map[string]any{"model": "m", "max_tokens": 10, "system": system, "messages": msgs})
 		if err != nil {
@@ -59,6 +61,9 @@ func TestCountOpenAgreesWithScan(t *testing.T) {
 	// Back to the longer history, whose prefixes were counted before.
 	msgs[1]["content"] = "turn 1 " + block(1)
 	check("back", body("sys "+block(100)))
+	// The same history with another system prompt of the same length.
+	check("other prompt", body("sys "+strings.Replace(block(100), "plan", "todo", 1)))
+	check("one more block", body("sys "+block(100)+block(101)))
 }
 
 // BenchmarkCountOpenNextTurn counts the opening tags of an agent's next
