@@ -127,9 +127,10 @@ func BenchmarkClassifyNextTurn(b *testing.B) {
 // BenchmarkClassifyClaudeCodeTurn is the classification of a Claude Code
 // tool-loop turn as Claude Code sends it: about 90 KiB of history, then
 // Claude Code's own system prompt (27 KB) and tools (82 KB), taken from a
-// captured request. The View is fresh, as every request's is; its item
-// keys and prefix ids are made before the clock runs (lineage shares
-// them), and the memos are warm from the turn before.
+// captured request. The View is fresh, as every request's is, and parsed
+// as the server parses (ParseFrom); its item keys and prefix ids are made
+// before the clock runs (lineage shares them), and the memos are warm from
+// the turn before.
 func BenchmarkClassifyClaudeCodeTurn(b *testing.B) {
 	var req struct {
 		System json.RawMessage `json:"system"`
@@ -151,7 +152,7 @@ func BenchmarkClassifyClaudeCodeTurn(b *testing.B) {
 	prev, next := body(180), body(181)
 	rs := Default()
 	parse := func(body []byte) *dialect.View {
-		v, err := dialect.Parse(dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
+		v, err := dialect.ParseFrom(b.Name(), dialect.AnthropicMessages, "/v1/messages", http.Header{}, body)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -335,6 +335,18 @@ func (p *probe) systemKey() (systemID, bool) {
 	if p.fallback {
 		return systemID{}, false
 	}
+	if p.name == dialect.AnthropicMessages && p.hasSys {
+		// Claude Code sends its system prompt after the history, among
+		// what it resends unchanged every turn: ParseFrom's TailID names
+		// those bytes already, and the prompt's place among them.
+		if id, ok := p.v.TailID(); ok {
+			cut := len(p.v.Body()) - id.N
+			if start, end, ok := p.v.FieldSpan("system"); ok && start >= cut {
+				p.sysKey = systemID{tail: id, off: start - cut, n: end - start}
+				return p.sysKey, true
+			}
+		}
+	}
 	var h1, h2 maphash.Hash
 	h1.SetSeed(systemSeeds[0])
 	h2.SetSeed(systemSeeds[1])
@@ -366,9 +378,12 @@ func (p *probe) systemKey() (systemID, bool) {
 	return p.sysKey, true
 }
 
-// systemID identifies a system prompt's bytes (systemKey).
+// systemID identifies a system prompt's bytes (systemKey): by their place
+// in what follows a request's conversation (tail, off, n), or by their
+// length and two seeded hashes (tail zero).
 type systemID struct {
-	n      int
+	tail   dialect.TailID
+	off, n int
 	h1, h2 uint64
 }
 

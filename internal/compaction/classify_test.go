@@ -351,4 +351,31 @@ func TestSystemVerdictsFollowThePrompt(t *testing.T) {
 			t.Errorf("request %d (%s): compaction %v, want %v", i, tc.name, got, tc.want)
 		}
 	}
+	// Long requests, parsed as the server parses them, with the system
+	// prompt after the history (as Claude Code sends it): the prompt is
+	// known by its place in what follows the conversation.
+	long := func(system string) []byte {
+		return fmt.Appendf(nil, `{"model":"m","messages":[{"role":"user","content":%q},{"role":"assistant","content":"ok"},{"role":"user","content":%q}],"system":%q}`,
+			strings.Repeat("earlier work ", 2000), history, system)
+	}
+	for i, tc := range []struct {
+		body []byte
+		want bool
+	}{
+		{long(aider), true},
+		{long(aider[:len(aider)-1] + "!"), false},
+		{long(aider), true},
+		{long("x" + aider[1:]), false},
+	} {
+		v, err := dialect.ParseFrom(t.Name(), dialect.AnthropicMessages, "/v1/messages", http.Header{}, tc.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := v.TailID(); !ok {
+			t.Fatal("a long request has no TailID")
+		}
+		if got := rs.Classify(v).Compaction; got != tc.want {
+			t.Errorf("long request %d: compaction %v, want %v", i, got, tc.want)
+		}
+	}
 }

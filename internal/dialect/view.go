@@ -124,6 +124,13 @@ func (v *View) Field(name string) ([]byte, bool) {
 	return v.body[sp.start:sp.end:sp.end], true
 }
 
+// FieldSpan returns where the top-level field name's value lies in the
+// body.
+func (v *View) FieldSpan(name string) (start, end int, ok bool) {
+	sp, ok := v.idx.find(name)
+	return sp.start, sp.end, ok
+}
+
 // Items returns the raw bytes of each item of the conversation array
 // (messages, input or contents; slices of the body: do not modify), or nil
 // when that field is absent or not an array.
