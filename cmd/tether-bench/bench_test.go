@@ -124,7 +124,8 @@ func BenchmarkAgentTurn(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer stop()
-			w := agentWorkload("200k", 200<<10, claudePrompt())
+			prompt, opener := claudePrompt()
+			w := agentWorkload("200k", 200<<10, prompt, opener)
 			w.turns = 400
 			buf := make([]byte, 0, 512<<10)
 			send := func(client, seq int) {

@@ -93,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	fs.StringVar(&s.memProfile, "memprofile", "", "write the allocations of the whole run (pprof allocs profile) to this file")
 	only := fs.String("targets", "", "comma-separated subset of direct,bare,tether,app (default all; the checks need bare)")
 	body := fs.String("body", "small", "request bodies: small (one short Chat Completions call), 200k or 2m (Claude Code–shaped agent histories)")
-	prompt := fs.String("prompt", "claude", "agent workloads: what follows the history, claude (Claude Code's captured system prompt and tools, 106 KiB) or short (a one-line system prompt, as earlier rounds measured)")
+	prompt := fs.String("prompt", "claude", "agent workloads: claude (Claude Code's captured system prompt and tools after the history, 106 KiB, and its first message's system reminders) or short (a one-line system prompt, as earlier rounds measured)")
 	turns := fs.Int("session-turns", defaultAgentTurns, "agent workloads: requests per session before a client starts a new one (each new session is a history Tether sees for the first time)")
 	fs.StringVar(&s.store, "store", "sqlite", "store of the production-hooks target: sqlite (a fresh file, as tether serve defaults to) or memory")
 	if err := fs.Parse(args); err != nil {

@@ -22,6 +22,7 @@ type workload struct {
 	name   string
 	path   string // request path on every target
 	prompt []byte // what follows the history: system prompt and tools, with their keys
+	opener []byte // the first user message's content blocks before the task's own, each followed by a comma
 	size   int    // approximate body size; 0 for the small call
 	middle []byte // shared filler history (messages 1…), without brackets
 	turns  int    // requests per session; a client then starts a new one
@@ -56,10 +57,10 @@ func withBreakpoint(item []byte) []byte {
 const defaultAgentTurns = 32
 
 func newWorkload(name, prompt string) (*workload, error) {
-	var p []byte
+	var p, opener []byte
 	switch prompt {
 	case "claude":
-		p = claudePrompt()
+		p, opener = claudePrompt()
 	case "short":
 		p = []byte(shortPrompt)
 	default:
@@ -69,17 +70,19 @@ func newWorkload(name, prompt string) (*workload, error) {
 	case "small":
 		return &workload{name: name, path: "/v1/chat/completions", turns: defaultAgentTurns}, nil
 	case "200k":
-		return agentWorkload(name, 200<<10, p), nil
+		return agentWorkload(name, 200<<10, p, opener), nil
 	case "2m":
-		return agentWorkload(name, 2<<20, p), nil
+		return agentWorkload(name, 2<<20, p, opener), nil
 	}
 	return nil, fmt.Errorf("%w: -body wants small, 200k or 2m, got %q", errUsage, name)
 }
 
 // claudePromptJSON is Claude Code's own system prompt (three text blocks,
-// 27 KB) and tool definitions (24 tools, 82 KB), from a captured request:
-// every request Claude Code sends carries them after the history, so a
-// 200 KiB request of it holds about 90 KiB of conversation.
+// 27 KB) and tool definitions (24 tools, 82 KB), from a captured request,
+// with the content of the first user message of that request (its system
+// reminders, 7 KB): every request Claude Code sends carries the prompt and
+// tools after the history, so a 200 KiB request of it holds about 90 KiB
+// of conversation, which opens with those reminders.
 //
 //go:embed testdata/claude-code-prompt.json
 var claudePromptJSON []byte
@@ -89,20 +92,27 @@ var claudePromptJSON []byte
 const shortPrompt = `"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude."},{"type":"text","text":"You are an interactive agent that helps users with software engineering tasks.","cache_control":{"type":"ephemeral"}}],` +
 	`"tools":[{"name":"Bash","description":"Run a shell command","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}},{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}]`
 
-// claudePrompt is claudePromptJSON as the members that follow the history.
-func claudePrompt() []byte {
-	var p struct{ System, Tools json.RawMessage }
+// claudePrompt is claudePromptJSON as the members that follow the history,
+// and the first message's blocks.
+func claudePrompt() (prompt, opener []byte) {
+	var p struct {
+		System, Tools json.RawMessage
+		First         []json.RawMessage
+	}
 	if err := json.Unmarshal(claudePromptJSON, &p); err != nil {
 		panic("embedded Claude Code prompt: " + err.Error())
 	}
-	return fmt.Appendf(nil, `"system":%s,"tools":%s`, p.System, p.Tools)
+	for _, blk := range p.First {
+		opener = append(append(opener, blk...), ',')
+	}
+	return fmt.Appendf(nil, `"system":%s,"tools":%s`, p.System, p.Tools), opener
 }
 
 // agentWorkload makes bodies of about size bytes: the history fills what
 // the prompt leaves.
-func agentWorkload(name string, size int, prompt []byte) *workload {
+func agentWorkload(name string, size int, prompt, opener []byte) *workload {
 	var b bytes.Buffer
-	for i := 0; b.Len() < max(size-len(prompt), 16<<10); i++ {
+	for i := 0; b.Len() < max(size-len(prompt)-len(opener), 16<<10); i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -113,7 +123,7 @@ func agentWorkload(name string, size int, prompt []byte) *workload {
 		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]}`,
 			fmt.Sprintf("Step %d done. Keep PostgreSQL as the store, not MongoDB, and keep every change behind the repository interface.", i))
 	}
-	return &workload{name: name, path: "/v1/messages", size: size, prompt: prompt, middle: b.Bytes(), turns: defaultAgentTurns}
+	return &workload{name: name, path: "/v1/messages", size: size, prompt: prompt, opener: opener, middle: b.Bytes(), turns: defaultAgentTurns}
 }
 
 func (w *workload) agent() bool { return w.size > 0 }
@@ -123,7 +133,7 @@ func (w *workload) describe() string {
 	if !w.agent() {
 		return "small Chat Completions call"
 	}
-	prompt := "Claude Code's captured system prompt and tools (106 KiB)"
+	prompt := "Claude Code's captured system prompt and tools (106 KiB), the first message opening with its captured system reminders (7 KB)"
 	if len(w.prompt) < 4<<10 {
 		prompt = "a one-line system prompt and two small tools"
 	}
@@ -141,7 +151,9 @@ func (w *workload) body(buf []byte, client, seq int, stream bool) []byte {
 	}
 	session, turn := seq/w.turns, seq%w.turns
 	b := buf[:0]
-	b = append(b, `{"model":"claude-bench","max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":"Session `...)
+	b = append(b, `{"model":"claude-bench","max_tokens":1024,"messages":[{"role":"user","content":[`...)
+	b = append(b, w.opener...)
+	b = append(b, `{"type":"text","text":"Session `...)
 	b = strconv.AppendInt(b, int64(client), 10)
 	b = append(b, '-')
 	b = strconv.AppendInt(b, int64(session), 10)
