@@ -181,8 +181,11 @@ func TestKeysExtendedInPlaceAcrossForks(t *testing.T) {
 	}
 	bodies := [][]byte{
 		body([]string{"a", "b", "c"}, 2),
-		body([]string{"a", "b", "c", d}, 3),      // the breakpoint moved: extends the first in place
-		body([]string{"a", "b", "c", d, "e"}, 4), // and again
+		body([]string{"a", "b", "c", d}, 3), // the breakpoint moved: extends the first in place (and replaces it in the recall)
+		// And again, with a second breakpoint on an earlier item: the
+		// same keys, but not the second request's bytes up to its last
+		// item, so the second stays in the recall beside it.
+		body([]string{"a", "b", "c", d, "e"}, 2, 4),
 		// The second request's history with its breakpoint kept and
 		// another result: it extends the second request too, which the
 		// third extended already, so it copies.

@@ -65,19 +65,25 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 	if idx.conv >= 0 {
 		v.scope = scope
 		v.rec = newRecallRec(body, idx, sums.all(), tail)
-		recalled.put(h, v.rec, from, from != nil && shared == len(from.idx.items))
+		// A request that shares all of an earlier one's items but perhaps
+		// the last (whose breakpoint moved) is the conversation's next
+		// turn: it takes the earlier one's place.
+		recalled.put(h, v.rec, from, from != nil && shared >= len(from.idx.items)-1)
 	}
 	return v, nil
 }
 
 // Bounds of the recall: bodies below recallMin are cheap to scan whole;
 // recallHead bytes of a body's start select its candidates, recallWays of
-// them per head (a conversation's forks share its head); the recall's
-// budget bounds the bytes the remembered requests hold (16 MiB: the
-// records of about 300 conversations of 200 KiB).
+// them per head: a conversation's forks share its head, and so do a
+// caller's conversations that open alike (every Claude Code session's
+// first message opens with the same kilobytes of system reminders, and a
+// caller may run dozens at once); the recall's budget bounds the bytes the
+// remembered requests hold (16 MiB: the records of about 300
+// conversations of 200 KiB).
 const (
 	recallHead = 256
-	recallWays = 4
+	recallWays = 128
 )
 
 // recallMin is a variable so that tests can recall small bodies.
@@ -105,6 +111,8 @@ type recallRec struct {
 	keys     atomic.Pointer[[]ItemKey]
 	ids      atomic.Pointer[[]PrefixID]
 	extended atomic.Bool
+
+	held bool // in the recall's map (recall.mu)
 }
 
 // grown is the capacity given to the keys or ids of n items, which the
@@ -211,6 +219,7 @@ type recall struct {
 	m      map[uint64][]*recallRec // most recent first
 	order  []recallEntry           // insertion order, oldest first (may be gone)
 	size   int                     // bytes the records in m hold
+	held   int                     // records in m
 }
 
 type recallEntry struct {
@@ -287,13 +296,15 @@ func (c *recall) put(h uint64, r, replaces *recallRec, extends bool) {
 	b := c.m[h]
 	if i := slices.Index(b, replaces); extends && i >= 0 {
 		b = slices.Delete(b, i, i+1)
-		c.size -= replaces.size
+		c.drop(replaces)
 	}
 	b = slices.Insert(b, 0, r)
 	c.size += r.size
+	c.held++
+	r.held = true
 	if len(b) > recallWays {
 		for _, old := range b[recallWays:] {
-			c.size -= old.size
+			c.drop(old)
 		}
 		clear(b[recallWays:])
 		b = b[:recallWays]
@@ -305,9 +316,16 @@ func (c *recall) put(h uint64, r, replaces *recallRec, extends bool) {
 		c.order = c.order[1:]
 		c.forget(e)
 	}
-	if len(c.order) > 4*recallWays*len(c.m)+64 {
-		c.order = slices.DeleteFunc(c.order, func(e recallEntry) bool { return !slices.Contains(c.m[e.head], e.r) })
+	if len(c.order) > 2*c.held+64 {
+		c.order = slices.DeleteFunc(c.order, func(e recallEntry) bool { return !e.r.held })
 	}
+}
+
+// drop accounts for r leaving the map. c.mu is held.
+func (c *recall) drop(r *recallRec) {
+	c.size -= r.size
+	c.held--
+	r.held = false
 }
 
 func (c *recall) forget(e recallEntry) {
@@ -316,7 +334,7 @@ func (c *recall) forget(e recallEntry) {
 	if i < 0 {
 		return
 	}
-	c.size -= e.r.size
+	c.drop(e.r)
 	if b = slices.Delete(b, i, i+1); len(b) == 0 {
 		delete(c.m, e.head)
 	} else {

@@ -150,17 +150,23 @@ func TestRecallBounded(t *testing.T) {
 	}
 	recalled.mu.Lock()
 	defer recalled.mu.Unlock()
-	n := 0
+	n, held := 0, 0
 	for _, b := range recalled.m {
 		for _, r := range b {
 			n += r.size
+			held++
 		}
 	}
 	if n != recalled.size || n > recalled.budget || n < recalled.budget/2 {
 		t.Fatalf("recall holds %d bytes (counted %d), budget %d", n, recalled.size, recalled.budget)
 	}
-	if len(recalled.order) > 4*recallWays*len(recalled.m)+64+1 {
-		t.Fatalf("eviction order grew to %d for %d heads", len(recalled.order), len(recalled.m))
+	if held != recalled.held {
+		t.Fatalf("recall holds %d records, counted %d", held, recalled.held)
+	}
+	// What the order keeps of records gone keeps them alive: it is
+	// pruned once it is twice what the recall holds.
+	if len(recalled.order) > 2*held+64+1 {
+		t.Fatalf("eviction order grew to %d for %d records", len(recalled.order), held)
 	}
 }
 
@@ -208,5 +214,44 @@ func TestParseFromSharesAllButTheChangedItem(t *testing.T) {
 	v := sameParse(t, scope, AnthropicMessages, agentBody(3, 36, false))
 	if len(v.known) != len(prev.idx.items) {
 		t.Fatalf("a retry resumed after %d of %d items", len(v.known), len(prev.idx.items))
+	}
+}
+
+// TestParseFromManyConversationsOpeningAlike: a caller's conversations
+// whose bodies open with the same kilobytes (every Claude Code session's
+// first message opens with the same system reminders) share the recall's
+// candidates for that opening; eighty of them taking turns each resume
+// their own previous request.
+func TestParseFromManyConversationsOpeningAlike(t *testing.T) {
+	scope := t.Name()
+	opener := strings.Repeat("<system-reminder>the same reminders in every session</system-reminder> ", 90)
+	body := func(conv, turns int) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":%q},{"type":"text","text":"Session %d"}]}`, opener, conv)
+		for i := range turns {
+			cc := ""
+			if i == turns-1 {
+				cc = `,"cache_control":{"type":"ephemeral"}`
+			}
+			fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Read","input":{"n":%d}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q%s}]}`,
+				i, i, i, strings.Repeat("x", 500), cc)
+		}
+		b.WriteString(`],"system":"s"}`)
+		return []byte(b.String())
+	}
+	const convs = 80
+	prev := make([]*View, convs)
+	for turn := 20; turn < 24; turn++ {
+		for c := range convs {
+			v, err := ParseFrom(scope, AnthropicMessages, "/v1/messages", nil, body(c, turn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.ItemKeys() // as every request's readers make them
+			if p := prev[c]; p != nil && len(v.known) < len(p.idx.items)-1 {
+				t.Fatalf("conversation %d, turn %d: resumed after %d of the previous request's %d items", c, turn, len(v.known), len(p.idx.items))
+			}
+			prev[c] = v
+		}
 	}
 }
