@@ -125,23 +125,25 @@ func BenchmarkClassifyNextTurn(b *testing.B) {
 }
 
 // BenchmarkClassifyClaudeCodeTurn is the classification of a Claude Code
-// tool-loop turn as Claude Code sends it: about 90 KiB of history, then
-// Claude Code's own system prompt (27 KB) and tools (82 KB), taken from a
-// captured request. The View is fresh, as every request's is, and parsed
+// tool-loop turn as Claude Code sends it: about 90 KiB of history opening
+// with Claude Code's first message (its system reminders, 7 KB), then its
+// system prompt (27 KB) and tools (82 KB), all taken from a captured
+// request. The View is fresh, as every request's is, and parsed
 // as the server parses (ParseFrom); its item keys and prefix ids are made
 // before the clock runs (lineage shares them), and the memos are warm from
 // the turn before.
 func BenchmarkClassifyClaudeCodeTurn(b *testing.B) {
 	var req struct {
-		System json.RawMessage `json:"system"`
-		Tools  json.RawMessage `json:"tools"`
+		System   json.RawMessage   `json:"system"`
+		Tools    json.RawMessage   `json:"tools"`
+		Messages []json.RawMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(loadCaptures(b, "testdata/claude.jsonl")[0].Body, &req); err != nil {
 		b.Fatal(err)
 	}
 	body := func(turns int) []byte {
 		var h strings.Builder
-		h.WriteString(`{"model":"claude","messages":[{"role":"user","content":[{"type":"text","text":"Add a reservation endpoint to the inventory service."}]}`)
+		fmt.Fprintf(&h, `{"model":"claude","messages":[%s`, req.Messages[0])
 		for i := range turns {
 			fmt.Fprintf(&h, `,{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"grep -rn \"x\" ."}}]}`, i)
 			fmt.Fprintf(&h, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}`, i, strings.Repeat("main.go:1: x\n", 30))

@@ -157,6 +157,7 @@ type probe struct {
 	sysKey     systemID
 	lastDone   bool
 	lastUser   *item
+	lastIdx    int // the item lastUser is, -1 when not read from the index
 	winDone    bool
 	win        *tailWindow
 }
@@ -414,6 +415,7 @@ func (p *probe) lastUserItem() *item {
 		return p.lastUser
 	}
 	p.lastDone = true
+	p.lastIdx = -1
 	p.scan()
 	if p.fallback {
 		t := p.v.LastUserText()
@@ -436,6 +438,9 @@ func (p *probe) lastUserItem() *item {
 	defer func() {
 		if ids != nil && p.count() > 0 {
 			lastUsers.put(ids[p.count()-1], found)
+		}
+		if !p.isStr {
+			p.lastIdx = found
 		}
 	}()
 	for k := 0; k < p.count(); k++ {
@@ -465,6 +470,42 @@ func (p *probe) lastUserItem() *item {
 	}
 	return p.lastUser
 }
+
+// lastUserHolds tests c on the last user message's text (last_user_text)
+// or its last text block (last_user_block). In an agent's tool loop that
+// message stays the same for many turns (in a Claude Code session's first
+// turns, its first message, kilobytes of system reminders), so what each
+// condition found is remembered by the message's key.
+func (p *probe) lastUserHolds(c *Condition) bool {
+	it := p.lastUserItem()
+	text := func() string {
+		all, last := it.texts()
+		if c.Where == "last_user_block" {
+			return last
+		}
+		return all
+	}
+	keys := p.keys()
+	if p.lastIdx < 0 || p.lastIdx >= len(keys) {
+		return test(c, text())
+	}
+	k := userTestKey{c: c, item: keys[p.lastIdx]}
+	if found, ok := userTests.get(k); ok {
+		return found
+	}
+	found := test(c, text())
+	userTests.put(k, found)
+	return found
+}
+
+type userTestKey struct {
+	c    *Condition
+	item dialect.ItemKey
+}
+
+// userTests remembers what a last-user-message condition found in a
+// message.
+var userTests = memo[userTestKey, bool]{max: 1 << 14}
 
 // lastUsers remembers, by the id of a history's items, the index of its
 // last user message with text (-1: none).
@@ -825,12 +866,8 @@ func (p *probe) match(c *Condition) bool {
 		return test(c, p.v.Path())
 	case c.Where == "system":
 		return p.systemHolds(c)
-	case c.Where == "last_user_text":
-		t, _ := p.lastUserItem().texts()
-		return test(c, t)
-	case c.Where == "last_user_block":
-		_, last := p.lastUserItem().texts()
-		return test(c, last)
+	case c.Where == "last_user_text", c.Where == "last_user_block":
+		return p.lastUserHolds(c)
 	case c.Where == "last_item_type":
 		return test(c, p.lastItemType())
 	case c.isTail():
