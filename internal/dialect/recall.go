@@ -216,10 +216,10 @@ type recall struct {
 	budget int             // bytes the records may hold
 	seeds  [2]maphash.Seed // head; block sums
 	mu     sync.Mutex
-	m      map[uint64][]*recallRec // most recent first
-	order  []recallEntry           // insertion order, oldest first (may be gone)
-	size   int                     // bytes the records in m hold
-	held   int                     // records in m
+	m      map[uint64][]cand // most recent first
+	order  []recallEntry     // insertion order, oldest first (may be gone)
+	size   int               // bytes the records in m hold
+	held   int               // records in m
 }
 
 type recallEntry struct {
@@ -234,7 +234,7 @@ func newRecall(block, budget int) *recall {
 		block:  block,
 		budget: budget,
 		seeds:  [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
-		m:      make(map[uint64][]*recallRec),
+		m:      make(map[uint64][]cand),
 	}
 }
 
@@ -268,24 +268,51 @@ func (c *recall) best(h uint64, sums *blockSums) (*recallRec, int) {
 	cands := slices.Clone(c.m[h])
 	c.mu.Unlock()
 	var best *recallRec
-	most := 0
-	for _, r := range cands {
-		if r.idx.conv < 0 {
-			continue
-		}
-		// Whole blocks of both bodies that are the same.
-		full := min(len(sums.body), r.n) / c.block
+	most, mostBlocks := 0, 0
+	for _, cd := range cands {
+		// Whole blocks of both bodies that are the same: the first ones
+		// from the candidate's own copy of their sums (a caller's
+		// conversations that open alike part there), the rest from
+		// its record.
+		full := min(len(sums.body), cd.n) / c.block
 		n := 0
-		for n < full && sums.at(n) == r.sums[n] {
+		for n < full && n < len(cd.first) && sums.at(n) == cd.first[n] {
 			n++
 		}
-		items := r.idx.items
+		if n == len(cd.first) {
+			for n < full && sums.at(n) == cd.r.sums[n] {
+				n++
+			}
+		}
+		// The same bytes up to there hold the same items: a candidate
+		// that shares no more blocks than the best so far shares no
+		// more items.
+		if n <= mostBlocks || cd.r.idx.conv < 0 {
+			continue
+		}
+		items := cd.r.idx.items
 		k := sort.Search(len(items), func(i int) bool { return items[i].end > n*c.block })
 		if k > most {
-			best, most = r, k
+			best, most, mostBlocks = cd.r, k, n
 		}
 	}
 	return best, most
+}
+
+// cand is one of a head's candidates: its record, the body's length and
+// its first block sums, read without touching the record.
+type cand struct {
+	r     *recallRec
+	n     int
+	first [candSums]blockSum
+}
+
+const candSums = 4
+
+func candOf(r *recallRec) cand {
+	cd := cand{r: r, n: r.n}
+	copy(cd.first[:], r.sums)
+	return cd
 }
 
 // put remembers r under head h. A record r wholly extends (replaces)
@@ -294,17 +321,17 @@ func (c *recall) put(h uint64, r, replaces *recallRec, extends bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b := c.m[h]
-	if i := slices.Index(b, replaces); extends && i >= 0 {
+	if i := slices.IndexFunc(b, func(cd cand) bool { return cd.r == replaces }); extends && i >= 0 {
 		b = slices.Delete(b, i, i+1)
 		c.drop(replaces)
 	}
-	b = slices.Insert(b, 0, r)
+	b = slices.Insert(b, 0, candOf(r))
 	c.size += r.size
 	c.held++
 	r.held = true
 	if len(b) > recallWays {
 		for _, old := range b[recallWays:] {
-			c.drop(old)
+			c.drop(old.r)
 		}
 		clear(b[recallWays:])
 		b = b[:recallWays]
@@ -330,7 +357,7 @@ func (c *recall) drop(r *recallRec) {
 
 func (c *recall) forget(e recallEntry) {
 	b := c.m[e.head]
-	i := slices.Index(b, e.r)
+	i := slices.IndexFunc(b, func(cd cand) bool { return cd.r == e.r })
 	if i < 0 {
 		return
 	}

@@ -152,8 +152,8 @@ func TestRecallBounded(t *testing.T) {
 	defer recalled.mu.Unlock()
 	n, held := 0, 0
 	for _, b := range recalled.m {
-		for _, r := range b {
-			n += r.size
+		for _, cd := range b {
+			n += cd.r.size
 			held++
 		}
 	}
