@@ -18,6 +18,7 @@ type lru struct {
 	now   func() time.Time
 	ll    *list.List
 	items map[string]*list.Element
+	seq   uint64 // counts the writes this process stored (lruItem.wrote)
 }
 
 type lruItem struct {
@@ -25,6 +26,7 @@ type lruItem struct {
 	rec     record
 	expires time.Time
 	written time.Time // when this process stored rec; zero when it was read
+	wrote   uint64    // lru.seq when this process stored rec; 0 when it was read
 	pending int       // writes of rec held (hold) and not yet ended (release)
 }
 
@@ -84,26 +86,44 @@ func (c *lru) release(key string, rec record, stored bool) {
 		}
 		if stored && reflect.DeepEqual(it.rec, rec) {
 			it.written = c.now()
+			c.seq++
+			it.wrote = c.seq
 		}
 	}
 }
 
-// held returns the record of key whose write is held (hold), if any.
-func (c *lru) held(key string) (record, bool) {
+// mark returns the point a store read starts from: a record this process
+// stores after it is newer than what that read returns.
+func (c *lru) mark() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok && el.Value.(*lruItem).pending > 0 {
-		return el.Value.(*lruItem).rec, true
+	return c.seq
+}
+
+// newer returns the record of key whose write is held (hold), or which
+// this process stored after since (mark): the store may not have had it
+// when a read that began at since looked.
+func (c *lru) newer(key string, since uint64) (record, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		if it := el.Value.(*lruItem); it.pending > 0 || it.wrote > since {
+			return it.rec, true
+		}
 	}
 	return record{}, false
 }
 
-// read caches rec as read from the store, unless a write of key is held.
-func (c *lru) read(key string, rec record) {
+// read caches rec as read from the store by a read that began at since
+// (mark), unless a write of key is held or this process stored key after
+// since: what the read returned is then older than what is cached.
+func (c *lru) read(key string, rec record, since uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok && el.Value.(*lruItem).pending > 0 {
-		return
+	if el, ok := c.items[key]; ok {
+		if it := el.Value.(*lruItem); it.pending > 0 || it.wrote > since {
+			return
+		}
 	}
 	c.set(key, rec, false)
 }
@@ -120,19 +140,21 @@ func (c *lru) set(key string, rec record, written bool) {
 	now := c.now()
 	exp := now.Add(c.ttl)
 	var w time.Time
+	var seq uint64
 	if written {
-		w = now
+		c.seq++
+		w, seq = now, c.seq
 	}
 	if el, ok := c.items[key]; ok {
 		it := el.Value.(*lruItem)
 		if !written && reflect.DeepEqual(it.rec, rec) {
-			w = it.written // read back what this process stored
+			w, seq = it.written, it.wrote // read back what this process stored
 		}
-		it.rec, it.expires, it.written = rec, exp, w
+		it.rec, it.expires, it.written, it.wrote = rec, exp, w, seq
 		c.ll.MoveToFront(el)
 		return
 	}
-	c.items[key] = c.ll.PushFront(&lruItem{key: key, rec: rec, expires: exp, written: w})
+	c.items[key] = c.ll.PushFront(&lruItem{key: key, rec: rec, expires: exp, written: w, wrote: seq})
 	for spared := 0; c.ll.Len() > c.size && spared < c.ll.Len(); {
 		old := c.ll.Back()
 		if old.Value.(*lruItem).pending > 0 {

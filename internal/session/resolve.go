@@ -45,8 +45,8 @@ func (r *Resolver) cached(principal, key string) (record, bool) {
 	return r.cache.get(principal + "\x00" + key)
 }
 
-func (r *Resolver) remember(principal, key string, rec record) {
-	r.cache.read(principal+"\x00"+key, rec)
+func (r *Resolver) remember(principal, key string, rec record, since uint64) {
+	r.cache.read(principal+"\x00"+key, rec, since)
 }
 
 // allCached returns the records of keys from the cache alone, when this
@@ -101,6 +101,7 @@ func (r *Resolver) fetchWith(ctx context.Context, principal string, keys []strin
 	}
 	var raw map[string][]byte
 	var err error
+	since := r.cache.mark()
 	if pf, ok := r.st.(backend.CapsulePrefetcher); ok && aLeg != "" && pre != nil {
 		var c backend.CapsuleRecord
 		var found bool
@@ -119,13 +120,14 @@ func (r *Resolver) fetchWith(ctx context.Context, principal string, keys []strin
 			continue
 		}
 		out[k] = rec
-		r.remember(principal, k, rec)
+		r.remember(principal, k, rec, since)
 	}
 	// A record whose write this process holds (CommitBehind) is newer than
 	// what the store returned, or returned nothing for: the store has not
-	// got it yet.
+	// got it yet. So is one whose write ended while the read ran: the read
+	// may have looked before the write landed.
 	for _, k := range uniq {
-		if rec, ok := r.cache.held(principal + "\x00" + k); ok {
+		if rec, ok := r.cache.newer(principal+"\x00"+k, since); ok {
 			out[k] = rec
 		}
 	}
