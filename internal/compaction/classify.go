@@ -314,13 +314,7 @@ func (p *probe) systemHolds(c *Condition) bool {
 	if !ok {
 		return test(c, p.system())
 	}
-	mk := systemTestKey{c: c, sys: k}
-	if found, ok := systemTests.get(mk); ok {
-		return found
-	}
-	found := test(c, p.system())
-	systemTests.put(mk, found)
-	return found
+	return systemTests.remember(systemTestKey{c: c, sys: k}, func() bool { return test(c, p.system()) })
 }
 
 // systemKey identifies the bytes system() reads: the system field and,
@@ -489,23 +483,17 @@ func (p *probe) lastUserHolds(c *Condition) bool {
 	if p.lastIdx < 0 || p.lastIdx >= len(keys) {
 		return test(c, text())
 	}
-	k := userTestKey{c: c, item: keys[p.lastIdx]}
-	if found, ok := userTests.get(k); ok {
-		return found
-	}
-	found := test(c, text())
-	userTests.put(k, found)
-	return found
+	return itemTests.remember(itemTestKey{c: c, item: keys[p.lastIdx]}, func() bool { return test(c, text()) })
 }
 
-type userTestKey struct {
+type itemTestKey struct {
 	c    *Condition
 	item dialect.ItemKey
 }
 
-// userTests remembers what a last-user-message condition found in a
-// message.
-var userTests = memo[userTestKey, bool]{max: 1 << 14}
+// itemTests remembers what a condition that reads one item (the last user
+// message, the first item's content types) found in it, by its key.
+var itemTests = memo[itemTestKey, bool]{max: 1 << 14}
 
 // lastUsers remembers, by the id of a history's items, the index of its
 // last user message with text (-1: none).
@@ -541,6 +529,17 @@ func (c *memo[K, V]) put(k K, v V) {
 	}
 	c.m[k] = v
 	c.mu.Unlock()
+}
+
+// remember returns what the memo holds for k, or computes it with f and
+// keeps it.
+func (c *memo[K, V]) remember(k K, f func() V) V {
+	if v, ok := c.get(k); ok {
+		return v
+	}
+	v := f()
+	c.put(k, v)
+	return v
 }
 
 // keys returns the items' keys (parallel to the View's items), or nil when the

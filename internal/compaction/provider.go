@@ -24,31 +24,25 @@ func (p *probe) matchBody(c *Condition) bool {
 	case strings.HasPrefix(c.Where, "body:"):
 		return testJSON(c, p.v.Get(strings.TrimPrefix(c.Where, "body:")))
 	case c.Where == "first_block_type":
-		return testAny(c, p.firstPartTypes())
+		return p.firstBlockHolds(c)
 	}
 	return false
 }
 
-// firstPartTypes is dialect.FirstPartTypes, remembered by the first item's
-// key: the first message of an agent's history (Claude Code's carries the
-// project's instructions, often kilobytes) comes back every turn.
-func (p *probe) firstPartTypes() []string {
+// firstBlockHolds tests c on the content types of the conversation's
+// first item, remembered by the item's key: the first message of an
+// agent's history (Claude Code's carries the project's instructions, often
+// kilobytes) comes back every turn. What is kept is the verdict, never the
+// types, so a first item of a million blocks costs one reading, not the
+// memo's memory.
+func (p *probe) firstBlockHolds(c *Condition) bool {
 	p.scan()
 	keys := p.keys()
 	if len(keys) == 0 {
-		return dialect.FirstPartTypes(p.v)
+		return testAny(c, dialect.FirstPartTypes(p.v))
 	}
-	if ts, ok := firstTypes.get(keys[0]); ok {
-		return ts
-	}
-	ts := dialect.FirstPartTypes(p.v)
-	firstTypes.put(keys[0], ts)
-	return ts
+	return itemTests.remember(itemTestKey{c: c, item: keys[0]}, func() bool { return testAny(c, dialect.FirstPartTypes(p.v)) })
 }
-
-// firstTypes remembers the content types of a conversation's first item
-// by its key.
-var firstTypes = memo[dialect.ItemKey, []string]{max: 1 << 12}
 
 // testJSON applies c to a JSON value: absent and present test whether it
 // is there (null counts as absent), an array passes when any element does.
