@@ -155,6 +155,8 @@ type probe struct {
 
 	sysKeyDone bool
 	sysKey     systemID
+	sysFound   *verdicts    // what the system conditions found in this prompt
+	itemFound  [2]*verdicts // in the first item and in lastUser (by lastIdx)
 	lastDone   bool
 	lastUser   *item
 	lastIdx    int // the item lastUser is, -1 when not read from the index
@@ -314,7 +316,10 @@ func (p *probe) systemHolds(c *Condition) bool {
 	if !ok {
 		return test(c, p.system())
 	}
-	return systemTests.remember(systemTestKey{c: c, sys: k}, func() bool { return test(c, p.system()) })
+	if p.sysFound == nil {
+		p.sysFound = systemTests.remember(k, newVerdicts)
+	}
+	return p.sysFound.remember(c, func() bool { return test(c, p.system()) })
 }
 
 // systemKey identifies the bytes system() reads: the system field and,
@@ -382,16 +387,38 @@ type systemID struct {
 	h1, h2 uint64
 }
 
-type systemTestKey struct {
-	c   *Condition
-	sys systemID
-}
-
 var (
 	systemSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-	// systemTests remembers what a system condition found in a prompt.
-	systemTests = memo[systemTestKey, bool]{max: 1 << 12}
+	// systemTests remembers what the system conditions found in a prompt.
+	systemTests = memo[systemID, *verdicts]{max: 1 << 12}
 )
+
+// verdicts is what conditions found in one text (a system prompt, an
+// item), each by its pointer. A request looks its text's verdicts up once
+// and then asks them for each condition, rather than looking each
+// condition up in a process-wide memo by the text's key. It holds at
+// most one bool for each condition of the rule sets in use.
+type verdicts struct {
+	mu sync.Mutex
+	m  map[*Condition]bool
+}
+
+func newVerdicts() *verdicts { return &verdicts{m: map[*Condition]bool{}} }
+
+// remember returns what c found, testing it with f the first time.
+func (v *verdicts) remember(c *Condition, f func() bool) bool {
+	v.mu.Lock()
+	held, ok := v.m[c]
+	v.mu.Unlock()
+	if ok {
+		return held
+	}
+	held = f()
+	v.mu.Lock()
+	v.m[c] = held
+	v.mu.Unlock()
+	return held
+}
 
 // decodeHead decodes item i from the start, sharing the tail cache when the
 // item is also part of the tail.
@@ -483,17 +510,22 @@ func (p *probe) lastUserHolds(c *Condition) bool {
 	if p.lastIdx < 0 || p.lastIdx >= len(keys) {
 		return test(c, text())
 	}
-	return itemTests.remember(itemTestKey{c: c, item: keys[p.lastIdx]}, func() bool { return test(c, text()) })
+	return p.itemVerdicts(1, keys[p.lastIdx]).remember(c, func() bool { return test(c, text()) })
 }
 
-type itemTestKey struct {
-	c    *Condition
-	item dialect.ItemKey
+// itemVerdicts is what conditions found in the item k, looked up once a
+// request for each of the items the conditions read (0: the first item,
+// 1: the last user message).
+func (p *probe) itemVerdicts(which int, k dialect.ItemKey) *verdicts {
+	if p.itemFound[which] == nil {
+		p.itemFound[which] = itemTests.remember(k, newVerdicts)
+	}
+	return p.itemFound[which]
 }
 
 // itemTests remembers what a condition that reads one item (the last user
 // message, the first item's content types) found in it, by its key.
-var itemTests = memo[itemTestKey, bool]{max: 1 << 14}
+var itemTests = memo[dialect.ItemKey, *verdicts]{max: 1 << 14}
 
 // lastUsers remembers, by the id of a history's items, the index of its
 // last user message with text (-1: none).
