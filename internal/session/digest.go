@@ -99,7 +99,20 @@ func (r *Resolver) token(principal, aLeg string) string {
 	return t
 }
 
-// tokenMemo remembers A-leg tokens; it starts over past tokenMemoMax.
+// hintKey is the lineage key of a client hint. An agent sends the same
+// hint on every turn of a session, so the keys made are remembered as the
+// A-leg tokens are.
+func (r *Resolver) hintKey(principal, hint string) string {
+	k := [2]string{principal, hint}
+	if t, ok := r.hints.get(k); ok {
+		return t
+	}
+	t := r.key(kindHint, principal, hint)
+	r.hints.put(k, t)
+	return t
+}
+
+// tokenMemo remembers A-leg tokens and hint keys; it starts over past tokenMemoMax.
 type tokenMemo struct {
 	mu sync.Mutex
 	m  map[[2]string]string

@@ -29,16 +29,21 @@ func hintOf(v *dialect.View) clientHint {
 		}
 		return hdr.Get(name)
 	}
-	cands := []struct{ family, value string }{
-		{"codex", get("thread-id")},
-		{"codex", get("session-id")},
-		{"claude", get("X-Claude-Code-Session-Id")},
-		{"claude", claudeUserSession(v)},
-		{"opencode", get("x-session-id")},
-		{"cache", v.Get("prompt_cache_key").String()},
+	// Tried in order, each read only when the ones before gave nothing: a
+	// body field is a lookup into the request.
+	cands := [...]struct {
+		family string
+		value  func() string
+	}{
+		{"codex", func() string { return get("thread-id") }},
+		{"codex", func() string { return get("session-id") }},
+		{"claude", func() string { return get("X-Claude-Code-Session-Id") }},
+		{"claude", func() string { return claudeUserSession(v) }},
+		{"opencode", func() string { return get("x-session-id") }},
+		{"cache", func() string { return v.Get("prompt_cache_key").String() }},
 	}
 	for _, c := range cands {
-		if s, ok := normHint(c.value); ok {
+		if s, ok := normHint(c.value()); ok {
 			h.value = c.family + ":" + s
 			break
 		}

@@ -269,7 +269,7 @@ func (r *Resolver) Resolve(ctx context.Context, principal string, v *dialect.Vie
 	ref := Ref{Principal: principal, Turn: len(msgs), compaction: h.Compaction && !h.OutOfBand, window: ch.window}
 	hintKey := ""
 	if ch.value != "" {
-		hintKey = r.key(kindHint, principal, ch.value)
+		hintKey = r.hintKey(principal, ch.value)
 		ref.Hint = hintKey[len(kindHint)+1:]
 	}
 	var (

@@ -176,6 +176,7 @@ type Resolver struct {
 	behind writeChains // orders per A-leg the writes CommitBehind leaves running
 	macs   sync.Pool   // HMAC hashes under the secret
 	tokens tokenMemo   // A-leg tokens made (alegKey, EpochToken)
+	hints  tokenMemo   // client-hint keys made (hintKey)
 	waits  waiting     // continuations waiting to be queued (Options.Coalesce)
 	seal   sealKey     // the AEAD of client descriptions
 	known  *known      // keys an exclusive store may hold (IndexKeys); nil: ask the store
