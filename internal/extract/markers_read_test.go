@@ -220,3 +220,17 @@ func BenchmarkReadTurnLongRuns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadTurnAgentStep reads the user turn tether-bench's agents send
+// on every step (cmd/tether-bench/workload.go): a report that reads as no
+// rule, then a decision and a rule restated.
+func BenchmarkReadTurnAgentStep(b *testing.B) {
+	const text = "Step 12 done. Keep PostgreSQL as the store, not MongoDB, and keep every change behind the repository interface."
+	n := 0
+	for b.Loop() {
+		n += len(readTurn(text))
+	}
+	if n == 0 {
+		b.Fatal("the turn gave no items")
+	}
+}

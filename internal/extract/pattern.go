@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -521,19 +522,54 @@ func (s litSet) inexact() litSet {
 }
 
 // union: a match of one of the sets' parts begins with one of the sets'
-// literals.
-func union(sets ...litSet) litSet {
+// literals (ends with one, atEnd). More than maxLiterals are shortened.
+func union(atEnd bool, sets ...litSet) litSet {
 	n := 0
 	for _, set := range sets {
-		if n += len(set.lits); set.unknown || n > maxLiterals {
+		if set.unknown {
 			return unknownSet
 		}
+		n += len(set.lits)
 	}
 	out := make([]lit, 0, n)
 	for _, set := range sets {
 		out = append(out, set.lits...)
 	}
+	if n > maxLiterals {
+		return litSet{lits: out}.shortened(atEnd)
+	}
 	return litSet{lits: out}
+}
+
+// shortened cuts the literals to their first bytes (last, atEnd), as many
+// as keep at most maxLiterals distinct ones; a text that holds a literal
+// holds its first bytes. A long word list (the interjections a sentence
+// may open with) is thus still checked by the first bytes of its words
+// rather than not at all.
+func (s litSet) shortened(atEnd bool) litSet {
+	longest := 0
+	for _, l := range s.lits {
+		longest = max(longest, len(l.s))
+	}
+	for n := longest; n > 0; n-- {
+		seen := map[lit]bool{}
+		var out []lit
+		for _, l := range s.lits {
+			if len(l.s) > n && atEnd {
+				l = lit{l.s[len(l.s)-n:], false}
+			} else if len(l.s) > n {
+				l = lit{l.s[:n], false}
+			}
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+		if len(out) <= maxLiterals {
+			return litSet{lits: out}
+		}
+	}
+	return unknownSet
 }
 
 // deriver derives the literal sets of one expression, each part's once.
@@ -605,16 +641,16 @@ func (d *deriver) derive(re *syntax.Regexp, atEnd bool) litSet {
 		for i, sub := range re.Sub {
 			sets[i] = d.affixes(sub, atEnd)
 		}
-		return union(sets...)
+		return union(atEnd, sets...)
 	case syntax.OpQuest:
-		return union(d.affixes(re.Sub[0], atEnd), emptyLit)
+		return union(atEnd, d.affixes(re.Sub[0], atEnd), emptyLit)
 	case syntax.OpStar:
-		return union(d.affixes(re.Sub[0], atEnd).inexact(), emptyLit)
+		return union(atEnd, d.affixes(re.Sub[0], atEnd).inexact(), emptyLit)
 	case syntax.OpPlus:
 		return d.affixes(re.Sub[0], atEnd).inexact()
 	case syntax.OpRepeat:
 		if re.Min == 0 {
-			return union(d.affixes(re.Sub[0], atEnd).inexact(), emptyLit)
+			return union(atEnd, d.affixes(re.Sub[0], atEnd).inexact(), emptyLit)
 		}
 		return d.affixes(re.Sub[0], atEnd).inexact()
 	}
@@ -705,7 +741,7 @@ func (d *deriver) factors(re *syntax.Regexp) litSet {
 		for i, sub := range re.Sub {
 			sets[i] = d.factors(sub)
 		}
-		return union(sets...)
+		return union(false, sets...)
 	case syntax.OpConcat:
 		best := unknownSet
 		for i, sub := range re.Sub {
@@ -722,4 +758,69 @@ func (d *deriver) factors(re *syntax.Regexp) litSet {
 		return best
 	}
 	return unknownSet
+}
+
+// A subjectPattern matches what `^S{1,most}?\s+V` matches, S a class of
+// ASCII characters: a subject of up to most bytes, spaces, then V
+// ("Postgres is overkill"). As one regexp, each of the subject's most
+// bytes starts every alternative of V anew, in every thread of the NFA;
+// here V is tried, after its own prefilter, only after the spaces that
+// follow a possible subject.
+type subjectPattern struct {
+	expr    string    // the pattern as one regexp, for tests
+	subject [256]bool // the bytes of S
+	most    int       // bytes of the subject, at most
+	verdict *pattern  // `^(?:V)`
+}
+
+// mustSubjectPattern builds the subjectPattern of S, most and V, and
+// panics as regexp.MustCompile does on a malformed V or S. V must not assert
+// the start of a text or line: it is matched on the text from where it
+// begins, and what comes before that (a space) looks to \b and \B as the
+// start of a text does, but not to ^.
+func mustSubjectPattern(class string, most int, v string) *subjectPattern {
+	p := &subjectPattern{expr: fmt.Sprintf(`^%s{1,%d}?\s+%s`, class, most, v), most: most, verdict: &pattern{re: regexp.MustCompile(`^(?:` + v + `)`)}}
+	cc, err := syntax.Parse(class, syntax.Perl)
+	if err != nil || cc.Op != syntax.OpCharClass || slices.Max(cc.Rune) >= utf8.RuneSelf {
+		panic("subjectPattern: " + class + " is not a class of ASCII characters")
+	}
+	for i := 0; i < len(cc.Rune); i += 2 {
+		for r := cc.Rune[i]; r <= cc.Rune[i+1]; r++ {
+			p.subject[r] = true
+		}
+	}
+	if re, _ := syntax.Parse(v, syntax.Perl); assertsStart(re) {
+		panic("subjectPattern: " + v + " asserts the start of a text or line")
+	}
+	return p
+}
+
+// assertsStart reports whether re holds ^ or \A.
+func assertsStart(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginLine || re.Op == syntax.OpBeginText {
+		return true
+	}
+	return slices.ContainsFunc(re.Sub, assertsStart)
+}
+
+func (p *subjectPattern) String() string { return p.expr }
+
+// MatchString reports whether s opens with a subject, spaces and V: for
+// each subject of 1 to most bytes, V after any of the spaces that follow.
+func (p *subjectPattern) MatchString(s string) bool {
+	tried := 0 // V is tried at each offset once: S may hold a space
+	for k := 1; k <= p.most && k < len(s) && p.subject[s[k-1]]; k++ {
+		for j := max(k, tried); j < len(s) && isSpace(s[j]); j++ {
+			if p.verdict.MatchString(s[j+1:]) {
+				return true
+			}
+			tried = j + 1
+		}
+	}
+	return false
+}
+
+// isSpace: \s, [\t\n\f\r ].
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\f' || b == '\r'
 }

@@ -36,17 +36,17 @@ func extractorExprs(tb testing.TB) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) != 1 {
-				return true
-			}
-			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "mustPattern" {
-				return true
-			}
-			expr, ok := constString(call.Args[0])
 			if !ok {
-				tb.Fatalf("%s: mustPattern with an argument that is not a constant string", fset.Position(call.Pos()))
+				return true
 			}
-			exprs = append(exprs, expr)
+			id, ok := call.Fun.(*ast.Ident)
+			switch {
+			case ok && id.Name == "mustPattern" && len(call.Args) == 1:
+				exprs = append(exprs, mustConst(tb, fset, call, call.Args[0]))
+			case ok && id.Name == "mustSubjectPattern" && len(call.Args) == 3:
+				// its verdict, a pattern of its own
+				exprs = append(exprs, "^(?:"+mustConst(tb, fset, call, call.Args[2])+")")
+			}
 			return true
 		})
 	}
@@ -54,6 +54,17 @@ func extractorExprs(tb testing.TB) []string {
 		tb.Fatalf("found only %d patterns in the package source", len(exprs))
 	}
 	return exprs
+}
+
+// mustConst returns the constant string arg of call, failing tb if it is
+// not one.
+func mustConst(tb testing.TB, fset *token.FileSet, call *ast.CallExpr, arg ast.Expr) string {
+	tb.Helper()
+	expr, ok := constString(arg)
+	if !ok {
+		tb.Fatalf("%s: %s with an argument that is not a constant string", fset.Position(call.Pos()), call.Fun)
+	}
+	return expr
 }
 
 // constString evaluates a string literal or a sum of them.
@@ -169,11 +180,43 @@ func FuzzMarkerPrefilter(f *testing.F) {
 	for _, expr := range extractorExprs(f) {
 		patterns = append(patterns, mustPattern(expr))
 	}
+	judged := regexp.MustCompile(judgement.expr)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, p := range patterns {
 			checkSound(t, p, s)
 		}
+		checkSubject(t, judgement, judged, s)
 	})
+}
+
+// checkSubject fails when p's answer for s differs from re's, its
+// regexp's.
+func checkSubject(t *testing.T, p *subjectPattern, re *regexp.Regexp, s string) {
+	t.Helper()
+	if got, want := p.MatchString(s), re.MatchString(s); got != want {
+		t.Fatalf("MatchString of %q on %q is %v, its regexp's %v", p, s, got, want)
+	}
+}
+
+// A subject pattern answers as its regexp does on the corpus and on
+// subjects at and past its bounds.
+func TestSubjectPattern(t *testing.T) {
+	samples := append(prefilterSamples(t),
+		"postgres is overkill", "postgres  \t is overkill", " is overkill", "is overkill", "a is overkill",
+		strings.Repeat("x", 39)+" is overkill", strings.Repeat("x", 40)+" is overkill", strings.Repeat("x", 41)+" is overkill",
+		strings.Repeat("x ", 20)+" is overkill", strings.Repeat("x ", 21)+"is overkill", "é is overkill", "x\u00a0is overkill",
+		"mysql\nis too slow", "x is\toverkill", "it is  too", "it's too slow", "postgres is", "postgres ")
+	re := regexp.MustCompile(judgement.expr)
+	matched := 0
+	for _, s := range samples {
+		checkSubject(t, judgement, re, s)
+		if judgement.MatchString(s) {
+			matched++
+		}
+	}
+	if matched < 100 {
+		t.Errorf("only %d samples match %q", matched, judgement)
+	}
 }
 
 // FuzzPrefilter checks the derivation on any expression, not only the
