@@ -4159,6 +4159,14 @@ var (
 	keepForm         = mustPattern(`^(?:keep|use|stay with|stick with|go with|we keep|we use)\s+\S`)
 )
 
+// groupNot reports whether p matches s and what its first group matched
+// does not match not: one search, not a match and then a search for the
+// group.
+func groupNot(p, not *pattern, s string) bool {
+	m := p.FindStringSubmatch(s)
+	return m != nil && !not.MatchString(m[1])
+}
+
 // constraintForms reads lasting rules stated on their own.
 func (r *reader) constraintForms(s, low string) bool {
 	switch {
@@ -4171,7 +4179,7 @@ func (r *reader) constraintForms(s, low string) bool {
 			return false
 		}
 	case mustForm.MatchString(low) && !oneOff.MatchString(low):
-	case keepRule.MatchString(low) && !keepNot.MatchString(keepRule.FindStringSubmatch(low)[1]) && !oneOff.MatchString(low),
+	case groupNot(keepRule, keepNot, low) && !oneOff.MatchString(low),
 		skipAny.MatchString(low) && !oneOff.MatchString(low),
 		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)) && !describes.MatchString(low),
 		cappedAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low), staysAt.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
@@ -4180,7 +4188,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		alwaysNamed(s, low) && !describes.MatchString(low) && !mishap.MatchString(low),
 		alwaysDone.MatchString(low) && !pronounLead.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(strings.Split(low, ", never")[0]),
 		liveIn.MatchString(low) && !liveNot.MatchString(low) && !oneOff.MatchString(low) && !describes.MatchString(low),
-		stickTo.MatchString(low) && !stickNot.MatchString(stickTo.FindStringSubmatch(low)[1]),
+		groupNot(stickTo, stickNot, low),
 		stayRule.MatchString(low) && !stayTask.MatchString(low) && !oneOff.MatchString(low),
 		shouldRule.MatchString(low) && !oneOff.MatchString(low) && !pronounLead.MatchString(low) && !allNot.MatchString(low) && !comparative.MatchString(low),
 		maxRule.MatchString(low), ensureAll.MatchString(low), standingImper.MatchString(low), propertyRule.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low),
@@ -4201,7 +4209,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		partNever.MatchString(low) && (productPart(partNever.FindStringSubmatch(low)[1]) && !pronounLead.MatchString(low) || neverReach.MatchString(low) && !strings.HasPrefix(low, "it ")) && !describes.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),
-		wantToBe.MatchString(low) && !pronounLead.MatchString(wantToBe.FindStringSubmatch(low)[1]):
+		groupNot(wantToBe, pronounLead, low):
 	default:
 		return false
 	}

@@ -160,10 +160,16 @@ type prefilter struct {
 	first literals
 	inner *literals
 	ends  []string // the regexp matches only up to the end of the text ($)
+	// trim: bytes a match may end with after what ends holds (`[.!]*$`);
+	// they are cut from the text's end before it is compared with ends.
+	trim [4]uint64
 	// lastBytes: the last bytes of ends, a set of 256 bits; every bit
 	// when one of ends is empty. Most texts end in a byte none of them
 	// ends with, and are ruled out without comparing.
 	lastBytes [4]uint64
+	// alts: when the regexp is an alternation, the prefilters of its
+	// alternatives; a match is one of theirs, so one of them must pass.
+	alts []prefilter
 	// leading: first holds literals a match begins with (not literals
 	// from within it), so no match begins before the first of them.
 	leading bool
@@ -195,6 +201,9 @@ func (f *prefilter) start(s string) int {
 			return -1
 		}
 	}
+	if f.alts != nil && len(s) <= altsUpTo && !f.anyAlt(s) {
+		return -1
+	}
 	switch {
 	case !f.leading || c == 0:
 		return 0
@@ -206,8 +215,20 @@ func (f *prefilter) start(s string) int {
 	return 0
 }
 
-// endsWell reports whether s ends with one of f.ends.
+// anyAlt reports whether one of f.alts may match s.
+func (f *prefilter) anyAlt(s string) bool {
+	for k := range f.alts {
+		if f.alts[k].start(s) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// endsWell reports whether s, once cut of the bytes of f.trim at its end,
+// ends with one of f.ends.
 func (f *prefilter) endsWell(s string) bool {
+	s = trimEnd(s, &f.trim)
 	if len(s) > 0 {
 		if b := s[len(s)-1]; f.lastBytes[b>>6]&(1<<(b&63)) == 0 {
 			return false
@@ -220,6 +241,9 @@ func (f *prefilter) endsWell(s string) bool {
 	}
 	return false
 }
+
+// inSet reports whether b is in the set of 256 bits.
+func inSet(set *[4]uint64, b byte) bool { return set[b>>6]&(1<<(b&63)) != 0 }
 
 // withEnds sets f's ends and the last bytes they end with.
 func (f prefilter) withEnds(ends []string) prefilter {
@@ -347,33 +371,57 @@ const (
 // parses it: the literals a match must begin with, checked only where the
 // pattern can start, and the literals a match must contain when they are
 // others; either alone when the other is unknown.
+//
+// An alternation's alternatives each get a prefilter of their own too: the
+// literals of all of them together are held by many texts none of them
+// matches ("as" of `, as\s+` anywhere, "store" of `^store\s+` anywhere).
 func newPrefilter(expr string) prefilter {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return prefilter{}
 	}
 	re = re.Simplify()
+	d := deriver{memo: map[affixKey]litSet{}}
+	f := d.prefilter(re)
+	if alts := alternatives(re); len(alts) > 1 && len(alts) <= maxAlternatives {
+		pres := make([]prefilter, len(alts))
+		for k, alt := range alts {
+			if pres[k] = d.prefilter(alt); pres[k].first.where == anyPlace && pres[k].ends == nil {
+				return f // one alternative rules nothing out, so they do not
+			}
+		}
+		f.alts = pres
+	}
+	return f
+}
+
+// prefilter derives the prefilter of re, simplified.
+func (d *deriver) prefilter(re *syntax.Regexp) prefilter {
 	prog, err := syntax.Compile(re)
 	if err != nil {
 		return prefilter{}
 	}
-	d := deriver{memo: map[affixKey]litSet{}}
-	first, inner := d.affixes(re, false), d.factors(re)
+	first := d.affixes(re, false)
+	inner := d.factorsBesides(re, first)
 	var ends []string
-	if last := d.affixes(re, true); endAnchored(re) && last.usable() {
+	rest, trim := cutOptionalEnd(re)
+	if last := d.affixes(rest, true); endAnchored(re) && last.usable() {
 		for _, l := range last.lits {
-			ends = append(ends, l.s)
+			ends = append(ends, trimEnd(l.s, &trim))
 		}
 		slices.Sort(ends)
 		ends = slices.Compact(ends)
+		if ends[0] == "" { // cut whole: ruling nothing out
+			ends = nil
+		}
 	}
 	if !first.usable() {
 		if !inner.usable() {
-			return prefilter{}.withEnds(ends)
+			return prefilter{trim: trim}.withEnds(ends)
 		}
-		return prefilter{first: build(atAnyOffset, inner)}.withEnds(ends)
+		return prefilter{first: build(atAnyOffset, inner), trim: trim}.withEnds(ends)
 	}
-	f := prefilter{first: build(atAnyOffset, first), leading: true, contextFree: contextFree(prog)}.withEnds(ends)
+	f := prefilter{first: build(atAnyOffset, first), leading: true, contextFree: contextFree(prog), trim: trim}.withEnds(ends)
 	if cond := prog.StartCond(); cond&syntax.EmptyBeginText != 0 {
 		f.first.where = atStart
 	} else if cond&syntax.EmptyWordBoundary != 0 {
@@ -384,6 +432,122 @@ func newPrefilter(expr string) prefilter {
 		f.inner = &in
 	}
 	return f
+}
+
+// altsUpTo bounds the texts asked of each alternative: a longer one (a
+// whole message, not a sentence) holds the literals of one of them nearly
+// always, and asking them all costs more than the regexp it saves.
+const altsUpTo = 400
+
+// maxAlternatives bounds the alternatives given a prefilter each: every one
+// is asked in turn before a text is ruled out.
+const maxAlternatives = 32
+
+// alternatives returns regexps whose matches together are re's: the
+// alternatives of an alternation, and of one in a sequence whose other
+// parts are single characters or assertions (`^(?:a|b)`, or `,(?:\s+a|\s+b)`,
+// which the parser makes of `,\s+a|,\s+b`); re alone otherwise.
+func alternatives(re *syntax.Regexp) []*syntax.Regexp {
+	switch re.Op {
+	case syntax.OpCapture:
+		return alternatives(re.Sub[0])
+	case syntax.OpAlternate:
+		var out []*syntax.Regexp
+		for _, sub := range re.Sub {
+			out = append(out, alternatives(sub)...)
+		}
+		return out
+	case syntax.OpConcat:
+		at := -1
+		for i, sub := range re.Sub {
+			if sub.Op == syntax.OpAlternate || sub.Op == syntax.OpCapture && sub.Sub[0].Op == syntax.OpAlternate {
+				if at >= 0 {
+					return []*syntax.Regexp{re} // two: their pairs could be many
+				}
+				at = i
+			} else if !fixedPiece(sub) {
+				return []*syntax.Regexp{re}
+			}
+		}
+		if at < 0 {
+			return []*syntax.Regexp{re}
+		}
+		var out []*syntax.Regexp
+		for _, alt := range alternatives(re.Sub[at]) {
+			part := []*syntax.Regexp{alt}
+			if alt.Op == syntax.OpConcat {
+				part = alt.Sub // one sequence, whose parts factorsBesides weighs each
+			}
+			subs := slices.Concat(re.Sub[:at], part, re.Sub[at+1:])
+			out = append(out, &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs})
+		}
+		return out
+	}
+	return []*syntax.Regexp{re}
+}
+
+// fixedPiece: an assertion, a literal or one character of a class.
+func fixedPiece(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return true
+	}
+	return false
+}
+
+// cutOptionalEnd returns re without the optional parts of ASCII
+// characters it ends with before the end of the text (`[.!]*$`, `\.?$`),
+// and those characters: a match ends with what the rest ends with, then
+// any number of them.
+func cutOptionalEnd(re *syntax.Regexp) (*syntax.Regexp, [4]uint64) {
+	var trim [4]uint64
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
+		return re, trim
+	}
+	k := len(re.Sub) - 1
+	for k > 0 && optionalASCII(re.Sub[k-1], &trim) {
+		k--
+	}
+	if k == len(re.Sub)-1 {
+		return re, trim
+	}
+	subs := append(slices.Clone(re.Sub[:k]), re.Sub[len(re.Sub)-1])
+	return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs}, trim
+}
+
+// optionalASCII reports whether re matches only runs, empty included, of
+// ASCII characters of one class or literal, and adds them to set.
+func optionalASCII(re *syntax.Regexp, set *[4]uint64) bool {
+	if re.Op != syntax.OpStar && re.Op != syntax.OpQuest && (re.Op != syntax.OpRepeat || re.Min != 0) {
+		return false
+	}
+	var runes []rune
+	switch sub := re.Sub[0]; {
+	case sub.Op == syntax.OpCharClass:
+		runes = sub.Rune
+	case sub.Op == syntax.OpLiteral && len(sub.Rune) == 1 && sub.Flags&syntax.FoldCase == 0:
+		runes = []rune{sub.Rune[0], sub.Rune[0]}
+	default:
+		return false
+	}
+	if len(runes) == 0 || slices.Max(runes) >= utf8.RuneSelf {
+		return false // not one byte each (and a folded letter may be ſ or K)
+	}
+	for i := 0; i < len(runes); i += 2 {
+		for r := runes[i]; r <= runes[i+1]; r++ {
+			set[r>>6] |= 1 << (r & 63)
+		}
+	}
+	return true
+}
+
+// trimEnd cuts the bytes of set from the end of s.
+func trimEnd(s string, set *[4]uint64) string {
+	for len(s) > 0 && inSet(set, s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // endAnchored reports whether every match of re ends at the end of the
@@ -743,21 +907,54 @@ func (d *deriver) factors(re *syntax.Regexp) litSet {
 		}
 		return union(false, sets...)
 	case syntax.OpConcat:
-		best := unknownSet
-		for i, sub := range re.Sub {
-			candidates := []litSet{d.factors(sub)}
-			if opensWithText(sub) {
-				candidates = append(candidates, d.concat(re.Sub[i:], false))
-			}
-			for _, c := range candidates {
-				if c.quality() > best.quality() || c.quality() == best.quality() && c.usable() && len(c.lits) < len(best.lits) {
-					best = c
-				}
-			}
-		}
-		return best
+		return d.bestFactors(re.Sub, nil)
 	}
 	return unknownSet
+}
+
+// factorsBesides returns factors of re other than first, the literals it
+// begins with (nor parts of those), when re is a sequence that holds
+// others ("keep " and
+// "ing " of `^keeps?\s+[a-z]+ing\s`): a text must hold both.
+func (d *deriver) factorsBesides(re *syntax.Regexp, first litSet) litSet {
+	if re.Op != syntax.OpConcat || !first.usable() {
+		return d.factors(re)
+	}
+	opening := first.minimal()
+	return d.bestFactors(re.Sub, func(c litSet) bool { return inEach(c.minimal(), opening) })
+}
+
+// inEach reports whether each of texts holds one of lits: a text that
+// holds one of texts then holds one of lits too.
+func inEach(lits, texts []string) bool {
+	for _, t := range texts {
+		if !slices.ContainsFunc(lits, func(l string) bool { return strings.Contains(t, l) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// bestFactors returns the best of what each run of subs, a sequence,
+// begins with, and of the factors of each part, leaving out those skip
+// reports.
+func (d *deriver) bestFactors(subs []*syntax.Regexp, skip func(litSet) bool) litSet {
+	best := unknownSet
+	for i, sub := range subs {
+		candidates := []litSet{d.factors(sub)}
+		if opensWithText(sub) {
+			candidates = append(candidates, d.concat(subs[i:], false))
+		}
+		for _, c := range candidates {
+			if skip != nil && c.usable() && skip(c) {
+				continue
+			}
+			if c.quality() > best.quality() || c.quality() == best.quality() && c.usable() && len(c.lits) < len(best.lits) {
+				best = c
+			}
+		}
+	}
+	return best
 }
 
 // A subjectPattern matches what `^S{1,most}?\s+V` matches, S a class of

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,13 +178,21 @@ func FuzzMarkerPrefilter(f *testing.F) {
 		f.Add(s)
 	}
 	var patterns []*pattern
+	alts := map[*pattern][]*regexp.Regexp{}
 	for _, expr := range extractorExprs(f) {
-		patterns = append(patterns, mustPattern(expr))
+		p := mustPattern(expr)
+		patterns = append(patterns, p)
+		if len(p.filter().alts) > 0 {
+			alts[p] = alternativeRegexps(f, p.re)
+		}
 	}
 	judged := regexp.MustCompile(judgement.expr)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, p := range patterns {
 			checkSound(t, p, s)
+			if a := alts[p]; a != nil {
+				checkAlternatives(t, p.re, a, s)
+			}
 		}
 		checkSubject(t, judgement, judged, s)
 	})
@@ -238,6 +247,12 @@ func FuzzPrefilter(f *testing.F) {
 		{`\Bab`, "cab"},
 		{`\b's\b`, "it's"},
 		{`é|e\x{301}`, "cafe\u0301"},
+		{`,?\s+(?:period|full stop)[.!]*$`, "ok, period.!"},
+		{`(?:etc\.|ok)[.]?$`, "etc."},
+		{`^(?:a|b)\s+(?:x|y)$|^c[.!]?$`, "c!"},
+		{`,(?:\s+as\s+|\s+it\s+)`, "as it, as x"},
+		{`(?i)(?:k|s)[.]*$`, "\u212a."},
+		{`^keeps?\s+(?:crashing|[a-z]+ing\s+us)`, "keep failing us"},
 	} {
 		f.Add(seed[0], seed[1])
 	}
@@ -248,7 +263,58 @@ func FuzzPrefilter(f *testing.F) {
 		}
 		p := &pattern{re: re}
 		checkSound(t, p, s)
+		checkAlternatives(t, re, alternativeRegexps(t, re), s)
 	})
+}
+
+// alternativeRegexps compiles the alternatives of re (alternatives).
+func alternativeRegexps(tb testing.TB, re *regexp.Regexp) []*regexp.Regexp {
+	tb.Helper()
+	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []*regexp.Regexp
+	for _, alt := range alternatives(parsed.Simplify()) {
+		a, err := regexp.Compile(alt.String())
+		if err != nil {
+			tb.Fatalf("alternative %s of %s: %v", alt, re, err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// checkAlternatives fails when re matches s and none of its alternatives
+// does, or one does and re does not.
+func checkAlternatives(t *testing.T, re *regexp.Regexp, alts []*regexp.Regexp, s string) {
+	t.Helper()
+	matched := slices.ContainsFunc(alts, func(a *regexp.Regexp) bool { return a.MatchString(s) })
+	if want := re.MatchString(s); matched != want {
+		t.Fatalf("%s on %q: its regexp matches %v, one of its alternatives %q %v", re, s, want, alts, matched)
+	}
+}
+
+// An alternation's matches are its alternatives' (each given a prefilter
+// of its own), on the corpus, for every pattern of the extractor split
+// so.
+func TestAlternatives(t *testing.T) {
+	samples := prefilterSamples(t)
+	split := 0
+	for _, expr := range extractorExprs(t) {
+		if len(mustPattern(expr).filter().alts) == 0 {
+			continue
+		}
+		split++
+		re := regexp.MustCompile(expr)
+		alts := alternativeRegexps(t, re)
+		for _, s := range samples {
+			checkAlternatives(t, re, alts, s)
+		}
+	}
+	if split < 20 {
+		t.Errorf("only %d patterns have prefilters of their alternatives", split)
+	}
 }
 
 // The derived prefilters of the shapes the extractor uses.
@@ -278,6 +344,8 @@ func TestPrefilterDerivation(t *testing.T) {
 		{`(?i)\bno\s+way`, atBoundary, ws("NO", "No", "nO", "no"), []string{"WAY", "WAy", "WaY", "Way", "wAY", "wAy", "waY", "way"}},
 		{`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`, anyPlace, nil, nil}, // matches the empty string
 		{`x*|.y`, anyPlace, nil, nil},
+		// the first literals of keeps? are "keep"; "ing\s" is what else a match holds
+		{`^keeps?\s+(?:crashing|[a-z]+ing\s+us)`, atStart, []string{"keep"}, append(ws("ing"), "crashing")},
 	}
 	for _, tc := range tests {
 		f := newPrefilter(tc.expr)
@@ -288,6 +356,38 @@ func TestPrefilterDerivation(t *testing.T) {
 		if f.first.where != tc.where || !slices.Equal(f.first.all(), slices.Sorted(slices.Values(tc.first))) ||
 			!slices.Equal(inner, slices.Sorted(slices.Values(tc.inner))) {
 			t.Errorf("%s: prefilter %v %q and %q, want %v %q and %q", tc.expr, f.first.where, f.first.all(), inner, tc.where, tc.first, tc.inner)
+		}
+	}
+}
+
+// The ends of a text a pattern ends at, with what it may end with after
+// them (`[.!]*$`) cut, and the prefilters of an alternation's
+// alternatives.
+func TestPrefilterEndsAndAlternatives(t *testing.T) {
+	ws := func(s string) []string { return []string{"\t" + s, "\n" + s, "\f" + s, "\r" + s, " " + s} }
+	for _, tc := range []struct {
+		expr    string
+		ends    []string
+		trimmed string // the bytes cut before comparing
+		alts    int
+	}{
+		{`,?\s+(?:period|full stop|etc\.)[.!]*$`, []string{"etc", "full stop", "period"}, "!.", 0},
+		{`\s(?:x|y)\.?\s*$`, append(ws("x"), ws("y")...), "\t\n\f\r .", 0},
+		{`(?:\.|!)*$`, nil, "", 0},
+		{`(?i)ok[k.]*$`, []string{".", "K", "k", "\u212a", "OK", "Ok", "oK", "ok", "O\u212a", "o\u212a"}, "", 0}, // K is not cut: it folds to K
+		{`^store\s+\w+|\w+`, nil, "", 0}, // \w+ alone rules nothing out
+		{`^store\s+\w+|^\w+\s+(?:is|are)\s+kept\b`, nil, "", 2},
+		{`,(?:\s+as\s+|\s+it\s+(?:is|was))`, nil, "", 2},
+	} {
+		f := newPrefilter(tc.expr)
+		var trimmed []byte
+		for b := range 256 {
+			if inSet(&f.trim, byte(b)) && f.ends != nil {
+				trimmed = append(trimmed, byte(b))
+			}
+		}
+		if !slices.Equal(f.ends, slices.Sorted(slices.Values(tc.ends))) || string(trimmed) != tc.trimmed || len(f.alts) != tc.alts {
+			t.Errorf("%s: ends %q cut of %q, %d alternatives; want %q cut of %q, %d", tc.expr, f.ends, trimmed, len(f.alts), tc.ends, tc.trimmed, tc.alts)
 		}
 	}
 }
