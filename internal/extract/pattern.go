@@ -1000,8 +1000,6 @@ func assertsStart(re *syntax.Regexp) bool {
 	return slices.ContainsFunc(re.Sub, assertsStart)
 }
 
-func (p *subjectPattern) String() string { return p.expr }
-
 // MatchString reports whether s opens with a subject, spaces and V: for
 // each subject of 1 to most bytes, V after any of the spaces that follow.
 func (p *subjectPattern) MatchString(s string) bool {

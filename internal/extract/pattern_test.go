@@ -394,6 +394,8 @@ func TestPrefilterEndsAndAlternatives(t *testing.T) {
 
 func (p *pattern) String() string { return p.re.String() }
 
+func (p *subjectPattern) String() string { return p.expr }
+
 // may reports whether s can hold a match; false is a proof that none
 // exists.
 func (f *prefilter) may(s string) bool { return f.start(s) >= 0 }
