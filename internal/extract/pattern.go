@@ -162,11 +162,11 @@ type prefilter struct {
 	ends  []string // the regexp matches only up to the end of the text ($)
 	// trim: bytes a match may end with after what ends holds (`[.!]*$`);
 	// they are cut from the text's end before it is compared with ends.
-	trim [4]uint64
+	trim byteSet
 	// lastBytes: the last bytes of ends, a set of 256 bits; every bit
 	// when one of ends is empty. Most texts end in a byte none of them
 	// ends with, and are ruled out without comparing.
-	lastBytes [4]uint64
+	lastBytes byteSet
 	// alts: when the regexp is an alternation, the prefilters of its
 	// alternatives; a match is one of theirs, so one of them must pass.
 	alts []prefilter
@@ -230,7 +230,7 @@ func (f *prefilter) anyAlt(s string) bool {
 func (f *prefilter) endsWell(s string) bool {
 	s = trimEnd(s, &f.trim)
 	if len(s) > 0 {
-		if b := s[len(s)-1]; f.lastBytes[b>>6]&(1<<(b&63)) == 0 {
+		if !f.lastBytes.has(s[len(s)-1]) {
 			return false
 		}
 	}
@@ -242,19 +242,35 @@ func (f *prefilter) endsWell(s string) bool {
 	return false
 }
 
-// inSet reports whether b is in the set of 256 bits.
-func inSet(set *[4]uint64, b byte) bool { return set[b>>6]&(1<<(b&63)) != 0 }
+// byteSet is a set of bytes, a bit each.
+type byteSet [4]uint64
+
+func (set *byteSet) has(b byte) bool { return set[b>>6]&(1<<(b&63)) != 0 }
+
+func (set *byteSet) add(b byte) { set[b>>6] |= 1 << (b & 63) }
+
+// addRanges adds the bytes of rs, pairs of bounds as syntax.Regexp.Rune
+// holds a class; every bound is below utf8.RuneSelf.
+func (set *byteSet) addRanges(rs []rune) {
+	for i := 0; i+1 < len(rs); i += 2 {
+		for r := rs[i]; r <= rs[i+1]; r++ {
+			set.add(byte(r))
+		}
+	}
+}
+
+// everyByte holds every byte.
+var everyByte = byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 
 // withEnds sets f's ends and the last bytes they end with.
 func (f prefilter) withEnds(ends []string) prefilter {
 	f.ends = ends
 	for _, e := range ends {
 		if e == "" {
-			f.lastBytes = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			f.lastBytes = everyByte
 			break
 		}
-		b := e[len(e)-1]
-		f.lastBytes[b>>6] |= 1 << (b & 63)
+		f.lastBytes.add(e[len(e)-1])
 	}
 	return f
 }
@@ -272,7 +288,7 @@ type literals struct {
 // follow it (every byte when one of them is that byte alone).
 type group struct {
 	lits   []string
-	second [4]uint64
+	second byteSet
 }
 
 // find returns the first offset in s where one of the literals begins
@@ -325,7 +341,7 @@ func (f *literals) at(s string, i int) bool {
 		return false
 	}
 	grp := &f.groups[g-1]
-	if i+1 < len(s) && grp.second[s[i+1]>>6]&(1<<(s[i+1]&63)) == 0 {
+	if i+1 < len(s) && !grp.second.has(s[i+1]) {
 		return false
 	}
 	for _, l := range grp.lits {
@@ -500,8 +516,8 @@ func fixedPiece(re *syntax.Regexp) bool {
 // characters it ends with before the end of the text (`[.!]*$`, `\.?$`),
 // and those characters: a match ends with what the rest ends with, then
 // any number of them.
-func cutOptionalEnd(re *syntax.Regexp) (*syntax.Regexp, [4]uint64) {
-	var trim [4]uint64
+func cutOptionalEnd(re *syntax.Regexp) (*syntax.Regexp, byteSet) {
+	var trim byteSet
 	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
 		return re, trim
 	}
@@ -518,7 +534,7 @@ func cutOptionalEnd(re *syntax.Regexp) (*syntax.Regexp, [4]uint64) {
 
 // optionalASCII reports whether re matches only runs, empty included, of
 // ASCII characters of one class or literal, and adds them to set.
-func optionalASCII(re *syntax.Regexp, set *[4]uint64) bool {
+func optionalASCII(re *syntax.Regexp, set *byteSet) bool {
 	if re.Op != syntax.OpStar && re.Op != syntax.OpQuest && (re.Op != syntax.OpRepeat || re.Min != 0) {
 		return false
 	}
@@ -534,17 +550,13 @@ func optionalASCII(re *syntax.Regexp, set *[4]uint64) bool {
 	if len(runes) == 0 || slices.Max(runes) >= utf8.RuneSelf {
 		return false // not one byte each (and a folded letter may be ſ or K)
 	}
-	for i := 0; i < len(runes); i += 2 {
-		for r := runes[i]; r <= runes[i+1]; r++ {
-			set[r>>6] |= 1 << (r & 63)
-		}
-	}
+	set.addRanges(runes)
 	return true
 }
 
 // trimEnd cuts the bytes of set from the end of s.
-func trimEnd(s string, set *[4]uint64) string {
-	for len(s) > 0 && inSet(set, s[len(s)-1]) {
+func trimEnd(s string, set *byteSet) string {
+	for len(s) > 0 && set.has(s[len(s)-1]) {
 		s = s[:len(s)-1]
 	}
 	return s
@@ -593,9 +605,9 @@ func build(where place, set litSet) literals {
 		g := &f.groups[f.index[l[0]]-1]
 		g.lits = append(g.lits, l)
 		if len(l) == 1 {
-			g.second = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			g.second = everyByte
 		} else {
-			g.second[l[1]>>6] |= 1 << (l[1] & 63)
+			g.second.add(l[1])
 		}
 	}
 	return f
@@ -964,10 +976,10 @@ func (d *deriver) bestFactors(subs []*syntax.Regexp, skip func(litSet) bool) lit
 // here V is tried, after its own prefilter, only after the spaces that
 // follow a possible subject.
 type subjectPattern struct {
-	expr    string    // the pattern as one regexp, for tests
-	subject [256]bool // the bytes of S
-	most    int       // bytes of the subject, at most
-	verdict *pattern  // `^(?:V)`
+	expr    string   // the pattern as one regexp, for tests
+	subject byteSet  // the bytes of S
+	most    int      // bytes of the subject, at most
+	verdict *pattern // `^(?:V)`
 }
 
 // mustSubjectPattern builds the subjectPattern of S, most and V, and
@@ -976,16 +988,15 @@ type subjectPattern struct {
 // begins, and what comes before that (a space) looks to \b and \B as the
 // start of a text does, but not to ^.
 func mustSubjectPattern(class string, most int, v string) *subjectPattern {
+	// The verdict is a pattern as mustPattern makes one; mustPattern's own
+	// callers pass constant expressions, which the tests list and fuzz
+	// (extractorExprs reads V from this call instead).
 	p := &subjectPattern{expr: fmt.Sprintf(`^%s{1,%d}?\s+%s`, class, most, v), most: most, verdict: &pattern{re: regexp.MustCompile(`^(?:` + v + `)`)}}
 	cc, err := syntax.Parse(class, syntax.Perl)
 	if err != nil || cc.Op != syntax.OpCharClass || slices.Max(cc.Rune) >= utf8.RuneSelf {
 		panic("subjectPattern: " + class + " is not a class of ASCII characters")
 	}
-	for i := 0; i < len(cc.Rune); i += 2 {
-		for r := cc.Rune[i]; r <= cc.Rune[i+1]; r++ {
-			p.subject[r] = true
-		}
-	}
+	p.subject.addRanges(cc.Rune)
 	if re, _ := syntax.Parse(v, syntax.Perl); assertsStart(re) {
 		panic("subjectPattern: " + v + " asserts the start of a text or line")
 	}
@@ -1004,7 +1015,7 @@ func assertsStart(re *syntax.Regexp) bool {
 // each subject of 1 to most bytes, V after any of the spaces that follow.
 func (p *subjectPattern) MatchString(s string) bool {
 	tried := 0 // V is tried at each offset once: S may hold a space
-	for k := 1; k <= p.most && k < len(s) && p.subject[s[k-1]]; k++ {
+	for k := 1; k <= p.most && k < len(s) && p.subject.has(s[k-1]); k++ {
 		for j := max(k, tried); j < len(s) && isSpace(s[j]); j++ {
 			if p.verdict.MatchString(s[j+1:]) {
 				return true

@@ -382,7 +382,7 @@ func TestPrefilterEndsAndAlternatives(t *testing.T) {
 		f := newPrefilter(tc.expr)
 		var trimmed []byte
 		for b := range 256 {
-			if inSet(&f.trim, byte(b)) && f.ends != nil {
+			if f.trim.has(byte(b)) && f.ends != nil {
 				trimmed = append(trimmed, byte(b))
 			}
 		}
