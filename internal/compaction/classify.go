@@ -156,7 +156,7 @@ type probe struct {
 	sysKeyDone bool
 	sysKey     systemID
 	sysFound   *verdicts    // what the system conditions found in this prompt
-	itemFound  [2]*verdicts // in the first item and in lastUser (by lastIdx)
+	itemFound  [2]*verdicts // in the first item and in lastUser (itemFirst, itemLastUser)
 	lastDone   bool
 	lastUser   *item
 	lastIdx    int // the item lastUser is, -1 when not read from the index
@@ -396,29 +396,13 @@ var (
 // verdicts is what conditions found in one text (a system prompt, an
 // item), each by its pointer. A request looks its text's verdicts up once
 // and then asks them for each condition, rather than looking each
-// condition up in a process-wide memo by the text's key. It holds at
-// most one bool for each condition of the rule sets in use.
-type verdicts struct {
-	mu sync.Mutex
-	m  map[*Condition]bool
-}
+// condition up in a process-wide memo by the text's key. It holds a bool
+// for each condition of the rule sets in use, at most maxVerdicts.
+type verdicts = memo[*Condition, bool]
 
-func newVerdicts() *verdicts { return &verdicts{m: map[*Condition]bool{}} }
+const maxVerdicts = 1 << 10
 
-// remember returns what c found, testing it with f the first time.
-func (v *verdicts) remember(c *Condition, f func() bool) bool {
-	v.mu.Lock()
-	held, ok := v.m[c]
-	v.mu.Unlock()
-	if ok {
-		return held
-	}
-	held = f()
-	v.mu.Lock()
-	v.m[c] = held
-	v.mu.Unlock()
-	return held
-}
+func newVerdicts() *verdicts { return &verdicts{max: maxVerdicts} }
 
 // decodeHead decodes item i from the start, sharing the tail cache when the
 // item is also part of the tail.
@@ -510,12 +494,18 @@ func (p *probe) lastUserHolds(c *Condition) bool {
 	if p.lastIdx < 0 || p.lastIdx >= len(keys) {
 		return test(c, text())
 	}
-	return p.itemVerdicts(1, keys[p.lastIdx]).remember(c, func() bool { return test(c, text()) })
+	return p.itemVerdicts(itemLastUser, keys[p.lastIdx]).remember(c, func() bool { return test(c, text()) })
 }
 
+// The items whose conditions' verdicts a request looks up (itemVerdicts).
+const (
+	itemFirst    = 0 // the conversation's first item
+	itemLastUser = 1 // the last user message with text (lastUserItem)
+)
+
 // itemVerdicts is what conditions found in the item k, looked up once a
-// request for each of the items the conditions read (0: the first item,
-// 1: the last user message).
+// request for each of the items the conditions read (itemFirst,
+// itemLastUser).
 func (p *probe) itemVerdicts(which int, k dialect.ItemKey) *verdicts {
 	if p.itemFound[which] == nil {
 		p.itemFound[which] = itemTests.remember(k, newVerdicts)

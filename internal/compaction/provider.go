@@ -41,7 +41,7 @@ func (p *probe) firstBlockHolds(c *Condition) bool {
 	if len(keys) == 0 {
 		return testAny(c, dialect.FirstPartTypes(p.v))
 	}
-	return p.itemVerdicts(0, keys[0]).remember(c, func() bool { return testAny(c, dialect.FirstPartTypes(p.v)) })
+	return p.itemVerdicts(itemFirst, keys[0]).remember(c, func() bool { return testAny(c, dialect.FirstPartTypes(p.v)) })
 }
 
 // testJSON applies c to a JSON value: absent and present test whether it
