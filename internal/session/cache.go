@@ -92,6 +92,12 @@ func (c *lru) release(key string, rec record, stored bool) {
 	}
 }
 
+// newerThan reports whether it is newer than what a store read that began
+// at since (mark) returns: its write is held, or ended after since.
+func (it *lruItem) newerThan(since uint64) bool {
+	return it.pending > 0 || it.wrote > since
+}
+
 // mark returns the point a store read starts from: a record this process
 // stores after it is newer than what that read returns.
 func (c *lru) mark() uint64 {
@@ -107,7 +113,7 @@ func (c *lru) newer(key string, since uint64) (record, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
-		if it := el.Value.(*lruItem); it.pending > 0 || it.wrote > since {
+		if it := el.Value.(*lruItem); it.newerThan(since) {
 			return it.rec, true
 		}
 	}
@@ -120,10 +126,8 @@ func (c *lru) newer(key string, since uint64) (record, bool) {
 func (c *lru) read(key string, rec record, since uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
-		if it := el.Value.(*lruItem); it.pending > 0 || it.wrote > since {
-			return
-		}
+	if el, ok := c.items[key]; ok && el.Value.(*lruItem).newerThan(since) {
+		return
 	}
 	c.set(key, rec, false)
 }

@@ -90,29 +90,18 @@ func (r *Resolver) alegKey(principal, aLeg string) string {
 // for it several times (lookup, commit, the block's ref), and a process
 // serves few A-legs at a time, so the tokens made are remembered.
 func (r *Resolver) token(principal, aLeg string) string {
-	k := [2]string{principal, aLeg}
-	if t, ok := r.tokens.get(k); ok {
-		return t
-	}
-	t := r.mac("token", principal, aLeg)
-	r.tokens.put(k, t)
-	return t
+	return r.tokens.remember(principal, aLeg, func() string { return r.mac("token", principal, aLeg) })
 }
 
 // hintKey is the lineage key of a client hint. An agent sends the same
 // hint on every turn of a session, so the keys made are remembered as the
 // A-leg tokens are.
 func (r *Resolver) hintKey(principal, hint string) string {
-	k := [2]string{principal, hint}
-	if t, ok := r.hints.get(k); ok {
-		return t
-	}
-	t := r.key(kindHint, principal, hint)
-	r.hints.put(k, t)
-	return t
+	return r.hints.remember(principal, hint, func() string { return r.key(kindHint, principal, hint) })
 }
 
-// tokenMemo remembers A-leg tokens and hint keys; it starts over past tokenMemoMax.
+// tokenMemo remembers A-leg tokens and hint keys, by principal and A-leg
+// or hint; it starts over past tokenMemoMax.
 type tokenMemo struct {
 	mu sync.Mutex
 	m  map[[2]string]string
@@ -120,20 +109,24 @@ type tokenMemo struct {
 
 const tokenMemoMax = 1 << 14
 
-func (c *tokenMemo) get(k [2]string) (string, bool) {
+// remember returns what the memo holds for (a, b), or makes it with f
+// and keeps it. f runs outside the lock.
+func (c *tokenMemo) remember(a, b string, f func() string) string {
+	k := [2]string{a, b}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	t, ok := c.m[k]
-	return t, ok
-}
-
-func (c *tokenMemo) put(k [2]string, t string) {
+	c.mu.Unlock()
+	if ok {
+		return t
+	}
+	t = f()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= tokenMemoMax {
 		c.m = make(map[[2]string]string)
 	}
 	c.m[k] = t
+	c.mu.Unlock()
+	return t
 }
 
 func writeField(h hash.Hash, b []byte) {

@@ -69,7 +69,12 @@ func TestReadRacingABehindWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(st.gate)
-	third := <-done
+	var third Ref
+	select {
+	case third = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the third turn never resolved")
+	}
 	if third.Event != EventContinue || third.ALeg != first.ALeg {
 		t.Fatalf("third turn: %s on %s, want a continuation of %s", third.Event, third.ALeg, first.ALeg)
 	}
