@@ -1,9 +1,13 @@
 package auth
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tether-dev/tether/internal/config"
@@ -77,4 +81,31 @@ func TestPassthroughKeysSharingAPrefixAreDistinct(t *testing.T) {
 			seen[p.ID] = key
 		}
 	}
+}
+
+// TestFingerprintReusesNoState: fingerprints made one after another on the
+// reused HMACs (short and long credentials, from several goroutines) are
+// each the keyed digest of their own credential alone.
+func TestFingerprintReusesNoState(t *testing.T) {
+	secret := []byte("secret-one")
+	a := New(&config.Config{}, secret)
+	want := func(s string) string {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte(s))
+		return hex.EncodeToString(m.Sum(nil)[:8])
+	}
+	creds := []string{"sk-proj-abc123", strings.Repeat("k", 5000), "sk-ant-api03-x", "", "sk-proj-abc1234"}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				s := creds[(g+i)%len(creds)]
+				if got := a.Fingerprint(s); got != want(s) {
+					t.Errorf("Fingerprint(%.20q) = %s, want %s", s, got, want(s))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
