@@ -3,7 +3,6 @@ package session
 import (
 	"container/list"
 	"hash/maphash"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -34,17 +33,18 @@ func newLRU(size int, ttl time.Duration, now func() time.Time) *lru {
 	return &lru{size: size, ttl: ttl, now: now, ll: list.New(), items: make(map[string]*list.Element)}
 }
 
-func (c *lru) get(key string) (record, bool) {
+// get returns the record cached under key, which it does not keep.
+func (c *lru) get(key []byte) (record, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.items[key]
+	el, ok := c.items[string(key)]
 	if !ok {
 		return record{}, false
 	}
 	it := el.Value.(*lruItem)
 	if !c.now().Before(it.expires) {
 		c.ll.Remove(el)
-		delete(c.items, key)
+		delete(c.items, it.key)
 		return record{}, false
 	}
 	c.ll.MoveToFront(el)
@@ -62,7 +62,7 @@ func (c *lru) stored(key string, rec record, since time.Time) bool {
 		return false
 	}
 	it := el.Value.(*lruItem)
-	return it.written.After(since) && reflect.DeepEqual(it.rec, rec)
+	return it.written.After(since) && it.rec.equal(rec)
 }
 
 // hold caches rec ahead of its write (CommitBehind): until release, what
@@ -84,7 +84,7 @@ func (c *lru) release(key string, rec record, stored bool) {
 		if it.pending > 0 {
 			it.pending--
 		}
-		if stored && reflect.DeepEqual(it.rec, rec) {
+		if stored && it.rec.equal(rec) {
 			it.written = c.now()
 			c.seq++
 			it.wrote = c.seq
@@ -151,7 +151,7 @@ func (c *lru) set(key string, rec record, written bool) {
 	}
 	if el, ok := c.items[key]; ok {
 		it := el.Value.(*lruItem)
-		if !written && reflect.DeepEqual(it.rec, rec) {
+		if !written && it.rec.equal(rec) {
 			w, seq = it.written, it.wrote // read back what this process stored
 		}
 		it.rec, it.expires, it.written, it.wrote = rec, exp, w, seq

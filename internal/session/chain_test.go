@@ -1,7 +1,12 @@
 package session
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"hash"
 	"slices"
 	"strings"
 	"testing"
@@ -109,5 +114,58 @@ func TestHistoryExtendedInPlaceStaysOwn(t *testing.T) {
 	digest(append(base[:20:20], u("fork d")))
 	if !slices.Equal(first, kept) {
 		t.Fatal("another extension overwrote the first fork's entries")
+	}
+}
+
+// TestChainDigestFormat: head keys are made from the chain digests and
+// stored, so a link's digest is a format: SHA-256 over the previous link
+// and the message's fields (role, item type, normalised text, each tool
+// call's name and compact arguments, each tool result's normalised text,
+// an image mark), each written with its length. Recomputed here field by
+// field over captured sessions of every agent.
+func TestChainDigestFormat(t *testing.T) {
+	field := func(h hash.Hash, b []byte) {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	for _, name := range []string{"claude", "codex", "opencode", "pi"} {
+		links := 0
+		for _, c := range loadCaptures(t, name) {
+			msgs := c.view(t).Messages()
+			var prev [32]byte
+			for _, e := range history(msgs, nil, nil) {
+				m := msgs[e.raw]
+				h := sha256.New()
+				h.Write(prev[:])
+				field(h, []byte(m.Role))
+				field(h, []byte(itemType(m.Type)))
+				field(h, []byte(normText(m.Text)))
+				for _, tc := range m.ToolCalls {
+					field(h, []byte("call"))
+					field(h, []byte(tc.Name))
+					var buf bytes.Buffer
+					if json.Compact(&buf, tc.Arguments) == nil {
+						field(h, buf.Bytes())
+					} else {
+						field(h, bytes.TrimSpace(tc.Arguments))
+					}
+				}
+				for _, tr := range m.ToolResults {
+					field(h, []byte("result"))
+					field(h, []byte(normText(tr.Text)))
+				}
+				if m.HasImage {
+					field(h, []byte("image"))
+				}
+				h.Sum(prev[:0])
+				if e.chain != prev {
+					t.Fatalf("%s: the link of message %d is not the documented digest", name, e.raw)
+				}
+				links++
+			}
+		}
+		if links == 0 {
+			t.Fatalf("%s: no links checked", name)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -155,18 +154,18 @@ func (b *waitingBatch) queue() {
 // dropped: a turn passed over need not be found after a restart. The
 // records w does not carry end their hold unstored.
 func (w *writes) takeOver(old *writes) {
-	mine := make(map[string]bool, len(w.keys))
-	for _, k := range w.keys {
-		mine[k] = true
-	}
-	var keys []string
-	var recs []record
+	// A turn writes a handful of records: old's kept ones are compacted
+	// to the front of old's own slices, which nothing reads any more.
+	keys, recs := old.keys[:0], old.recs[:0]
 	for i, k := range old.keys {
-		if mine[k] || strings.HasPrefix(k, kindHead+":") {
+		if slices.Contains(w.keys, k) || strings.HasPrefix(k, kindHead+":") {
 			w.r.cache.release(old.principal+"\x00"+k, old.recs[i], false)
 			continue
 		}
 		keys, recs = append(keys, k), append(recs, old.recs[i])
+	}
+	if len(keys) == 0 {
+		return
 	}
 	w.keys, w.recs = append(keys, w.keys...), append(recs, w.recs...)
 }
@@ -336,7 +335,7 @@ func (r *Resolver) nextHead(ref Ref, ak, headKey, prevKey string, n, turn int) (
 		// so that it is not written again.
 		if again := cur; again.Seen > next.Seen-seenGranularity && again.Seen <= next.Seen {
 			again.Seen = next.Seen
-			if reflect.DeepEqual(again, next) {
+			if again.equal(next) {
 				next.Seen = cur.Seen
 			}
 		}

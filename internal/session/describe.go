@@ -66,8 +66,8 @@ func (r *Resolver) sealClient(principal, aLeg, client string) string {
 		return ""
 	}
 	aead, ad := r.clientAEAD(principal, aLeg)
-	var sum [sha256.Size]byte
-	nonce := r.macFields(sum[:0], "client-nonce", string(ad), client)[:aead.NonceSize()]
+	sum := r.macFields("client-nonce", string(ad), client)
+	nonce := sum[:aead.NonceSize()]
 	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, []byte(client), ad))
 }
 

@@ -26,17 +26,24 @@ const (
 
 // mac returns a 128-bit HMAC of the parts under the secret, base64url.
 func (r *Resolver) mac(domain string, parts ...string) string {
-	var sum [sha256.Size]byte
-	r.macFields(sum[:0], domain, parts...)
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
+	return r.prefixedMAC("", domain, parts...)
 }
 
-// macFields appends to dst the HMAC under the secret of domain and parts,
-// each written with its length, on a hash of the pool. The fields are laid
+// prefixedMAC is prefix followed by mac(domain, parts...), made as one
+// string: a turn makes a dozen keys, and joining the prefix afterwards
+// cost each a second allocation.
+func (r *Resolver) prefixedMAC(prefix, domain string, parts ...string) string {
+	sum := r.macFields(domain, parts...)
+	var buf [48]byte
+	return string(base64.RawURLEncoding.AppendEncode(append(buf[:0], prefix...), sum[:16]))
+}
+
+// macFields returns the HMAC under the secret of domain and parts, each
+// written with its length, on a hash of the pool. The fields are laid
 // out in the hash's own scratch buffer and written in one call: a turn
 // makes a dozen of these, and writing each field through the hash.Hash
 // interface cost two allocations a field.
-func (r *Resolver) macFields(dst []byte, domain string, parts ...string) []byte {
+func (r *Resolver) macFields(domain string, parts ...string) (sum [sha256.Size]byte) {
 	m, _ := r.macs.Get().(*macHash)
 	if m == nil {
 		m = &macHash{h: hmac.New(sha256.New, r.opt.Secret)}
@@ -47,12 +54,13 @@ func (r *Resolver) macFields(dst []byte, domain string, parts ...string) []byte 
 		m.buf = appendField(m.buf, p)
 	}
 	m.h.Write(m.buf)
-	dst = m.h.Sum(dst)
+	// Summed into the pooled hash's own array: a caller's would escape.
+	copy(sum[:], m.h.Sum(m.sum[:0]))
 	if cap(m.buf) > 4<<10 {
 		m.buf = nil // a long part is not kept for every later MAC
 	}
 	r.macs.Put(m)
-	return dst
+	return sum
 }
 
 // macHash is an HMAC under the secret with the scratch buffer its input
@@ -60,6 +68,7 @@ func (r *Resolver) macFields(dst []byte, domain string, parts ...string) []byte 
 type macHash struct {
 	h   hash.Hash
 	buf []byte
+	sum [sha256.Size]byte
 }
 
 // appendField appends s with its length, as writeField writes it.
@@ -68,8 +77,14 @@ func appendField(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// appendFieldBytes is appendField of a byte slice.
+func appendFieldBytes(b, s []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
+}
+
 func (r *Resolver) key(kind, principal, data string) string {
-	return kind + ":" + r.mac(kind, principal, data)
+	return r.prefixedMAC(kind+":", kind, principal, data)
 }
 
 // EpochToken returns the short, unguessable token of ref's A-leg. The proxy
@@ -79,18 +94,15 @@ func (r *Resolver) EpochToken(ref Ref) string {
 	if ref.ALeg == "" {
 		return ""
 	}
-	return r.token(ref.Principal, ref.ALeg)
+	return r.alegKey(ref.Principal, ref.ALeg)[len(kindALeg)+1:]
 }
 
+// alegKey is the lineage key of an A-leg's head: kindALeg, ":" and the
+// A-leg's epoch token (a MAC). A turn asks for it several times (lookup,
+// commit, the block's ref), and a process serves few A-legs at a time, so
+// the keys made are remembered whole, the token being the key's tail.
 func (r *Resolver) alegKey(principal, aLeg string) string {
-	return kindALeg + ":" + r.token(principal, aLeg)
-}
-
-// token is the MAC behind an A-leg's epoch token and head key. A turn asks
-// for it several times (lookup, commit, the block's ref), and a process
-// serves few A-legs at a time, so the tokens made are remembered.
-func (r *Resolver) token(principal, aLeg string) string {
-	return r.tokens.remember(principal, aLeg, func() string { return r.mac("token", principal, aLeg) })
+	return r.tokens.remember(principal, aLeg, func() string { return r.prefixedMAC(kindALeg+":", "token", principal, aLeg) })
 }
 
 // hintKey is the lineage key of a client hint. An agent sends the same
@@ -100,7 +112,7 @@ func (r *Resolver) hintKey(principal, hint string) string {
 	return r.hints.remember(principal, hint, func() string { return r.key(kindHint, principal, hint) })
 }
 
-// tokenMemo remembers A-leg tokens and hint keys, by principal and A-leg
+// tokenMemo remembers A-leg keys and hint keys, by principal and A-leg
 // or hint; it starts over past tokenMemoMax.
 type tokenMemo struct {
 	mu sync.Mutex
@@ -191,6 +203,7 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey, ids []dialect.Prefi
 	}
 	h := sha256.New()
 	var buf bytes.Buffer
+	link := make([]byte, 0, 1024) // one link's hashed fields
 	defer func() {
 		if ids != nil && len(msgs) > 0 {
 			prefixes.put(ids[len(ids)-1], out)
@@ -214,29 +227,31 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey, ids []dialect.Prefi
 				continue
 			}
 		}
-		h.Reset()
-		h.Write(prev[:])
-		writeField(h, []byte(m.Role))
-		writeField(h, []byte(itemType(m.Type)))
-		text := normText(m.Text)
-		writeField(h, []byte(text))
+		// The link's fields are laid out in one buffer and hashed in one
+		// write: writing each string through the hash cost a copy of it.
+		link = append(link[:0], prev[:]...)
+		link = appendField(link, m.Role)
+		link = appendField(link, itemType(m.Type))
+		link = appendField(link, normText(m.Text))
 		for _, tc := range m.ToolCalls {
-			writeField(h, []byte("call"))
-			writeField(h, []byte(tc.Name))
+			link = appendField(link, "call")
+			link = appendField(link, tc.Name)
 			buf.Reset()
+			args := bytes.TrimSpace(tc.Arguments)
 			if json.Compact(&buf, tc.Arguments) == nil {
-				writeField(h, buf.Bytes())
-			} else {
-				writeField(h, bytes.TrimSpace(tc.Arguments))
+				args = buf.Bytes()
 			}
+			link = appendFieldBytes(link, args)
 		}
 		for _, tr := range m.ToolResults {
-			writeField(h, []byte("result"))
-			writeField(h, []byte(normText(tr.Text)))
+			link = appendField(link, "result")
+			link = appendField(link, normText(tr.Text))
 		}
 		if m.HasImage {
-			writeField(h, []byte("image"))
+			link = appendField(link, "image")
 		}
+		h.Reset()
+		h.Write(link)
 		h.Sum(e.chain[:0])
 		prev = e.chain
 		if keys != nil {

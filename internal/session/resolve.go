@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 
 	"github.com/tether-dev/tether/internal/capsule"
 	"github.com/tether-dev/tether/internal/dialect"
@@ -41,8 +42,22 @@ type record struct {
 	Crowded bool     `json:"x,omitempty"` // shared by too many A-legs to discriminate
 }
 
+// equal reports whether two records hold the same values. It compares
+// field by field (a record is compared on every cached lookup and write,
+// and reflect.DeepEqual boxed both); TestRecordEqualSeesEveryField fails
+// when a field is added here without being compared.
+func (a record) equal(b record) bool {
+	return a.ALeg == b.ALeg && a.Session == b.Session && a.Epoch == b.Epoch && a.Norm == b.Norm && a.Turn == b.Turn &&
+		a.Head == b.Head && a.HeadParent == b.HeadParent && a.Parent == b.Parent && a.Compacted == b.Compacted &&
+		a.ClientHint == b.ClientHint && a.Client == b.Client && a.Agent == b.Agent && a.Seen == b.Seen &&
+		a.Window == b.Window && slices.Equal(a.Legs, b.Legs) && (a.Legs == nil) == (b.Legs == nil) && a.Crowded == b.Crowded
+}
+
 func (r *Resolver) cached(principal, key string) (record, bool) {
-	return r.cache.get(principal + "\x00" + key)
+	// The joined key is only looked up: laid out on the stack (a turn
+	// makes a dozen lookups, and joining the two strings allocated each).
+	var buf [128]byte
+	return r.cache.get(append(append(append(buf[:0], principal...), 0), key...))
 }
 
 func (r *Resolver) remember(principal, key string, rec record, since uint64) {
@@ -174,7 +189,11 @@ type writes struct {
 	held      bool // cached by hold: flush leaves the cache to release
 }
 
-func (r *Resolver) batch(principal string) *writes { return &writes{r: r, principal: principal} }
+func (r *Resolver) batch(principal string) *writes {
+	// A turn writes up to four records: its head, the A-leg's, the hint's
+	// and a fingerprint; more grow the slices.
+	return &writes{r: r, principal: principal, keys: make([]string, 0, 4), recs: make([]record, 0, 4)}
+}
 
 // add queues rec under key unless this process stored the same value there
 // within the last half of the records' lifetime.
@@ -343,15 +362,15 @@ func (l *lookup) head(aLeg string) (record, bool) {
 // turnFacts is what the resolution of one turn knows: the request's
 // history and hints, and the lineage records read for it.
 type turnFacts struct {
+	r        *Resolver
 	ref      Ref
 	msgs     []dialect.Message
 	hist     []entry
 	hints    Hints
 	client   clientHint
 	hintKey  string
-	headKeys map[int]string     // head-record key of a prefix of hist (by its last index), once made
-	headKey  func(i int) string // the head-record key of prefix i
-	last     string             // chain digest of the whole history ("" when empty)
+	headKeys madeKeys // head-record keys of prefixes of hist, once made (headKey)
+	last     string   // chain digest of the whole history ("" when empty)
 	look     *lookup
 	fingers  map[string]fingerRead // fingerprint records read with the candidates, for Commit
 	capsule  prefetched            // the capsule read with the candidates, for the caller
@@ -363,6 +382,49 @@ type turnFacts struct {
 	matched record // that head record
 
 	evidence epochEvidence
+}
+
+// headKey is the head-record key of the prefix of hist ending at i.
+// Head keys (an HMAC each) are made on demand and once: a turn that
+// extends a known head needs those of its newest prefixes only.
+func (t *turnFacts) headKey(i int) string {
+	if k, ok := t.headKeys.get(i); ok {
+		return k
+	}
+	k := t.r.key(kindHead, t.ref.Principal, string(t.hist[i].chain[:]))
+	t.headKeys.put(i, k)
+	return k
+}
+
+// madeKeys maps prefix indexes to the keys made for them: the first few
+// inline (all a turn extending a known head makes), the rest in a map.
+type madeKeys struct {
+	idx  [6]int
+	key  [6]string
+	n    int
+	more map[int]string
+}
+
+func (m *madeKeys) get(i int) (string, bool) {
+	for j := range m.n {
+		if m.idx[j] == i {
+			return m.key[j], true
+		}
+	}
+	k, ok := m.more[i]
+	return k, ok
+}
+
+func (m *madeKeys) put(i int, k string) {
+	if m.n < len(m.idx) {
+		m.idx[m.n], m.key[m.n] = i, k
+		m.n++
+		return
+	}
+	if m.more == nil {
+		m.more = make(map[int]string)
+	}
+	m.more[i] = k
 }
 
 // epochEvidence names the A-leg a history says it continues after a
@@ -390,9 +452,9 @@ func (r *Resolver) resolveTurn(ctx context.Context, ref Ref, msgs []dialect.Mess
 		res.fingers, res.capsule = t.fingers, t.capsule
 		// The keys Commit writes under, when the resolution made them.
 		if n := len(hist); n > 0 {
-			res.heads[0] = t.headKeys[n-1]
+			res.heads[0], _ = t.headKeys.get(n - 1)
 			if n > 1 {
-				res.heads[1] = t.headKeys[n-2]
+				res.heads[1], _ = t.headKeys.get(n - 2)
 			}
 		}
 	}()
@@ -449,18 +511,7 @@ func capsuleWanted(best int, hist []entry, rec record) string {
 // only for A-leg heads not read yet, or when a cached head proved stale).
 func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	p, hist := t.ref.Principal, t.hist
-	// Head keys (an HMAC each) are made on demand: a turn that extends a
-	// known head needs those of its newest prefixes only, so they are
-	// kept by index rather than in an array as long as the history.
-	t.headKeys = make(map[int]string, 4)
-	t.headKey = func(i int) string {
-		k, ok := t.headKeys[i]
-		if !ok {
-			k = r.key(kindHead, p, string(hist[i].chain[:]))
-			t.headKeys[i] = k
-		}
-		return k
-	}
+	t.r = r
 	if len(hist) > 0 {
 		t.last = string(hist[len(hist)-1].chain[:])
 	}
@@ -475,7 +526,7 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 			break
 		}
 	}
-	var query []string
+	query := make([]string, 0, len(hist)-best+4)
 	for i := best + 1; i < len(hist); i++ {
 		query = append(query, t.headKey(i))
 	}
