@@ -133,3 +133,67 @@ func BenchmarkSessionTurns(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkConversationsOfOnePrincipal: what the load run's 64 clients
+// cost the index, all of one principal: 64 Claude Code sessions whose
+// first message opens with the same 7 KB of system reminders, each request
+// resending a shared 90 KiB history, the session's own tool calls (one
+// more each turn) and 100 KiB of system prompt and tools; the sessions
+// take turns, one request each. Each request is ParseFrom, its item keys,
+// prefix ids and messages, as the hooks ask for them. A session starts
+// over after 40 turns (its first body parsed whole, untimed).
+func BenchmarkConversationsOfOnePrincipal(b *testing.B) {
+	const convs, turns = 64, 40
+	opener := strings.Repeat(`<system-reminder>the same reminders in every session, every turn</system-reminder>\n`, 80)
+	var middle strings.Builder
+	for i := 0; middle.Len() < 90<<10; i++ {
+		fmt.Fprintf(&middle, `,{"role":"assistant","content":[{"type":"text","text":"Looking at the inventory code."},{"type":"tool_use","id":"toolu_%04d","name":"Bash","input":{"command":"grep -rn Inventory internal/"}}]}`, i)
+		fmt.Fprintf(&middle, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%04d","content":%q}]}`, i, strings.Repeat("internal/inventory/service.go:42:\tfunc (s *Service) Reserve(ctx context.Context) error {\n", 12))
+	}
+	tail := fmt.Sprintf(`],"system":[{"type":"text","text":%q}],"tools":[{"name":"Bash","description":%q,"input_schema":{"type":"object"}}],"metadata":{"user_id":"u"}}`,
+		strings.Repeat("You are Claude Code. ", 1500), strings.Repeat("Runs a shell command. ", 3300))
+	body := func(buf []byte, conv, session, turn int) []byte {
+		b := fmt.Appendf(buf[:0], `{"model":"claude-x","max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":%q},{"type":"text","text":"Session %d-%d"}]}`, opener, conv, session)
+		b = append(b, middle.String()...)
+		for i := range turn {
+			cc := ""
+			if i == turn-1 {
+				cc = `,"cache_control":{"type":"ephemeral"}`
+			}
+			b = fmt.Appendf(b, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_new_%d","name":"Read","input":{"file_path":"/repo/f%d.go"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_new_%d","content":"package inventory\n"%s}]}`, i, i, i, cc)
+		}
+		return append(b, tail...)
+	}
+	parse := func(b testing.TB, body []byte) {
+		v, err := ParseFrom("principal", AnthropicMessages, "/v1/messages", nil, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(v.ItemKeys()) != len(v.PrefixIDs()) || len(v.Messages()) != len(v.ItemKeys()) {
+			b.Fatal("keys, ids and messages differ")
+		}
+	}
+	buf := make([]byte, 0, 512<<10)
+	session := make([]int, convs)
+	start := func(c int) {
+		session[c]++
+		parse(b, body(buf, c, session[c], 1))
+	}
+	for c := range convs {
+		start(c)
+	}
+	b.SetBytes(int64(len(body(buf, 0, 0, turns/2))))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		c, turn := i%convs, 2+(i/convs)%(turns-1)
+		b.StopTimer()
+		if turn == 2 && i >= convs {
+			start(c)
+		}
+		next := body(buf, c, session[c], turn)
+		b.StartTimer()
+		parse(b, next)
+		i++
+	}
+}

@@ -144,32 +144,38 @@ var lists = &listMemo{m: make(map[PrefixID]*itemList)}
 
 // prefix returns the messages of the longest remembered list that keys
 // (their prefix ids ids) extends (at most listLook items short of it), or
-// nil. own reports that the caller, the first to extend that list, may
-// append to it in place.
-func (c *listMemo) prefix(keys []ItemKey, ids []PrefixID) (msgs []Message, own bool) {
+// nil, and the raw bytes of their items. own reports that the caller, the
+// first to extend that list, may append to it in place.
+func (c *listMemo) prefix(keys []ItemKey, ids []PrefixID) (msgs []Message, size int, own bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for j := len(keys) - 1; j >= 0 && j >= len(keys)-listLook; j-- {
 		l := c.m[ids[j]]
-		if l != nil && len(l.keys) == j+1 && slices.Equal(l.keys, keys[:j+1]) {
+		if l != nil && len(l.keys) == j+1 && sameKeys(l.keys, keys[:j+1]) {
 			if j+1 < len(keys) && !l.claimed {
 				l.claimed, own = true, true
 			}
-			return l.msgs, own
+			return l.msgs, l.size, own
 		}
 	}
-	return nil, false
+	return nil, 0, false
 }
 
-// put remembers a parsed list; a list it extends is dropped (the
-// conversation moved on), and the oldest go when the budget is spent.
-func (c *listMemo) put(keys []ItemKey, ids []PrefixID, msgs []Message, extends int) {
+// sameKeys reports whether a and b (of one length) hold the same keys. The
+// keys of a request that extended its predecessor's in place (ItemKeys)
+// share their array with the list of that predecessor, and the keys below
+// a list's length are never written again: those are not compared one by
+// one (hundreds of them, every turn).
+func sameKeys(a, b []ItemKey) bool {
+	return len(a) > 0 && &a[0] == &b[0] || slices.Equal(a, b)
+}
+
+// put remembers a parsed list, whose items stand for size raw bytes; a
+// list it extends is dropped (the conversation moved on), and the oldest
+// go when the budget is spent.
+func (c *listMemo) put(keys []ItemKey, ids []PrefixID, msgs []Message, extends, size int) {
 	if len(keys) == 0 {
 		return
-	}
-	size := 0
-	for _, k := range keys {
-		size += k.N
 	}
 	if size > listBudget/4 {
 		return

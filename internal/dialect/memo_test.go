@@ -144,9 +144,39 @@ func TestListsOfConversationsEndingAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prev, _ := lists.prefix(v.ItemKeys(), v.PrefixIDs())
+		prev, _, _ := lists.prefix(v.ItemKeys(), v.PrefixIDs())
 		if len(prev) < 3 || prev[0].Text != topic+": plan the work" {
 			t.Errorf("%s: the next request extends no remembered list of its own (found %d messages)", topic, len(prev))
 		}
+	}
+}
+
+// TestListMemoSizes: a list's size, counted from the list it extends and
+// its new items, is the raw bytes of all its items, and the memo's size
+// is its lists'.
+func TestListMemoSizes(t *testing.T) {
+	recallSmall(t)
+	for turn := 1; turn <= 30; turn++ {
+		v, err := ParseFrom(t.Name(), AnthropicMessages, "/v1/messages", nil, agentBody(5, turn, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Messages()
+	}
+	lists.mu.Lock()
+	defer lists.mu.Unlock()
+	total := 0
+	for _, l := range lists.m {
+		n := 0
+		for _, k := range l.keys {
+			n += k.N
+		}
+		if n != l.size {
+			t.Fatalf("a list of %d items counts %d bytes, holds %d", len(l.keys), l.size, n)
+		}
+		total += l.size
+	}
+	if total != lists.size {
+		t.Fatalf("the lists hold %d bytes, the memo counts %d", total, lists.size)
 	}
 }

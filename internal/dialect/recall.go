@@ -24,9 +24,9 @@ import (
 // prefix ids of the shared items are the earlier request's.
 //
 // What is remembered is small: the earlier request's index, keys and ids,
-// and a seeded 64-bit hash of each 4 KiB block of its body (bodies are
-// compared block by block through them, as items are through ItemKeys),
-// never the body. Requests are compared only with requests of the same
+// and a seeded 64-bit hash of each 4 KiB block of its body up to its last
+// item (bodies are compared block by block through them, as items are
+// through ItemKeys), never the body. Requests are compared only with requests of the same
 // scope, so how fast a request parses says nothing about other callers'.
 func ParseFrom(scope string, name Name, path string, header http.Header, body []byte) (*View, error) {
 	if len(body) < recallMin {
@@ -36,10 +36,12 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 		return nil, unknownDialect(name)
 	}
 	h := recalled.head(scope, name, body)
-	sums := blockSums{c: recalled, body: body}
+	sums := newBlockSums(recalled, body)
 	from, shared := recalled.best(h, &sums)
 	if from != nil {
-		shared = from.extend(body, shared)
+		if shared = from.ended(body, from.extend(body, shared)); shared == 0 {
+			from = nil
+		}
 	}
 	var idx index
 	var err error
@@ -64,7 +66,7 @@ func ParseFrom(scope string, name Name, path string, header http.Header, body []
 	}
 	if idx.conv >= 0 {
 		v.scope = scope
-		v.rec = newRecallRec(body, idx, sums.all(), tail)
+		v.rec = newRecallRec(body, idx, sums.upTo(recalled.useful(len(body), idx.items)), tail)
 		// A request that shares all of an earlier one's items but perhaps
 		// the last (whose breakpoint moved) is the conversation's next
 		// turn: it takes the earlier one's place.
@@ -92,7 +94,7 @@ var recallMin = 16 << 10
 // recallRec is what the recall keeps of one request: never its body.
 type recallRec struct {
 	n     int        // body length
-	sums  []blockSum // of each block of the body (the last may be short)
+	sums  []blockSum // of the body's first useful blocks (recall.useful)
 	idx   index      // shared with the request's View, never modified
 	tailN int        // bytes after the conversation array
 	tail  blockSum   // of those bytes
@@ -142,7 +144,7 @@ func newRecallRec(body []byte, idx index, sums []blockSum, tail *blockSum) *reca
 		}
 	}
 	// Keys and ids come later (40 and 16 bytes an item).
-	r.size = 8*len(sums) + 8*len(r.lastSums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
+	r.size = 8*cap(sums) + 8*len(r.lastSums) + (16+40+16)*len(idx.items) + 48*len(idx.fields) + 128
 	return r
 }
 
@@ -188,11 +190,32 @@ func (r *recallRec) extend(body []byte, shared int) int {
 	return shared
 }
 
+// ended returns shared, less the last shared item when it is a number: a
+// number ends where the byte after it is no digit, and that byte is the
+// body's own (r's item 12 may go on as 123 in body); every other item
+// ends at its own last byte.
+func (r *recallRec) ended(body []byte, shared int) int {
+	if shared == 0 {
+		return 0
+	}
+	switch c := body[r.idx.items[shared-1].start]; {
+	case c == '-' || c >= '0' && c <= '9':
+		return shared - 1
+	}
+	return shared
+}
+
 // blockSums are a body's block hashes, made as far as they are asked for.
 type blockSums struct {
 	c    *recall
 	body []byte
 	s    []blockSum
+}
+
+// newBlockSums makes room for the sums of every whole block of body at
+// once: they are asked for a block at a time, and the record keeps them.
+func newBlockSums(c *recall, body []byte) blockSums {
+	return blockSums{c: c, body: body, s: make([]blockSum, 0, len(body)/c.block)}
 }
 
 func (b *blockSums) at(i int) blockSum {
@@ -203,12 +226,12 @@ func (b *blockSums) at(i int) blockSum {
 	return b.s[i]
 }
 
-func (b *blockSums) all() []blockSum {
-	n := (len(b.body) + b.c.block - 1) / b.c.block
+// upTo returns the sums of the first n blocks.
+func (b *blockSums) upTo(n int) []blockSum {
 	if n > 0 {
 		b.at(n - 1)
 	}
-	return b.s
+	return b.s[:n]
 }
 
 type recall struct {
@@ -260,64 +283,130 @@ func (c *recall) sum(b []byte) blockSum {
 	return blockSum(hashBytes(c.seeds[1], b))
 }
 
+// useful returns how many block sums the record of a body of n bytes whose
+// conversation items are items keeps: its whole blocks up to the one that
+// holds the byte after the last item. Sharing more blocks with a body
+// shares no more of its items, so no comparison needs the blocks after
+// (an agent's system prompt and tools, half its body), and they are not
+// hashed for the record; the byte after the last item is kept because it
+// decides where that item ends when it is a number.
+func (c *recall) useful(n int, items []span) int {
+	if len(items) == 0 {
+		return 0
+	}
+	return min(n/c.block, items[len(items)-1].end/c.block+1)
+}
+
 // best returns the remembered request that shares the most whole
 // conversation items with the body (compared a whole block at a time),
 // and how many (nil when none shares one).
+//
+// The head's candidates are read under the lock from their own copies of
+// their first sums and item counts, which settle most of them without
+// touching their records (a caller's conversations that open alike part
+// in their first blocks) and without copying the list: what is left to
+// compare after the lock are the few candidates that share all their
+// first blocks with the body, and those already known to share an item.
 func (c *recall) best(h uint64, sums *blockSums) (*recallRec, int) {
+	whole := len(sums.body) / c.block
+	first := sums.upTo(min(whole, candSums))
+	var buf [8]pick
+	picks := buf[:0]
 	c.mu.Lock()
-	cands := slices.Clone(c.m[h])
+	for i, cands := 0, c.m[h]; i < len(cands); i++ {
+		if p, ok := cands[i].pick(first, whole); ok {
+			picks = append(picks, p)
+		}
+	}
 	c.mu.Unlock()
 	var best *recallRec
 	most, mostBlocks := 0, 0
-	for _, cd := range cands {
-		// Whole blocks of both bodies that are the same: the first ones
-		// from the candidate's own copy of their sums (a caller's
-		// conversations that open alike part there), the rest from
-		// its record.
-		full := min(len(sums.body), cd.n) / c.block
-		n := 0
-		for n < full && n < len(cd.first) && sums.at(n) == cd.first[n] {
-			n++
-		}
-		if n == len(cd.first) {
-			for n < full && sums.at(n) == cd.r.sums[n] {
-				n++
-			}
+	for _, p := range picks {
+		if p.items < 0 {
+			p.n = c.shared(p.r, sums, whole)
 		}
 		// The same bytes up to there hold the same items: a candidate
 		// that shares no more blocks than the best so far shares no
 		// more items.
-		if n <= mostBlocks || cd.r.idx.conv < 0 {
+		if p.n <= mostBlocks {
 			continue
 		}
-		items := cd.r.idx.items
-		k := sort.Search(len(items), func(i int) bool { return items[i].end > n*c.block })
-		if k > most {
-			best, most, mostBlocks = cd.r, k, n
+		if p.items < 0 {
+			items := p.r.idx.items
+			p.items = sort.Search(len(items), func(i int) bool { return items[i].end > p.n*c.block })
+		}
+		if p.items > most {
+			best, most, mostBlocks = p.r, p.items, p.n
 		}
 	}
 	return best, most
 }
 
-// cand is one of a head's candidates: its record, the body's length and
-// its first block sums, read without touching the record.
+// shared returns how many whole blocks of the body r's request shares,
+// given that it shares its first candSums.
+func (c *recall) shared(r *recallRec, sums *blockSums, whole int) int {
+	full := min(whole, len(r.sums))
+	n := candSums
+	for n < full && sums.at(n) == r.sums[n] {
+		n++
+	}
+	return n
+}
+
+// cand is one of a head's candidates: its record, with what best reads
+// first copied beside it so as not to touch the record: how many block
+// sums it has, the first of them, and how many of its items end within
+// each of its first blocks.
 type cand struct {
-	r     *recallRec
-	n     int
-	first [candSums]blockSum
+	r      *recallRec
+	blocks int
+	first  [candSums]blockSum
+	items  [candSums]int32 // items[i]: those that end within blocks 0…i
 }
 
 const candSums = 4
 
-func candOf(r *recallRec) cand {
-	cd := cand{r: r, n: r.n}
+func candOf(c *recall, r *recallRec) cand {
+	cd := cand{r: r, blocks: len(r.sums)}
 	copy(cd.first[:], r.sums)
+	is := r.idx.items
+	for i := range cd.items {
+		cd.items[i] = int32(sort.Search(len(is), func(j int) bool { return is[j].end > (i+1)*c.block }))
+	}
 	return cd
+}
+
+// pick is a candidate as best compares it: how many whole blocks of the
+// body it shares and how many of its items end in them, or items < 0 when
+// it shares all the first blocks and the rest are still to compare.
+type pick struct {
+	r        *recallRec
+	n, items int
+}
+
+// pick compares the candidate with the body (first: the sums of its first
+// blocks; whole: how many whole blocks it has) as far as the candidate's
+// own copies go. A candidate that shares no item is left out (ok false):
+// it can never be best.
+func (cd *cand) pick(first []blockSum, whole int) (p pick, ok bool) {
+	full := min(whole, cd.blocks)
+	n := 0
+	for n < full && n < candSums && first[n] == cd.first[n] {
+		n++
+	}
+	if n == candSums && full > candSums {
+		return pick{r: cd.r, items: -1}, true
+	}
+	if n == 0 || cd.items[n-1] == 0 {
+		return pick{}, false
+	}
+	return pick{r: cd.r, n: n, items: int(cd.items[n-1])}, true
 }
 
 // put remembers r under head h. A record r wholly extends (replaces)
 // leaves the recall; the oldest go when the budget is spent.
 func (c *recall) put(h uint64, r, replaces *recallRec, extends bool) {
+	cd := candOf(c, r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b := c.m[h]
@@ -325,7 +414,7 @@ func (c *recall) put(h uint64, r, replaces *recallRec, extends bool) {
 		b = slices.Delete(b, i, i+1)
 		c.drop(replaces)
 	}
-	b = slices.Insert(b, 0, candOf(r))
+	b = slices.Insert(b, 0, cd)
 	c.size += r.size
 	c.held++
 	r.held = true
@@ -369,6 +458,12 @@ func (c *recall) forget(e recallEntry) {
 	}
 }
 
+// resumeRoom is how many items past the earlier request's a resumed
+// index has room for before its array grows: an agent's turn adds a few.
+// The array is the View's and the record's, never appended to once the
+// scan ends, so more room would be memory held for nothing.
+const resumeRoom = 16
+
 // resume scans body, whose first shared conversation items (and all bytes
 // before the end of the last of them) are those of the earlier request
 // from, from the end of those items, starting with from's index up to
@@ -380,7 +475,7 @@ func resume(body []byte, conv string, from *recallRec, shared int) (x index, tai
 	s := scanner{b: body, conv: conv, i: ox.items[shared-1].end}
 	s.x.conv = ox.conv
 	s.x.fields = append(make([]field, 0, len(ox.fields)), ox.fields[:ox.conv+1]...)
-	s.x.items = append(make([]span, 0, len(ox.items)+len(ox.items)/8+8), ox.items[:shared]...)
+	s.x.items = append(make([]span, 0, len(ox.items)+resumeRoom), ox.items[:shared]...)
 	// The rest of the conversation array (depth 2: in the body object, in
 	// the array).
 	end, err := s.next(']')

@@ -1,10 +1,13 @@
 package dialect
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -80,7 +83,7 @@ func TestParseFromAgreesWithParse(t *testing.T) {
 		if prev != nil && turn > 2 {
 			// The test is about resuming: the request must be found again,
 			// with nearly all its items (the last block may be short).
-			from, shared := recalled.best(recalled.head(scope, AnthropicMessages, body), &blockSums{c: recalled, body: body})
+			from, shared := recalled.best(recalled.head(scope, AnthropicMessages, body), new(newBlockSums(recalled, body)))
 			if from != v.rec || shared < len(v.idx.items)-1 {
 				t.Fatalf("turn %d: the recall does not hold the newest request", turn)
 			}
@@ -131,7 +134,7 @@ func TestParseFromOtherDialects(t *testing.T) {
 func TestParseFromScoped(t *testing.T) {
 	body := agentBody(7, 30, false)
 	sameParse(t, "alice", AnthropicMessages, body)
-	if from, _ := recalled.best(recalled.head("mallory", AnthropicMessages, body), &blockSums{c: recalled, body: body}); from != nil {
+	if from, _ := recalled.best(recalled.head("mallory", AnthropicMessages, body), new(newBlockSums(recalled, body))); from != nil {
 		t.Fatal("another scope's request is a candidate")
 	}
 }
@@ -179,6 +182,9 @@ func FuzzParseFrom(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"a":1},{"b":2}],"system":"s"}`), 39, []byte(`,"x":1`))
 	f.Add([]byte(`{"messages":[1,2,3]}`), 18, []byte(`,4,"messages"`))
 	f.Add([]byte(`{"messages":[{"a":"\u0041"},{"b":[]}],"messages":1}`), 30, []byte(`]`))
+	// A number, the last item the requests share whole blocks up to,
+	// goes on in the next.
+	f.Add([]byte(`{"p":"`+strings.Repeat("x", 300)+`","messages":[1,`+strings.Repeat(" ", 20)+`123],"s":"`+strings.Repeat("y", 100)+`"}`), 345, []byte(`4`))
 	f.Fuzz(func(t *testing.T, prev []byte, cut int, insert []byte) {
 		scope := fmt.Sprint(rand.Uint64())
 		if _, err := ParseFrom(scope, AnthropicMessages, "/p", nil, prev); err != nil {
@@ -254,4 +260,123 @@ func TestParseFromManyConversationsOpeningAlike(t *testing.T) {
 			prev[c] = v
 		}
 	}
+}
+
+// FuzzRecallBest: the recall picks the request an earlier reading picked,
+// one that compared every candidate's whole blocks (the bytes themselves
+// here, not their sums) and searched each candidate's items; the recall
+// instead keeps the sums only up to each record's last item, and settles
+// most candidates from copies of their first sums and item counts.
+// Bodies are made from one by cutting it and inserting bytes, after 256
+// bytes they all open with (a candidate shares the body's first
+// recallHead bytes), in blocks of 16 to 143 bytes (numbers that end at a
+// block's edge are where a record's last item could read differently).
+func FuzzRecallBest(f *testing.F) {
+	f.Add(byte(0), []byte(`"messages":[{"a":"0123456789"},{"b":"0123456789abcdef"},12345678901,2],"s":1}`), []byte{40, 60, 200, 80}, []byte(`,7`))
+	f.Add(byte(80), []byte(`"messages":[1234567890123,45678901234567,89,0],"system":"012345678901234567890123456789"}`), []byte{120, 121, 122}, []byte(`9`))
+	f.Add(byte(100), []byte(`"messages":[{"a":1},{"b":2},{"c":3},{"d":4}],"system":"s"}`), []byte{100, 150, 250, 10}, []byte(`{"e":5},`))
+	f.Add(byte(16), []byte(`"messages":[`+strings.Repeat(`{"text":"0123456789"},123456,`, 20)+`0],"system":"s"}`), []byte{10, 100, 200, 250, 255}, []byte(`78,`))
+	// A number that ends at a block's edge, then goes on in a more recent
+	// request.
+	f.Add(byte(0), []byte(`"messages":[1,`+strings.Repeat(" ", 15)+`123],"s":"`+strings.Repeat("y", 100)+`"}`), []byte{0, 59}, []byte(`4`))
+	n := recallMin
+	defer func() { recallMin = n }()
+	recallMin = 0
+	pad := `{"p":"` + strings.Repeat("x", recallHead-8) + `",`
+	f.Fuzz(func(t *testing.T, block byte, base, cuts, insert []byte) {
+		c := newRecall(16+int(block)%128, 16<<20)
+		defer func(r *recall) { recalled = r }(recalled)
+		recalled = c
+		bodies := map[*recallRec][]byte{}
+		variant := func(i int, c byte) []byte {
+			cut := int(c) * len(base) / 256
+			return append(append(append([]byte(pad), base[:cut]...), insert[:min(len(insert), i)]...), base[cut:]...)
+		}
+		for i, cut := range cuts[:min(len(cuts), 8)] {
+			body := variant(i, cut)
+			if r := remember(c, body); r != nil {
+				bodies[r] = body
+			}
+		}
+		for i, body := range [][]byte{variant(0, 0), variant(len(cuts), 128)} {
+			h := c.head("s", AnthropicMessages, body)
+			got, gotShared := c.best(h, new(newBlockSums(c, body)))
+			want, wantShared := bestByBytes(t, c, h, body, bodies)
+			if got != want || gotShared != wantShared {
+				t.Fatalf("body %d: best picked %p sharing %d items, want %p sharing %d\nbody %q", i, got, gotShared, want, wantShared, body)
+			}
+		}
+	})
+}
+
+// TestRecallBestNumberAtBlockEdge: a record whose last item is a number
+// that ends at a block's edge keeps the sum of the block after it, which
+// says whether the number ends there in a body that shares the blocks
+// before: the request resent whole is its own best candidate, not a more
+// recent one in which the number goes on.
+func TestRecallBestNumberAtBlockEdge(t *testing.T) {
+	defer func(r *recall) { recalled = r }(recalled)
+	c := newRecall(16, 16<<20)
+	recalled = c
+	head := `{"p":"` + strings.Repeat("x", recallHead) + `","messages":[1,`
+	head += strings.Repeat(" ", 16+(16-(len(head)+3)%16)%16)
+	older := []byte(head + `123],"s":"` + strings.Repeat("y", 100) + `"}`)
+	newer := []byte(head + `1234],"s":"` + strings.Repeat("y", 100) + `"}`)
+	if at := len(head) + 3; at%c.block != 0 {
+		t.Fatalf("the number ends at %d, not at a block's edge", at)
+	}
+	bodies := map[*recallRec][]byte{}
+	for _, body := range [][]byte{older, newer} {
+		bodies[remember(c, body)] = body
+	}
+	h := c.head("s", AnthropicMessages, older)
+	got, shared := c.best(h, new(newBlockSums(c, older)))
+	want, wantShared := bestByBytes(t, c, h, older, bodies)
+	if got != want || shared != wantShared || bodies[got] == nil || string(bodies[got]) != string(older) {
+		t.Fatalf("best picked %q sharing %d items, want the request itself sharing %d", bodies[got], shared, wantShared)
+	}
+}
+
+// remember makes the record of body and puts it first among its head's
+// candidates (none replaced), as ParseFrom does; nil when body has no
+// conversation.
+func remember(c *recall, body []byte) *recallRec {
+	idx, err := scanBody(body, "messages")
+	if err != nil || idx.conv < 0 {
+		return nil
+	}
+	r := newRecallRec(body, idx, new(newBlockSums(c, body)).upTo(c.useful(len(body), idx.items)), nil)
+	c.put(c.head("s", AnthropicMessages, body), r, nil, false)
+	return r
+}
+
+// bestByBytes is recall.best as it read before records kept their sums
+// only up to their last item, with the bytes of the candidates' bodies in
+// place of their sums.
+func bestByBytes(t *testing.T, c *recall, h uint64, body []byte, bodies map[*recallRec][]byte) (*recallRec, int) {
+	c.mu.Lock()
+	cands := slices.Clone(c.m[h])
+	c.mu.Unlock()
+	var best *recallRec
+	most, mostBlocks := 0, 0
+	for _, cd := range cands {
+		old, ok := bodies[cd.r]
+		if !ok {
+			t.Fatal("a candidate of another test")
+		}
+		full := min(len(body), len(old)) / c.block
+		n := 0
+		for n < full && bytes.Equal(body[n*c.block:(n+1)*c.block], old[n*c.block:(n+1)*c.block]) {
+			n++
+		}
+		if n <= mostBlocks {
+			continue
+		}
+		items := cd.r.idx.items
+		k := sort.Search(len(items), func(i int) bool { return items[i].end > n*c.block })
+		if k > most {
+			best, most, mostBlocks = cd.r, k, n
+		}
+	}
+	return best, most
 }

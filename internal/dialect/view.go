@@ -387,7 +387,7 @@ func (v *View) parseMessages() []Message {
 	}
 	parse := v.parser()
 	keys, ids := v.ItemKeys(), v.PrefixIDs()
-	prev, own := lists.prefix(keys, ids)
+	prev, size, own := lists.prefix(keys, ids)
 	known := len(prev)
 	if known == len(keys) {
 		return prev[:known:known] // the same request again
@@ -410,8 +410,9 @@ func (v *View) parseMessages() []Message {
 		}
 		m.Index = i
 		out[i] = m
+		size += keys[i].N
 	}
-	lists.put(keys, ids, out, known)
+	lists.put(keys, ids, out, known, size)
 	// The View's slice ends at its own length: an append by a reader
 	// never reaches what a later request may write in place.
 	return out[:len(keys):len(keys)]
