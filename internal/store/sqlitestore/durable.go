@@ -12,17 +12,6 @@ import (
 	"github.com/tether-dev/tether/internal/store/backend"
 )
 
-const insertLedger = `INSERT INTO ledger (id, ts, day, principal, account, session, a_leg, b_leg, kind, route, provider, model,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, status, duration_ms)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
-
-func ledgerArgs(e backend.LedgerEntry) []any {
-	at := backend.NormalizeTime(e.Time)
-	return []any{e.ID, micros(at), backend.Day(at), e.Principal, e.Account, e.Session, e.ALeg, e.BLeg,
-		e.Kind, e.Route, e.Provider, e.Model, e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens,
-		e.CostMicros, e.Status, e.DurationMS}
-}
-
 // EnqueueOutbox implements backend.Outbox.
 func (s *Store) EnqueueOutbox(ctx context.Context, e backend.OutboxEntry) (int64, error) {
 	if err := backend.CheckOutbox(e); err != nil {
@@ -201,7 +190,8 @@ func (s *Store) SettleReservations(ctx context.Context, settle []backend.Settlem
 	return nil
 }
 
-// settleIn writes settlements inside t.
+// settleIn writes settlements inside t. Their ledger rows are inserted
+// together (addLedgerRow), before t's next statement.
 func settleIn(t *writeTx, settle []backend.Settlement) error {
 	for _, st := range settle {
 		// An empty ReservationID has no row (PutReservation
@@ -225,7 +215,7 @@ func settleIn(t *writeTx, settle []backend.Settlement) error {
 				}
 			}
 		}
-		if _, err := t.exec(insertLedger, ledgerArgs(st.Entry)...); err != nil {
+		if err := t.addLedgerRow(st.Entry); err != nil {
 			return err
 		}
 	}

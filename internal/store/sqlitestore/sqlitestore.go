@@ -559,14 +559,9 @@ func (s *Store) AppendLedger(ctx context.Context, entries []backend.LedgerEntry)
 	if len(entries) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := s.txStmt(ctx, tx, insertLedger)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+	err := s.write(ctx, func(t *writeTx) error {
 		for _, e := range entries {
-			if _, err := stmt.ExecContext(ctx, ledgerArgs(e)...); err != nil {
+			if err := t.addLedgerRow(e); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/tether-dev/tether/internal/store/backend"
 )
 
 // The writes every turn makes (lineage, reservation, settlement) run
@@ -37,6 +39,10 @@ const (
 type writeStmts struct {
 	conn  driver.Conn // the connection they belong to
 	stmts map[string]driver.Stmt
+	// held are the ledger rows the running transaction holds back
+	// (addLedgerRow); args is the statements' parameters, reused.
+	held []backend.LedgerEntry
+	args []driver.NamedValue
 }
 
 // writeTx is one write transaction on the writer's driver connection.
@@ -76,6 +82,7 @@ func (s *Store) write(ctx context.Context, fn func(t *writeTx) error) error {
 // cannot roll back is discarded (driver.ErrBadConn) rather than reused
 // perhaps inside a transaction.
 func (t *writeTx) rollback(err error) error {
+	t.ws.held = t.ws.held[:0] // fn's, not to be inserted by the ROLLBACK's exec
 	if _, rerr := t.exec(rollbackTx); rerr != nil {
 		return errors.Join(err, fmt.Errorf("roll back: %w (%w)", rerr, driver.ErrBadConn))
 	}
@@ -114,21 +121,33 @@ func (t *writeTx) stmt(q string) (driver.Stmt, error) {
 }
 
 // exec runs q with args (int, int64, string, []byte, bool, float64 or
-// time.Time values) through its prepared statement.
+// time.Time values) through its prepared statement, after inserting the
+// ledger rows held (addLedgerRow).
 func (t *writeTx) exec(q string, args ...any) (driver.Result, error) {
-	st, err := t.stmt(q)
-	if err != nil {
-		return nil, err
+	if len(t.ws.held) > 0 {
+		if err := t.insertHeld(); err != nil {
+			return nil, err
+		}
 	}
-	named := make([]driver.NamedValue, len(args))
+	named := t.ws.args[:0]
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i+1, err)
 		}
-		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+		named = append(named, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
-	return st.(driver.StmtExecContext).ExecContext(t.ctx, named)
+	t.ws.args = named
+	return t.run(q, named)
+}
+
+// run runs q with args through its prepared statement.
+func (t *writeTx) run(q string, args []driver.NamedValue) (driver.Result, error) {
+	st, err := t.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.(driver.StmtExecContext).ExecContext(t.ctx, args)
 }
 
 // closeWriteStmts closes the statements prepared on the writer connection.
