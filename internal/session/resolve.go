@@ -70,14 +70,15 @@ func (r *Resolver) remember(principal, key string, rec record, since uint64) {
 // lacks is never cached) or is known to lack (IndexKeys): a request that
 // changes nothing (a client's retry) costs no round trip, nor does one
 // that only extends a known head. With a shared store the A-leg head
-// is always read, since another replica may have moved it.
-func (r *Resolver) allCached(principal string, keys []string) (map[string]record, bool) {
+// is always read, since another replica may have moved it. cached looks a
+// key up in the cache (the resolution's peek).
+func (r *Resolver) allCached(principal string, keys []string, cached func(key string) (record, bool)) (map[string]record, bool) {
 	if !r.opt.Exclusive {
 		return nil, false
 	}
 	got := make(map[string]record, len(keys))
 	for _, k := range keys {
-		rec, ok := r.cached(principal, k)
+		rec, ok := cached(k)
 		if ok {
 			got[k] = rec
 			continue
@@ -369,8 +370,10 @@ type turnFacts struct {
 	hints    Hints
 	client   clientHint
 	hintKey  string
-	headKeys madeKeys // head-record keys of prefixes of hist, once made (headKey)
-	last     string   // chain digest of the whole history ("" when empty)
+	headKeys madeKeys  // head-record keys of prefixes of hist, once made (headKey)
+	peeked   [8]peeked // the cache lookups made (peek)
+	npeeked  int
+	last     string // chain digest of the whole history ("" when empty)
 	look     *lookup
 	fingers  map[string]fingerRead // fingerprint records read with the candidates, for Commit
 	capsule  prefetched            // the capsule read with the candidates, for the caller
@@ -394,6 +397,30 @@ func (t *turnFacts) headKey(i int) string {
 	k := t.r.key(kindHead, t.ref.Principal, string(t.hist[i].chain[:]))
 	t.headKeys.put(i, k)
 	return k
+}
+
+// peek is the cache's record of key as this resolution first saw it: the
+// lookups for the newest prefixes, the head and the hint are made before
+// the candidates are gathered (allCached), which asked again.
+func (t *turnFacts) peek(key string) (record, bool) {
+	for i := range t.npeeked {
+		if p := &t.peeked[i]; p.key == key {
+			return p.rec, p.ok
+		}
+	}
+	rec, ok := t.r.cached(t.ref.Principal, key)
+	if t.npeeked < len(t.peeked) {
+		t.peeked[t.npeeked] = peeked{key, rec, ok}
+		t.npeeked++
+	}
+	return rec, ok
+}
+
+// peeked is one cache lookup of a resolution.
+type peeked struct {
+	key string
+	rec record
+	ok  bool
 }
 
 // madeKeys maps prefix indexes to the keys made for them: the first few
@@ -521,7 +548,7 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	// the answer, so only those go to the store.
 	best := -1
 	for i := len(hist) - 1; i >= 0; i-- {
-		if _, ok := r.cached(p, t.headKey(i)); ok {
+		if _, ok := t.peek(t.headKey(i)); ok {
 			best = i
 			break
 		}
@@ -532,10 +559,10 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 	}
 	hot, hotKey, hotRec := false, "", record{}
 	if best >= 0 {
-		rec, _ := r.cached(p, t.headKey(best))
+		rec, _ := t.peek(t.headKey(best))
 		hotKey, hotRec = r.alegKey(p, rec.ALeg), rec
 		query = append(query, hotKey)
-		if hr, ok := r.cached(p, hotKey); ok && hr.Head == t.headKey(best) {
+		if hr, ok := t.peek(hotKey); ok && hr.Head == t.headKey(best) {
 			hot = true // extends a known head: no epoch evidence needed
 		}
 	}
@@ -543,7 +570,7 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 		query = append(query, t.hintKey)
 		// The hint's A-leg head is read too (as the store has it now), so
 		// a reset or a hinted epoch needs no second round trip.
-		if hr, ok := r.cached(p, t.hintKey); ok && hr.ALeg != "" {
+		if hr, ok := t.peek(t.hintKey); ok && hr.ALeg != "" {
 			query = append(query, r.alegKey(p, hr.ALeg))
 		}
 	}
@@ -574,7 +601,7 @@ func (r *Resolver) gather(ctx context.Context, t *turnFacts) error {
 		}
 	}
 	query = append(query, fkeys...)
-	got, ok := r.allCached(p, query)
+	got, ok := r.allCached(p, query, t.peek)
 	if !ok {
 		var err error
 		if got, err = r.fetchWith(ctx, p, query, capsuleWanted(best, hist, hotRec), &t.capsule); err != nil {
