@@ -167,6 +167,9 @@ func TestJournalReplay(t *testing.T) {
 	if _, err := j.append(plainSettlement("torn")); err != nil {
 		t.Fatal(err)
 	}
+	if err := j.close(); err != nil { // keeps the segment, cut to its batches
+		t.Fatal(err)
+	}
 	fi, err := os.Stat(segmentPath(path, 7))
 	if err != nil {
 		t.Fatal(err)
