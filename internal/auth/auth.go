@@ -113,8 +113,9 @@ func (a *Authenticator) Fingerprint(s string) string {
 	f.h.Write(f.buf)
 	var sum [sha256.Size]byte
 	f.h.Sum(sum[:0])
+	clear(f.buf) // the credential is not kept in the pool
 	if cap(f.buf) > 4<<10 {
-		f.buf = nil // a long credential is not kept
+		f.buf = nil
 	}
 	a.macs.Put(f)
 	return hex.EncodeToString(sum[:8])
