@@ -72,13 +72,7 @@ type macHash struct {
 }
 
 // appendField appends s with its length, as writeField writes it.
-func appendField(b []byte, s string) []byte {
-	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// appendFieldBytes is appendField of a byte slice.
-func appendFieldBytes(b, s []byte) []byte {
+func appendField[S string | []byte](b []byte, s S) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
 	return append(b, s...)
 }
@@ -241,7 +235,7 @@ func history(msgs []dialect.Message, keys []dialect.ItemKey, ids []dialect.Prefi
 			if json.Compact(&buf, tc.Arguments) == nil {
 				args = buf.Bytes()
 			}
-			link = appendFieldBytes(link, args)
+			link = appendField(link, args)
 		}
 		for _, tr := range m.ToolResults {
 			link = appendField(link, "result")
