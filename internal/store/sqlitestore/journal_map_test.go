@@ -28,6 +28,17 @@ func mappedJournal(t *testing.T, path string) *journal {
 	return j
 }
 
+// storeWithMappedJournal makes a database (closed, for a test to open and
+// replay into later) and a mapped journal beside it.
+func storeWithMappedJournal(t *testing.T) (string, *journal) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tether.db")
+	if err := openTemp(t, path).Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path, mappedJournal(t, path)
+}
+
 func frameOf(t *testing.T, id string) []byte {
 	t.Helper()
 	f, err := encodeFrame(plainSettlement(id))
@@ -105,11 +116,7 @@ func TestJournalTornTailEndsSegment(t *testing.T) {
 // the mapping starts the next segment, and one bigger than a segment gets
 // a segment of its own. Replay reads them all, in order.
 func TestJournalFramesFitTheirSegment(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tether.db")
-	if err := openTemp(t, path).Close(); err != nil {
-		t.Fatal(err)
-	}
-	j := mappedJournal(t, path)
+	path, j := storeWithMappedJournal(t)
 	big := strings.Repeat("m", 100_000) // ten to a segment, with room left
 	var want []string
 	add := func(id, model string) uint64 {
@@ -242,11 +249,7 @@ func TestJournalFaultFallsBackToSync(t *testing.T) {
 // holds exactly its frames; the next one is mapped again, and replay
 // reads both, in order.
 func TestJournalUnmappedSegment(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tether.db")
-	if err := openTemp(t, path).Close(); err != nil {
-		t.Fatal(err)
-	}
-	j := mappedJournal(t, path)
+	path, j := storeWithMappedJournal(t)
 	// What createSegment leaves when mapSegment fails.
 	if err := unmapSegment(j.m); err != nil {
 		t.Fatal(err)
