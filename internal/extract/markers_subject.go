@@ -377,15 +377,33 @@ func findChoice(act []active, retired map[int]bool, term string) int {
 	return -1
 }
 
-// subjectWords are the content words of s that are not named options.
+// subjectWords are the content words of s that are not named options,
+// and the names that tell its part from others of its kind ("component
+// c-2", "service B", "shard 1", "the v2 API"): a word with a digit or a
+// capital after "for" names the part, not the option chosen for it. Such a
+// name is kept with a leading '#', so it never matches a plain word.
 func subjectWords(s string) map[string]bool {
 	m := map[string]bool{}
 	s, _ = foldOld(s)
+	part := false // past the "for" that opens the part
 	for i, raw := range strings.Fields(s) {
 		if isChoiceWord(raw, i == 0) {
+			if w := lower(bare(raw)); part && w != "" && categoryOf[w] == "" {
+				m["#"+w] = true
+			}
+			continue
+		}
+		if b := bare(raw); part && i > 0 && (len(b) == 1 && b[0] >= 'A' && b[0] <= 'Z' && b != "I" || numberWords[lower(b)]) {
+			m["#"+lower(b)] = true // "service B", "repo two"
 			continue
 		}
 		for _, w := range words(raw) {
+			switch {
+			case w == "for":
+				part = true
+			case w == "instead" || w == "not" || w == "rather" || w == "over":
+				part = false // "…, not Redis": an option turned down
+			}
 			if !stopWords[w] && !genericHead[w] && len(w) > 1 {
 				m[stem(w)] = true
 			}
@@ -394,11 +412,23 @@ func subjectWords(s string) map[string]bool {
 	return m
 }
 
+// numberWords name a part among others of its kind ("phase two").
+var numberWords = map[string]bool{"one": true, "two": true, "three": true, "four": true, "five": true, "six": true,
+	"seven": true, "eight": true, "nine": true, "ten": true}
+
+// partNamed reports whether own, the subject words of one decision that
+// another's lack, names a part of its own: "orders" of "the orders
+// service", "frontend" of "the frontend tests", a name kept by
+// subjectWords.
+func partNamed(own map[string]bool) bool {
+	return len(own) > 0
+}
+
 // genericHead are words that close the name of many parts ("the training
 // code", "the feature code"; "the UI layer", "the data layer"): shared,
 // they do not make two decisions about one subject.
 var genericHead = map[string]bool{"code": true, "logic": true, "layer": true, "side": true, "part": true, "parts": true,
-	"stuff": true, "bits": true, "module": true, "modules": true}
+	"stuff": true, "bits": true, "module": true, "modules": true, "job": true, "jobs": true}
 
 // additive: the new decision adds to, not replaces, what was decided.
 func additive(s string) bool {
@@ -464,6 +494,12 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 			// options are of other kinds, is two subjects.
 			score = 0
 		}
+		if shared > 0 && partNamed(without(newSubj, oldSubj)) && partNamed(without(oldSubj, newSubj)) {
+			// "gRPC for the orders service", then "REST for the billing
+			// service"; "component c-1", then "component c-2": one kind
+			// of part in common, each decision naming a part of its own.
+			score = 0
+		}
 		if shared == 0 && sameCategory(newChoices, oldChoices) && (len(newSubj) == 0 || len(oldSubj) == 0 || onlyQualifiers(newSubj)) {
 			// A subject as general as "the database" is not replaced by
 			// the same kind of option for a subject of its own ("SQLite
@@ -475,6 +511,17 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 		}
 	}
 	return best
+}
+
+// without returns the words of a that b lacks.
+func without(a, b map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for w := range a {
+		if !b[w] {
+			out[w] = true
+		}
+	}
+	return out
 }
 
 // sameWords reports whether two subjects are the same words.

@@ -2874,3 +2874,41 @@ func TestMarkersTrialsSettled(t *testing.T) {
 		t.Errorf("an interjection was kept in the name of what was turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// Two decisions about parts of one kind ("the orders service", "the
+// billing service"; "component c-0-0-1", "component c-0-0-2"; "shard 1",
+// "shard 2") are two subjects: the second must not supersede the first,
+// which would list a settled choice as rejected. A decision about the same
+// part still replaces the earlier one.
+func TestMarkersPartsOfOneKind(t *testing.T) {
+	for _, tc := range []struct {
+		first, second string
+		a, b          string // the option of each
+		replaces      bool
+	}{
+		{"Decision: use ds-0-0-1 for component c-0-0-1.", "Decision: use ds-0-0-2 for component c-0-0-2.", "ds-0-0-1", "ds-0-0-2", false},
+		{"Use gRPC for the orders service.", "Use REST for the billing service.", "gRPC", "REST", false},
+		{"Use Postgres for service A.", "Use MySQL for service B.", "Postgres", "MySQL", false},
+		{"Use Kafka for the events topic.", "Use NATS for the metrics topic.", "Kafka", "NATS", false},
+		{"Use Vitest for the frontend tests.", "Use pytest for the backend tests.", "Vitest", "pytest", false},
+		{"Use ruff for linting in repo one.", "Use flake8 for linting in repo two.", "ruff", "flake8", false},
+		{"Use Redis for cache shard 1.", "Use Memcached for cache shard 2.", "Redis", "Memcached", false},
+		{"Use JWT for the v1 API.", "Use OAuth for the v2 API.", "JWT", "OAuth", false},
+		{"Use Postgres for the database.", "Switch the database to MySQL.", "Postgres", "MySQL", true},
+		{"Use Kafka for the events topic.", "Actually, use NATS for the events topic.", "Kafka", "NATS", true},
+		{"Use Postgres for the user data.", "Use MySQL for the user data instead.", "Postgres", "MySQL", true},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.first})
+		c = markers(t, c, 2, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: tc.second})
+		var firstActive, secondActive bool
+		for _, d := range c.Decisions {
+			if d.Status == capsule.StatusActive {
+				firstActive = firstActive || strings.Contains(d.Statement, tc.a)
+				secondActive = secondActive || strings.Contains(d.Statement, tc.b)
+			}
+		}
+		if !secondActive || firstActive == tc.replaces {
+			t.Errorf("%q, then %q: %s is active: %v, want %v:\n%s", tc.first, tc.second, tc.a, firstActive, !tc.replaces, capsule.Render(c))
+		}
+	}
+}
