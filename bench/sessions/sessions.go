@@ -255,10 +255,13 @@ func session(ctx context.Context, c *http.Client, baseURL string, i int, o Optio
 		}
 		lat = append(lat, time.Since(t0))
 		if check {
+			// A decision is kept when the block lists it among the active
+			// ones: listed under REJECTED it is lost, and worse.
 			block := strings.ToLower(capsule.Last(ag.Shown))
+			active, _, _ := strings.Cut(block, "\nrejected")
 			for _, tok := range stated {
 				r.checked++
-				if !strings.Contains(block, tok) {
+				if !strings.Contains(active, tok) {
 					r.lost++
 					if r.missing == "" {
 						r.missing = fmt.Sprintf("session %d, compaction %d: %s missing from:\n%s", i, cyc+1, tok, block)

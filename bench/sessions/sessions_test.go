@@ -22,7 +22,8 @@ func TestNoDecisionLostUnderLoad(t *testing.T) {
 	defer cancel()
 	o := Options{Sessions: 200, Cycles: 2, Decisions: 2, PadBytes: 4000, Dir: t.TempDir()}
 	if raceEnabled {
-		o.Cycles, o.Decisions, o.PadBytes = 1, 1, 0
+		// Two decisions still: the second must not replace the first.
+		o.Cycles, o.Decisions, o.PadBytes = 1, 2, 0
 	}
 	want := o.Sessions * o.Decisions * o.Cycles * (o.Cycles + 1) / 2
 	logPath := filepath.Join(t.TempDir(), "tether.log")
