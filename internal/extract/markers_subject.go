@@ -383,34 +383,65 @@ func findChoice(act []active, retired map[int]bool, term string) int {
 // capital after "for" names the part, not the option chosen for it. Such a
 // name is kept with a leading '#', so it never matches a plain word.
 func subjectWords(s string) map[string]bool {
-	m := map[string]bool{}
+	m, _ := subjectParts(s)
+	return m
+}
+
+// subjectParts returns subjectWords(s) and, of them, those of the part
+// named after "for" ("Paddle for payments in the EU": payments, EU).
+func subjectParts(s string) (all, part map[string]bool) {
+	all, part = map[string]bool{}, map[string]bool{}
 	s, _ = foldOld(s)
-	part := false // past the "for" that opens the part
+	inPart := false // past the "for" that opens the part
+	add := func(w string) {
+		all[w] = true
+		if inPart {
+			part[w] = true
+		}
+	}
 	for i, raw := range strings.Fields(s) {
 		if isChoiceWord(raw, i == 0) {
-			if w := lower(bare(raw)); part && w != "" && categoryOf[w] == "" {
-				m["#"+w] = true
+			if w := lower(bare(raw)); inPart && w != "" && categoryOf[w] == "" {
+				add("#" + w)
 			}
 			continue
 		}
-		if b := bare(raw); part && i > 0 && (len(b) == 1 && b[0] >= 'A' && b[0] <= 'Z' && b != "I" || numberWords[lower(b)]) {
-			m["#"+lower(b)] = true // "service B", "repo two"
+		if b := bare(raw); inPart && i > 0 && (len(b) == 1 && b[0] >= 'A' && b[0] <= 'Z' && b != "I" || numberWords[lower(b)]) {
+			add("#" + lower(b)) // "service B", "repo two"
 			continue
 		}
 		for _, w := range words(raw) {
 			switch {
 			case w == "for":
-				part = true
+				inPart = true
 			case w == "instead" || w == "not" || w == "rather" || w == "over":
-				part = false // "…, not Redis": an option turned down
+				inPart = false // "…, not Redis": an option turned down
 			}
 			if !stopWords[w] && !genericHead[w] && len(w) > 1 {
-				m[stem(w)] = true
+				add(stem(w))
 			}
 		}
 	}
-	return m
+	return all, part
 }
+
+// scoped reports whether own, the subject words a decision adds to an
+// earlier one's, narrow that subject to a part of it ("payments in the
+// EU", "the admin panel styling"), not only restate it ("the main
+// database").
+func scoped(own map[string]bool) bool {
+	for w := range own {
+		if !restating[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// restating are words that leave a subject as it was.
+var restating = map[string]bool{"main": true, "primary": true, "default": true, "whole": true, "entire": true, "overall": true,
+	"general": true, "current": true, "actual": true, "actually": true, "real": true, "project": true, "app": true, "here": true,
+	"everything": true, "everywhere": true, "now": true, "today": true, "time": true}
 
 // numberWords name a part among others of its kind ("phase two").
 var numberWords = map[string]bool{"one": true, "two": true, "three": true, "four": true, "five": true, "six": true,
@@ -453,7 +484,7 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 	if len(newChoices) == 0 {
 		return -1
 	}
-	newSubj := subjectWords(text)
+	newSubj, newPart := subjectParts(text)
 	lowText := lower(text)
 	best, bestScore := -1, 0
 	for i := len(act) - 1; i >= 0; i-- {
@@ -494,13 +525,15 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 			// options are of other kinds, is two subjects.
 			score = 0
 		}
-		if shared > 0 && partNamed(without(newSubj, oldSubj)) && partNamed(without(oldSubj, newSubj)) {
+		if oldOwn := without(oldSubj, newSubj); shared > 0 && partNamed(without(newSubj, oldSubj)) && (partNamed(oldOwn) || len(oldOwn) == 0 && scoped(without(newPart, oldSubj))) {
 			// "gRPC for the orders service", then "REST for the billing
 			// service"; "component c-1", then "component c-2": one kind
 			// of part in common, each decision naming a part of its own.
+			// "Stripe for payments", then "Paddle for payments in the EU":
+			// a part of the old subject gets an option of its own.
 			score = 0
 		}
-		if shared == 0 && sameCategory(newChoices, oldChoices) && (len(newSubj) == 0 || len(oldSubj) == 0 || onlyQualifiers(newSubj)) {
+		if shared == 0 && sameCategory(newChoices, oldChoices) && (len(newSubj) == 0 || len(oldSubj) == 0 || onlyQualifiers(newSubj) && onlyQualifiers(oldSubj)) {
 			// A subject as general as "the database" is not replaced by
 			// the same kind of option for a subject of its own ("SQLite
 			// for the test fixtures").

@@ -2878,8 +2878,9 @@ func TestMarkersTrialsSettled(t *testing.T) {
 // Two decisions about parts of one kind ("the orders service", "the
 // billing service"; "component c-0-0-1", "component c-0-0-2"; "shard 1",
 // "shard 2") are two subjects: the second must not supersede the first,
-// which would list a settled choice as rejected. A decision about the same
-// part still replaces the earlier one.
+// which would list a settled choice as rejected. Nor does a decision for
+// a part of an earlier one's subject ("payments in the EU"). A decision
+// about the same part still replaces the earlier one.
 func TestMarkersPartsOfOneKind(t *testing.T) {
 	for _, tc := range []struct {
 		first, second string
@@ -2894,7 +2895,12 @@ func TestMarkersPartsOfOneKind(t *testing.T) {
 		{"Use ruff for linting in repo one.", "Use flake8 for linting in repo two.", "ruff", "flake8", false},
 		{"Use Redis for cache shard 1.", "Use Memcached for cache shard 2.", "Redis", "Memcached", false},
 		{"Use JWT for the v1 API.", "Use OAuth for the v2 API.", "JWT", "OAuth", false},
+		{"Use Stripe for payments.", "Use Paddle for payments in the EU.", "Stripe", "Paddle", false},
+		{"Use Tailwind for styling.", "Use CSS modules for the admin panel styling.", "Tailwind", "CSS modules", false},
+		{"Use Sentry for error tracking.", "Use Datadog for metrics.", "Sentry", "Datadog", false},
 		{"Use Postgres for the database.", "Switch the database to MySQL.", "Postgres", "MySQL", true},
+		{"Use Postgres for the database.", "Use MySQL for the main database.", "Postgres", "MySQL", true},
+		{"Use RabbitMQ for the payment events.", "Move the payment events to the Postgres outbox table we already have.", "RabbitMQ", "outbox", true},
 		{"Use Kafka for the events topic.", "Actually, use NATS for the events topic.", "Kafka", "NATS", true},
 		{"Use Postgres for the user data.", "Use MySQL for the user data instead.", "Postgres", "MySQL", true},
 	} {
