@@ -67,3 +67,66 @@ func TestFork_StateNeverCrossesBranches(t *testing.T) {
 		})
 	}
 }
+
+// A history that goes on from a point before the branch's last compaction
+// (a rewind, or a session resumed from an older copy, under the same client
+// session) is a fork at that point: it carries an earlier epoch's capsule
+// block, whose token names the branch but not the epoch. Taken for the
+// branch's next epoch, it was given the decisions the branch made after
+// that point, and its own landed in the branch's capsule.
+func TestFork_FromAnEarlierEpoch(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		copyOnFork bool
+	}{{"default", false}, {"copy_on_fork", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := continuityYAML
+			if tc.copyOnFork {
+				yaml += "  copy_on_fork: true\n"
+			}
+			e := newEnv(t, envOptions{yaml: yaml})
+			a := e.agent("rewind-session")
+			say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
+			e.waitCapsule(t, "PostgreSQL")
+			compact(t, a)
+			say(t, a, "Continue.", "Decision: use Redis for the cache.")
+			e.waitCapsule(t, "Redis")
+			b := a.Fork() // in the branch's first epoch
+			compact(t, a)
+			say(t, a, "Continue.", "Decision: use NATS for the event bus.")
+			e.waitCapsule(t, "NATS")
+			compact(t, a)
+			say(t, a, "Continue.")
+
+			say(t, b, "Decision: use Kafka for events.", "Thanks.")
+			compact(t, b)
+			say(t, b, "Continue.")
+			blk := block(e.lastPrimary())
+			// The branch's own user turns since the compaction before the
+			// rewind point are read afresh; with copy_on_fork it also keeps
+			// what the earlier epochs held (PostgreSQL is only in the
+			// carried block by then).
+			wants := []string{"Kafka", "Redis"}
+			if tc.copyOnFork {
+				wants = append(wants, "PostgreSQL")
+			}
+			for _, want := range wants {
+				if !strings.Contains(blk, want) {
+					t.Errorf("the rewound branch's block lacks %s:\n%s", want, blk)
+				}
+			}
+			if strings.Contains(blk, "NATS") {
+				t.Errorf("a decision made after the rewind point on the other branch leaked into it:\n%s", blk)
+			}
+
+			say(t, a, "Decision: use Grafana for dashboards.")
+			e.waitCapsule(t, "Grafana")
+			compact(t, a)
+			say(t, a, "Continue.")
+			ablk := block(e.lastPrimary())
+			if !strings.Contains(ablk, "NATS") || !strings.Contains(ablk, "Grafana") || strings.Contains(ablk, "Kafka") {
+				t.Errorf("the original branch's state is wrong after the rewind:\n%s", ablk)
+			}
+		})
+	}
+}

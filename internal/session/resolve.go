@@ -805,7 +805,13 @@ func (t *turnFacts) newEpoch() (Ref, bool) {
 	// repeats this epoch's opening (the same summary and the same first
 	// words) is the next epoch, not a fork.
 	within := t.match >= 0 && t.matched.ALeg == ev.aLeg && t.matched.Epoch == head.Epoch && t.match >= ev.pos && !head.Compacted
-	if ev.epoch < head.Epoch || within {
+	// A history that goes on from a point of an earlier epoch of the
+	// branch, with no compaction since the head, went back to that point
+	// (a rewind, a session resumed from an older copy): a fork there, not
+	// the next epoch. The epoch token it carries names the branch, never
+	// the epoch the block was given in.
+	earlier := t.match >= 0 && t.matched.ALeg == ev.aLeg && t.matched.Epoch < head.Epoch && !head.Compacted && !ev.fromHint
+	if ev.epoch < head.Epoch || within || earlier {
 		return Ref{}, false
 	}
 	ref := t.ref
