@@ -36,7 +36,7 @@ var userCue = regexp.MustCompile(`(?:^|[^a-z])(?:` + strings.Join([]string{
 	`let'?s (?:use|go|do|keep|switch|stick|pick|choose|drop)`, `let us`,
 	`use [^.?!\n]{1,40} (?:not|instead|rather)`, `instead`, `rather`,
 	`don'?t`, `do not`, `never`, `must`, `always`, `shouldn'?t`, `should not`,
-	`we (?:decided|agreed|chose|settled)`, `decided`, `decision`, `go with`, `going with`,
+	`we (?:decided|agreed|chose|settled)`, `decided`, `decision`, `go with`, `going with`, `go(?:ing)? for`, `opt(?:ing|ed)? for`,
 	`actually`, `prefer`, `reject(?:s|ed|ing)?`, `switch to`, `stick (?:with|to)`, `keep`, `avoid`,
 	`constraint`, `requirement`, `required`, `requires?`, `only use`, `no longer`,
 	`approved?`, `sounds good`, `lgtm`, `looks good`, `proceed`, `ok,? go`, `okay,? go`, `go ahead`,

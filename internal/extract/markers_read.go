@@ -59,10 +59,13 @@ var (
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting|veto|vetoed|vetoing|am vetoing)\s+(.+)$|^i'?m\s+vetoing\s+(.+)$`)
 	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we'?ve|we have|we|i'?m|i am|i'?ve|i have)\s+)?(?:go|going|went|gone|move forward|moving forward)\s+with\s+(.+)$`)
-	stickWith   = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+)?(?:stick with|sticking with|stay with|staying with|stay on|staying on|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
-	revertForm  = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
-	itIs        = mustPattern(`^(.{1,40}?)\s+it is(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?$`)
-	willVerb    = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve|making|add|talk|speak)\s+(.+)$`)
+	// goFor: "let's go for Drizzle", "we'll opt for Vite": an option only
+	// ("go for it", "go for a simpler approach" are read elsewhere or not).
+	goFor      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|opt|opting)\s+for\s+(.+)$`)
+	stickWith  = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+)?(?:stick with|sticking with|stay with|staying with|stay on|staying on|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
+	revertForm = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
+	itIs       = mustPattern(`^(.{1,40}?)\s+it is(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?$`)
+	willVerb   = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve|making|add|talk|speak)\s+(.+)$`)
 	// plainVerbs: willVerb's verbs that state a decision with any object;
 	// the others ("we're running the migration", "let's write a test") only
 	// with a named option ("let's write the worker in Python").
@@ -3357,6 +3360,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), true)
 	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
+	case match(goFor) && (hasChoice(sub(goFor, 1)) || isNamed(firstWord(sub(goFor, 1)))) && !pronounLead.MatchString(lower(sub(goFor, 1))):
+		r.decisionBody("Use "+sub(goFor, 1), change)
 	case match(stickWith):
 		if obj := sub(stickWith, 1); !pronounLead.MatchString(lower(obj)) && !strings.HasPrefix(lower(obj), "me") {
 			n := len(r.items)

@@ -2918,3 +2918,23 @@ func TestMarkersPartsOfOneKind(t *testing.T) {
 		}
 	}
 }
+
+// "Let's go for X" and "we'll opt for X" settle an option as "go with X"
+// does; "go for it", "go for a walk" and "go for now" name none.
+func TestMarkersGoFor(t *testing.T) {
+	for _, tc := range []struct{ say, want string }{
+		{"Let's go for Postgres.", "Postgres"},
+		{"We'll go for Drizzle for the ORM.", "Drizzle"},
+		{"We're going for a monorepo with pnpm workspaces.", "pnpm"},
+		{"Let's opt for Vite.", "Vite"},
+		{"Go for it!", ""},
+		{"Let's go for a walk.", ""},
+		{"Let's go for now and revisit later.", ""},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		active, _ := sections(t, c)
+		if got := strings.Contains(active, "D1:"); got != (tc.want != "") || tc.want != "" && !strings.Contains(active, tc.want) {
+			t.Errorf("%q: want a decision naming %q:\n%s", tc.say, tc.want, capsule.Render(c))
+		}
+	}
+}
