@@ -2938,3 +2938,26 @@ func TestMarkersGoFor(t *testing.T) {
 		}
 	}
 }
+
+// An imperative that names the option the work is done with settles it
+// ("Build it with WXT", "Pick Svelte"); one that names none is a task.
+func TestMarkersImperativeChoice(t *testing.T) {
+	for _, tc := range []struct{ say, want string }{
+		{"Build the admin tool as a Rails app with Hotwire.", "Rails"},
+		{"Build it with Vite.", "Vite"},
+		{"Pick Svelte.", "Svelte"},
+		{"Choose Postgres.", "Postgres"},
+		{"Implement the cache with Redis.", "Redis"},
+		{"Write a test for the parser.", ""},
+		{"Build the project.", ""},
+		{"Pick the cheaper one.", ""},
+		{"Implement the retry loop.", ""},
+		{"Choose a name for the package.", ""},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		active, _ := sections(t, c)
+		if got := strings.Contains(active, "D1:"); got != (tc.want != "") || tc.want != "" && !strings.Contains(active, tc.want) {
+			t.Errorf("%q: want a decision naming %q:\n%s", tc.say, tc.want, capsule.Render(c))
+		}
+	}
+}
