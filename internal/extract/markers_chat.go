@@ -168,12 +168,23 @@ func (r *reader) chatForms(s, low string, change bool) bool {
 		return true
 	}
 	if m := killItIs.FindStringSubmatchIndex(low); m != nil && !pronounLead.MatchString(low[m[2]:m[3]]) {
+		used := s[m[4]:m[5]]
+		if loc := trailingNowOn.FindStringIndex(used); loc != nil {
+			used = used[:loc[0]] // "it's Vitest now"
+		}
+		if lu := lower(used); !hasChoice(used) && !isChoiceWord(firstWord(used), false) &&
+			!strings.HasPrefix(lu, "a ") && !strings.HasPrefix(lu, "an ") && !strings.HasPrefix(lu, "one ") && !strings.HasPrefix(lu, "plain ") {
+			// "drop Redis, it's overkill": why it goes, not what comes
+			// ("it's a single binary until …" is what comes).
+			r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimRight(s[m[4]:], ". ")})
+			return true
+		}
 		r.add(item{kind: "reject", text: s[m[2]:m[3]]})
 		why := ""
 		if m[6] >= 0 {
 			why = s[m[6]:m[7]]
 		}
-		r.decision(item{kind: "decision", text: capitalise(s[m[4]:m[5]]), why: strings.TrimRight(why, ". "), change: true})
+		r.decision(item{kind: "decision", text: capitalise(used), why: strings.TrimRight(why, ". "), change: true})
 		r.changed = true
 		return true
 	}

@@ -2961,3 +2961,21 @@ func TestMarkersImperativeChoice(t *testing.T) {
 		}
 	}
 }
+
+// "Drop X, it's overkill": the judgement is why X goes, not a decision
+// (it read as a decision "Overkill"); "Ditch X, it's Y now" still puts Y
+// in X's place.
+func TestMarkersDropBecause(t *testing.T) {
+	for _, tc := range []struct{ say, rejected, active string }{
+		{"Drop the Redis idea, it's overkill.", "Redis", ""},
+		{"Forget Kafka, it's too heavy.", "Kafka", ""},
+		{"Ditch Jest, it's Vitest now.", "Jest", "Vitest"},
+		{"Kill the plugin system, it's a single binary until someone asks for plugins.", "plugin system", "single binary"},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		active, rejected := sections(t, c)
+		if !strings.Contains(rejected, tc.rejected) || strings.Contains(active, "D1:") != (tc.active != "") || !strings.Contains(active, tc.active) {
+			t.Errorf("%q: want %q rejected and %q active:\n%s", tc.say, tc.rejected, tc.active, capsule.Render(c))
+		}
+	}
+}
