@@ -197,6 +197,7 @@ func markerOps(in Input) []map[string]any {
 		ops, act = resolve(ops, act, items, t.n)
 		ops, rules = updateRules(ops, n, rules)
 		reinstate(ops, n, rejected, in.Turns["m"+strconv.Itoa(t.n)], content)
+		reinstateRetired(ops, n, in.Prev, in.Turns["m"+strconv.Itoa(t.n)])
 		for _, o := range ops[n:] {
 			if o["op"] == "set_plan" {
 				pl = planSteps{}
@@ -364,6 +365,30 @@ func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn
 				if txt, _ := ops[j]["text"].(string); namesAll(chosen, content.of(txt)) {
 					ops[j] = map[string]any{"op": dropOp}
 				}
+			}
+		}
+	}
+}
+
+// reinstateRetired marks each decision ops[from:] adds with the text of a decision of prev retired before turn ("Use React", then
+// "Use Vue instead", then "go back to React") as reinstating it: the merge
+// takes a retired decision's text again only so, and refused the whole
+// batch without it.
+func reinstateRetired(ops []map[string]any, from int, prev *capsule.Capsule, turn int) {
+	if prev == nil {
+		return
+	}
+	for i := from; i < len(ops); i++ {
+		o := ops[i]
+		if o["op"] != "add_decision" || o["reinstates"] != nil {
+			continue // a supersede may take a retired decision's text as it is
+		}
+		st, _ := o["statement"].(string)
+		n := capsule.Normalize(st)
+		for _, d := range prev.Decisions {
+			if d.Status != capsule.StatusActive && d.ClosedTurn < turn && capsule.Normalize(d.Statement) == n {
+				o["reinstates"] = d.ID
+				break
 			}
 		}
 	}

@@ -164,7 +164,11 @@ func (r *reader) chatForms(s, low string, change bool) bool {
 		return true
 	}
 	if m := letsDo.FindStringSubmatchIndex(low); m != nil && hasChoice(s[m[2]:m[3]]) && !hedge.MatchString(low) && !pronounLead.MatchString(low[m[2]:m[3]]) {
-		r.decisionBody("Use "+strings.TrimPrefix(s[m[2]:m[3]], "plain "), change)
+		obj := strings.TrimPrefix(s[m[2]:m[3]], "plain ")
+		for _, w := range []string{"need ", "want "} {
+			obj = strings.TrimPrefix(obj, w) // "we do need Docker for CI": the emphasis
+		}
+		r.decisionBody("Use "+obj, change)
 		return true
 	}
 	if m := killItIs.FindStringSubmatchIndex(low); m != nil && !pronounLead.MatchString(low[m[2]:m[3]]) {

@@ -46,7 +46,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|experiment over|verdict|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|experiment over|verdict|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also|wait|hold on)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -621,8 +621,11 @@ var (
 	// ("u.id"), and a statement keeps the user's words.
 	typedFast      = regexp.MustCompile(`(?i)\b(?:nvm|pls|plz|thx)\b`)
 	typedFastWords = map[string]string{"nvm": "never mind", "pls": "please", "plz": "please", "thx": "thanks"}
-	// bareNot: "pg not mysql", "2 spaces not tabs".
-	bareNot = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+not\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)$`)
+	// optionBack: "React was right", "AWS after all": an option taken
+	// back up, with no verb.
+	optionBack = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+(?:after all|was right(?: after all)?|was the right (?:call|choice)|is back)$`)
+	// bareNot: "pg not mysql", "2 spaces not tabs", "Vitest, not Jest".
+	bareNot = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?),?\s+not\s+([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)$`)
 	// optionOnly: "k8s only".
 	optionOnly = mustPattern(`^([\w.+#/\-]+(?:\s[\w.+#/\-]+)?)\s+only$`)
 	// arrowForm: "ci = gh actions", "jest -> vitest, <why>".
@@ -2820,14 +2823,19 @@ func (r *reader) statement(s string, change bool) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
-	// "pg not mysql", "2 spaces not tabs": a choice and the option it is
-	// not, with no verb and no comma.
+	// "pg not mysql", "2 spaces not tabs", "Vitest, not Jest": a choice
+	// and the option it is not, with no verb.
 	if lp := strings.TrimSuffix(strings.TrimSuffix(low, " please"), ","); strings.Contains(lp, " not ") {
 		if m := bareNot.FindStringSubmatchIndex(lp); m != nil && (bareOption(s[m[2]:m[3]]) || amountOf(s[m[2]:m[3]])) && bareOption(s[m[4]:m[5]]) {
 			r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], old: s[m[4]:m[5]], change: change})
 			r.add(item{kind: "reject", text: s[m[4]:m[5]]})
 			return
 		}
+	}
+	if m := matchIf(strings.HasSuffix(low, " all") || strings.HasSuffix(low, " right") || strings.HasSuffix(low, " call") ||
+		strings.HasSuffix(low, " choice") || strings.HasSuffix(low, " back"), optionBack, low); m != nil && bareOption(s[m[2]:m[3]]) {
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: true})
+		return
 	}
 	// "k8s only": the one option used.
 	if m := matchIf(strings.HasSuffix(low, " only"), optionOnly, low); m != nil && bareOption(s[m[2]:m[3]]) {

@@ -2979,3 +2979,37 @@ func TestMarkersDropBecause(t *testing.T) {
 		}
 	}
 }
+
+// Options taken back up and replaced in everyday words, a turn at a time:
+// "React was right" after React was replaced (the batch was refused: its
+// text equals the retired decision's, which it did not say it reinstates),
+// "X, not Y" (the choice was dropped and only Y turned down), "wait, X
+// after all", "we do need X" (read as "Use need X").
+func TestMarkersTakenBack(t *testing.T) {
+	for _, tc := range []struct {
+		turns          []string
+		active, notIn  string
+		notInStatement string
+	}{
+		{[]string{"Use React.", "Use Vue instead.", "Hmm no, React was right. Go back to React."}, "Use React", "Vue", ""},
+		{[]string{"Use Jest for tests.", "Vitest, not Jest."}, "Vitest", "Jest", ""},
+		{[]string{"Use Postgres.", "MySQL, not Postgres."}, "MySQL", "Postgres", ""},
+		{[]string{"We'll deploy on AWS.", "Decision: deploy on GCP instead of AWS.", "Wait, AWS after all."}, "AWS", "GCP", "Wait"},
+		{[]string{"Don't use Docker.", "OK we do need Docker for CI."}, "Docker for CI", "", "need"},
+	} {
+		c := capsule.New("s", "a")
+		for i, say := range tc.turns {
+			c = markers(t, c, 2*i, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: say})
+		}
+		var active []string
+		for _, d := range c.Decisions {
+			if d.Status == capsule.StatusActive {
+				active = append(active, d.Statement)
+			}
+		}
+		all := strings.Join(active, "\n")
+		if !strings.Contains(all, tc.active) || tc.notIn != "" && strings.Contains(all, tc.notIn) || tc.notInStatement != "" && strings.Contains(all, tc.notInStatement) {
+			t.Errorf("%q: active %q, want %q and not %q:\n%s", tc.turns, active, tc.active, tc.notIn, capsule.Render(c))
+		}
+	}
+}
