@@ -45,6 +45,9 @@ type poolMetrics struct {
 	// ungrounded counts model ops dropped because their quote was missing
 	// or not in the user turn they cite.
 	ungrounded *metrics.Counter
+	// refused counts ops the merge refused, dropped so that the rest of
+	// their result is kept.
+	refused *metrics.Counter
 }
 
 // routeJobs is tether_extract_jobs_total on one pool's route.
@@ -89,6 +92,8 @@ func newMetrics(reg metrics.Registerer, route string) *poolMetrics {
 			Help: "Estimated tokens of one prepared extractor input.", Buckets: metrics.ExponentialBuckets(64, 2, 10)})),
 		ungrounded: metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_ops_ungrounded_total",
 			Help: "Model extractor ops dropped because their quote was missing or not in the user turn they cite."}, []string{"route"})).WithLabelValues(route),
+		refused: metrics.Shared(reg, metrics.NewCounterVec(metrics.CounterOpts{Name: "tether_extract_ops_refused_total",
+			Help: "Extractor ops the capsule merge refused, dropped so that the rest of their result is applied."}, []string{"route"})).WithLabelValues(route),
 	}
 	return m
 }

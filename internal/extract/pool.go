@@ -697,7 +697,7 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 	if marked := p.marked(actx, in); len(marked) > 0 {
 		merged := Merge(ops, marked)
 		if len(merged) > len(ops) {
-			err := p.opt.Apply(actx, job, merged, in.Delta)
+			err := p.apply(actx, job, merged, in.Delta, log)
 			if err == nil {
 				p.m.jobs.WithLabelValues(OutcomeCompleted).Inc()
 				log.Info("extraction applied", slog.Int("ops", len(merged)), slog.Int("input_tokens", in.Tokens),
@@ -709,7 +709,7 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 			}
 		}
 	}
-	switch err := p.opt.Apply(actx, job, ops, in.Delta); {
+	switch err := p.apply(actx, job, ops, in.Delta, log); {
 	case errors.Is(err, capsule.ErrStale), errors.Is(err, capsule.ErrAlreadyApplied):
 		p.m.jobs.WithLabelValues(OutcomeStale).Inc()
 		log.Info("extraction result stale")
@@ -723,6 +723,31 @@ func (p *Pool) run(ctx context.Context, t *task) verdict {
 			slog.Int64("duration_ms", dur.Milliseconds()), slog.String("prompt_version", prompts.ExtractVersion))
 	}
 	return verdictDone
+}
+
+// apply merges ops with opt.Apply. An op the merge refuses (re-deciding a
+// retired decision without saying so, naming an unknown id) is dropped
+// and the rest merged: one such op used to cost every other decision of
+// the result, a history read for the first time all of them, and a retry
+// of the same result fails the same way. Ops refer only to ids the capsule
+// already holds, so dropping one changes what no other op names.
+func (p *Pool) apply(ctx context.Context, job Job, ops []capsule.Op, d capsule.Delta, log *slog.Logger) error {
+	refused := 0
+	defer func() {
+		if refused > 0 {
+			p.m.refused.Add(float64(refused))
+			log.Warn("extraction ops the merge refused dropped; the rest applied", slog.Int("dropped", refused))
+		}
+	}()
+	for {
+		err := p.opt.Apply(ctx, job, ops, d)
+		var oe *capsule.OpError
+		if !errors.As(err, &oe) || oe.Index < 0 || oe.Index >= len(ops) || len(ops) == 1 {
+			return err
+		}
+		ops = slices.Delete(slices.Clone(ops), oe.Index, oe.Index+1)
+		refused++
+	}
 }
 
 // fallback extracts with opt.Fallback after the model extractor failed; it
@@ -741,7 +766,7 @@ func (p *Pool) fallback(job Job, in Input, log *slog.Logger) bool {
 	if err != nil || len(ops) == 0 {
 		return false
 	}
-	if err := p.opt.Apply(ctx, job, ops, in.Delta); err != nil {
+	if err := p.apply(ctx, job, ops, in.Delta, log); err != nil {
 		return false
 	}
 	p.m.jobs.WithLabelValues(OutcomeFallback).Inc()

@@ -685,3 +685,53 @@ func TestPoolDropsExpiredAndPurgedJobs(t *testing.T) {
 		t.Errorf("dropped = %v, want 2 (purged, expired)", got)
 	}
 }
+
+// An op the merge refuses is dropped and the rest of the result applied:
+// before, one refused op cost every decision of the result, and each retry
+// of the same result was refused the same way.
+func TestPoolAppliesTheRestOfARefusedResult(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var mu sync.Mutex
+	// React decided, then replaced by Vue.
+	cur, err := capsule.Apply(capsule.New("s1", "leg"), []capsule.Op{{Op: capsule.OpAddDecision, Statement: "Use React", Turn: 0}}, capsule.Delta{ToTurn: 0, UserTurns: []int{0}}, "t1")
+	if err == nil {
+		cur, err = capsule.Apply(cur, []capsule.Op{{Op: capsule.OpSupersedeDecision, ID: "D1", Statement: "Use Vue", Turn: 2}}, capsule.Delta{FromTurn: 1, ToTurn: 2, UserTurns: []int{2}}, "t2")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := cur
+	apply := func(_ context.Context, _ Job, ops []capsule.Op, d capsule.Delta) error {
+		mu.Lock()
+		defer mu.Unlock()
+		next, err := capsule.Apply(cur, ops, d, "tx")
+		if err == nil {
+			cur = next
+		}
+		return err
+	}
+	reg := metrics.NewRegistry()
+	p := NewPool(PoolOptions{Workers: 1, MaxPending: 4, Registerer: reg, Apply: apply, Route: "model/x",
+		Caller: ExtractFunc(func(ctx context.Context, in Input, _ string) ([]byte, dialect.Usage, error) {
+			// The first op replaces D1, which Vue already replaced: the
+			// merge refuses it.
+			return []byte(`{"ops":[{"op":"supersede_decision","id":"D1","statement":"Use React","turn":2,"quote":"go back to react"},` +
+				`{"op":"add_constraint","text":"Never touch the API","turn":2,"quote":"never touch the API"}]}`), dialect.Usage{}, nil
+		})})
+	defer stop(t, p)
+	j := job("leg", 3, dialect.Message{Role: "assistant", Text: "OK."}, user("go back to react, and never touch the API"))
+	j.Prev = prev
+	if err := p.Enqueue(j); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p, "leg")
+	mu.Lock()
+	got := capsule.Render(cur)
+	mu.Unlock()
+	if !strings.Contains(got, "Never touch the API") {
+		t.Errorf("want the valid op applied beside the refused one:\n%s", got)
+	}
+	if n := metric(t, reg, "tether_extract_ops_refused_total", "route", "model/x"); n != 1 {
+		t.Errorf("tether_extract_ops_refused_total = %v, want 1", n)
+	}
+}
