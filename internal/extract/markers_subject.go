@@ -399,13 +399,17 @@ func subjectParts(s string) (all, part map[string]bool) {
 			part[w] = true
 		}
 	}
+	afterNoun := false // the word before was a plain word of the part ("service" of "service S3")
 	for i, raw := range strings.Fields(s) {
 		if isChoiceWord(raw, i == 0) {
-			if w := lower(bare(raw)); inPart && w != "" && categoryOf[w] == "" {
-				add("#" + w)
+			if w := lower(bare(raw)); inPart && w != "" && (categoryOf[w] == "" || afterNoun) {
+				add("#" + w) // "component c-2"; "service S3", not Amazon's
 			}
+			afterNoun = false
 			continue
 		}
+		lw := lower(bare(raw))
+		afterNoun = inPart && lw != "" && !stopWords[lw] && !strings.ContainsAny(raw, ",;:")
 		if b := bare(raw); inPart && i > 0 && (len(b) == 1 && b[0] >= 'A' && b[0] <= 'Z' && b != "I" || numberWords[lower(b)]) {
 			add("#" + lower(b)) // "service B", "repo two"
 			continue

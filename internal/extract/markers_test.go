@@ -2895,6 +2895,7 @@ func TestMarkersPartsOfOneKind(t *testing.T) {
 		{"Use ruff for linting in repo one.", "Use flake8 for linting in repo two.", "ruff", "flake8", false},
 		{"Use Redis for cache shard 1.", "Use Memcached for cache shard 2.", "Redis", "Memcached", false},
 		{"Use JWT for the v1 API.", "Use OAuth for the v2 API.", "JWT", "OAuth", false},
+		{"Use queue2 for the job queue of service S2.", "Use queue3 for the job queue of service S3.", "queue2", "queue3", false},
 		{"Use Stripe for payments.", "Use Paddle for payments in the EU.", "Stripe", "Paddle", false},
 		{"Use Tailwind for styling.", "Use CSS modules for the admin panel styling.", "Tailwind", "CSS modules", false},
 		{"Use Sentry for error tracking.", "Use Datadog for metrics.", "Sentry", "Datadog", false},
