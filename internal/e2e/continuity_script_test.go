@@ -62,6 +62,35 @@ var everydayScript = []scriptRound{
 	{say: "Thanks, keep going.", active: []string{"chi", "SQLite", "API keys"}, retired: []string{"Postgres", "Redis"}, rules: []string{"external auth library", "internal/http"}},
 }
 
+// partsScript is a session of decisions for several parts of one kind
+// (two services, two topics, payments and payments in the EU), options
+// replaced and taken back up in a few words, and an option dropped with a
+// judgement for its reason: a compaction after each turn. Before, each
+// decision for a service or topic superseded the other's and listed it as
+// rejected.
+var partsScript = []scriptRound{
+	{say: "We're building a payments platform. Use gRPC for the orders service.", active: []string{"gRPC"}},
+	{say: "Use REST for the billing service.", active: []string{"gRPC", "REST"}},
+	{say: "Use Kafka for the events topic.", active: []string{"gRPC", "REST", "Kafka"}},
+	{say: "Use NATS for the metrics topic.", active: []string{"gRPC", "REST", "Kafka", "NATS"}},
+	{say: "Use Stripe for payments.", active: []string{"gRPC", "REST", "Kafka", "NATS", "Stripe"}},
+	{say: "Use Paddle for payments in the EU.", active: []string{"gRPC", "REST", "Kafka", "NATS", "Stripe", "Paddle"}},
+	{say: "Let's go for Vitest.", active: []string{"Kafka", "Stripe", "Vitest"}},
+	{say: "Jest, not Vitest.", active: []string{"Kafka", "Stripe", "Jest"}, retired: []string{"Vitest"}},
+	{say: "Hmm no, Vitest was right.", active: []string{"gRPC", "REST", "Kafka", "NATS", "Stripe", "Paddle", "Vitest"}, retired: []string{"Jest"}},
+	{say: "Drop the Redis idea, it's overkill.", active: []string{"gRPC", "Kafka", "Vitest"}, retired: []string{"Overkill"}, rejected: []string{"Redis"}},
+	{say: "Thanks, keep going.", active: []string{"gRPC", "REST", "Kafka", "NATS", "Stripe", "Paddle", "Vitest"}, retired: []string{"Jest", "Overkill"}},
+}
+
+// TestContinuityScriptPartsOfOneKind runs partsScript through a Claude Code
+// client and the built-in extractor.
+func TestContinuityScriptPartsOfOneKind(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: builtinYAML})
+	s := runScriptOf(t, e, "parts-1", partsScript)
+	t.Logf("%d compactions: active decisions present %d/%d, superseded shown as active %d, duplicated blocks %d",
+		len(partsScript), s.present, s.want, s.staleActive, s.duplicated)
+}
+
 // TestContinuityScriptEverydaySession runs everydayScript through a Claude
 // Code client and the built-in extractor, as TestContinuityScriptManyCompactions
 // does its script.
