@@ -59,13 +59,13 @@ var (
 	personal    = mustPattern(`^(?:take a break|go home|call it a day|sleep on it|grab (?:lunch|coffee|a coffee)|step away|head out|log off|stop for (?:today|now|the day))\b`)
 	decidedAgst = mustPattern(`^(?:(?:we|i)(?:'ve| have)?\s+)?(?:decided against|ruled out|rejected|are rejecting|reject|rejecting|veto|vetoed|vetoing|am vetoing)\s+(.+)$|^i'?m\s+vetoing\s+(.+)$`)
 	goWith      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we'?ve|we have|we|i'?m|i am|i'?ve|i have)\s+)?(?:go|going|went|gone|move forward|moving forward)\s+with\s+(.+)$`)
-	// imperChoice: "Build the admin tool as a Rails app", "Write the CLI
-	// in Rust", "Pick Svelte": an imperative that names the option the
-	// work is done with, read as the same words after "let's" are. Where
-	// something is deployed or hosted, or a target ("Host the demo on
-	// Vercel so I can show it", "Target 60 fps"), is a one-off or a
-	// requirement as often.
-	imperChoice = mustPattern(`^(write|build|implement|pick|choose)\s+(.+)$`)
+	// imperChoice: "Build the admin tool as a Rails app", "Deploy to
+	// Fly.io", "Pick Svelte": an imperative that names the option the work
+	// is done with, read as the same words after "let's" are — unless it
+	// is for a purpose of the moment ("… so I can show it"). Where
+	// something is hosted, or a target ("Target 60 fps"), is a one-off or
+	// a requirement as often.
+	imperChoice = mustPattern(`^(write|build|implement|pick|choose|deploy)\s+(.+)$`)
 	// goFor: "let's go for Drizzle", "we'll opt for Vite": an option only
 	// ("go for it", "go for a simpler approach" are read elsewhere or not).
 	goFor      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|opt|opting)\s+for\s+(.+)$`)
@@ -3377,7 +3377,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(goFor) && (hasChoice(sub(goFor, 1)) || isNamed(firstWord(sub(goFor, 1)))) && !pronounLead.MatchString(lower(sub(goFor, 1))):
 		r.decisionBody("Use "+sub(goFor, 1), change)
-	case match(imperChoice) && (hasChoice(sub(imperChoice, 2)) || inChoice(sub(imperChoice, 2))) && !oneOff.MatchString(low):
+	case match(imperChoice) && (hasChoice(sub(imperChoice, 2)) || inChoice(sub(imperChoice, 2))) && !oneOff.MatchString(low) && !soThat.MatchString(low):
 		if v := lower(sub(imperChoice, 1)); v == "pick" || v == "choose" {
 			if !isNamed(firstWord(sub(imperChoice, 2))) && !hasChoice(firstWord(sub(imperChoice, 2))) {
 				return false // "pick the cheaper one", "choose a name"

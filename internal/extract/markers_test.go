@@ -2949,6 +2949,8 @@ func TestMarkersImperativeChoice(t *testing.T) {
 		{"Pick Svelte.", "Svelte"},
 		{"Choose Postgres.", "Postgres"},
 		{"Implement the cache with Redis.", "Redis"},
+		{"Deploy to Fly.io.", "Fly.io"},
+		{"Deploy the demo to Vercel so I can show it.", ""},
 		{"Write a test for the parser.", ""},
 		{"Build the project.", ""},
 		{"Pick the cheaper one.", ""},
