@@ -2,6 +2,7 @@ package extract
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/tether-dev/tether/internal/capsule"
@@ -73,7 +74,25 @@ const updateOnly = "update_only"
 // the ops and the rules in force after them.
 func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[string]any, []activeRule) {
 	out := ops[:from]
+	var removed []map[string]any
 	for _, o := range ops[from:] {
+		if st, _ := o["statement"].(string); o["op"] == "add_decision" && st != "" {
+			// "Use 4 spaces for indentation" after the rule "Always use 2
+			// spaces for indentation": said as a choice, it replaces the
+			// rule, which would otherwise stay in force beside it.
+			if k := updatedRule(rules, st, false); k >= 0 {
+				if r := rules[k]; r.op >= 0 {
+					out[r.op] = map[string]any{"op": dropOp}
+				} else {
+					// After the turn's ops, whose places the decisions
+					// read so far refer to.
+					removed = append(removed, map[string]any{"op": "remove_constraint", "id": r.id, "turn": o["turn"]})
+				}
+				rules = slices.Delete(rules, k, k+1)
+			}
+			out = append(out, o)
+			continue
+		}
 		text, _ := o["text"].(string)
 		if o["op"] != "add_constraint" || text == "" {
 			out = append(out, o)
@@ -99,7 +118,7 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 		out = append(out, map[string]any{"op": "supersede_constraint", "id": rules[k].id, "text": text, "turn": o["turn"]})
 		rules[k] = newRule("", text, len(out)-1)
 	}
-	return out, rules
+	return append(out, removed...), rules
 }
 
 // updatedRule returns the index of the rule text updates (the same words

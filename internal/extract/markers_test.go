@@ -3016,3 +3016,28 @@ func TestMarkersTakenBack(t *testing.T) {
 		}
 	}
 }
+
+// A rule's amount said again as a choice ("Use 4 spaces for indentation"
+// after "Always use 2 spaces for indentation") replaces the rule: it stayed
+// in force beside the new choice. In one batch as over two.
+func TestMarkersRuleReplacedByAChoice(t *testing.T) {
+	for _, tc := range []struct{ rule, choice, old, now string }{
+		{"Always use 2 spaces for indentation.", "Use 4 spaces for indentation from now on.", "2 spaces", "4 spaces"},
+		{"Always use 2 spaces for indentation.", "We'll use 4 spaces for indentation.", "2 spaces", "4 spaces"},
+	} {
+		for _, batched := range []bool{false, true} {
+			var c *capsule.Capsule
+			if batched {
+				c = markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.rule}, dialect.Message{Role: "assistant", Text: "OK."},
+					dialect.Message{Role: "user", Text: tc.choice})
+			} else {
+				c = markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.rule})
+				c = markers(t, c, 2, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: tc.choice})
+			}
+			active, _ := sections(t, c)
+			if strings.Contains(active, tc.old) || !strings.Contains(active, tc.now) {
+				t.Errorf("%q, then %q (one batch: %v): want %q in force and %q not:\n%s", tc.rule, tc.choice, batched, tc.now, tc.old, capsule.Render(c))
+			}
+		}
+	}
+}
