@@ -506,7 +506,7 @@ var (
 	doneWith = mustPattern(`^(?:(?:the|our|all)\s+)?[\w\- ]{1,30}?\s+(?:are|is)\s+(?:hashed|encrypted|signed|compressed|serialized|encoded|validated|parsed)\s+with\s+(\S+)$`)
 	// keptAs: "[all ]timestamps are stored in local time", "store
 	// timestamps as UTC".
-	keptAs = mustPattern(`^(?:(?:all|the|our)\s+)?([a-z][\w\-]*(?:\s[a-z][\w\-]*)?)\s+(?:are|is)\s+(stored|kept|saved|written|persisted)\s+(in|as)\s+(.{2,40}?)[.!]?$|^(store|save|write|persist)\s+(?:all\s+|the\s+)?((?:[a-z][\w\-]*\s)?[a-z][\w\-]*s)\s+(in|as)\s+(.{2,40}?)[.!]?$`)
+	keptAs = mustPattern(`^(?:(?:all|the|our)\s+)?([a-z][\w\-]*(?:\s[a-z][\w\-]*)?)\s+(?:are|is|must be|should be|have to be|has to be|need to be|needs to be)\s+(stored|kept|saved|written|persisted)\s+(in|as)\s+(.{2,40}?)[.!]?$|^(store|save|write|persist)\s+(?:all\s+|the\s+)?((?:[a-z][\w\-]*\s)?[a-z][\w\-]*s)\s+(in|as)\s+(.{2,40}?)[.!]?$`)
 	// newAmount: "make it 5 retries for the webhook sender", "bump it to
 	// 60 seconds".
 	newAmount = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:\s+[\w\- ]{1,40})?$`)

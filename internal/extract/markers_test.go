@@ -3041,3 +3041,12 @@ func TestMarkersRuleReplacedByAChoice(t *testing.T) {
 		}
 	}
 }
+
+// A rule of how data is kept said with a modal ("must be stored in UTC")
+// is replaced by the same rule said otherwise, as "are stored in UTC" is.
+func TestMarkersModalRuleChanged(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("All timestamps must be stored in UTC.", []string{"All timestamps must be stored in UTC"}, nil, nil),
+		says("Actually, store timestamps in the user's local time.", []string{"Store timestamps in the user's local time"}, []string{"UTC"}, nil),
+	})
+}
