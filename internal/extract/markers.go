@@ -347,6 +347,7 @@ const dropOp = "_drop"
 // content holds the content words of the texts compared, which every
 // later turn of a long batch compares again.
 func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn int, content contentWords) {
+	taken := map[string]bool{} // an alternative is reinstated once
 	for i := from; i < len(ops); i++ {
 		o := ops[i]
 		if o["op"] != "add_decision" && o["op"] != "supersede_decision" {
@@ -355,8 +356,9 @@ func reinstate(ops []map[string]any, from int, rejected []capsule.Rejected, turn
 		st, _ := o["statement"].(string)
 		chosen := chosenWords(st)
 		for _, r := range rejected {
-			if r.SourceTurn < turn && namesAll(chosen, content.of(r.Text)) {
+			if r.SourceTurn < turn && !taken[r.ID] && namesAll(chosen, content.of(r.Text)) {
 				o["reinstates"] = r.ID
+				taken[r.ID] = true
 				break
 			}
 		}

@@ -66,6 +66,10 @@ var (
 	// something is hosted, or a target ("Target 60 fps"), is a one-off or
 	// a requirement as often.
 	imperChoice = mustPattern(`^(write|build|implement|pick|choose|deploy)\s+(.+)$`)
+	// needAgain: "actually we need Windows support after all": an option
+	// wanted again, a change only (said plainly, "we need Redis running
+	// for the tests" is a task).
+	needAgain = mustPattern(`^(?:we|i)\s+(?:do\s+|really\s+|still\s+)?need\s+([^,;]+)$`)
 	// goFor: "let's go for Drizzle", "we'll opt for Vite": an option only
 	// ("go for it", "go for a simpler approach" are read elsewhere or not).
 	goFor      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|opt|opting)\s+for\s+(.+)$`)
@@ -3377,6 +3381,13 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(goFor) && (hasChoice(sub(goFor, 1)) || isNamed(firstWord(sub(goFor, 1)))) && !pronounLead.MatchString(lower(sub(goFor, 1))):
 		r.decisionBody("Use "+sub(goFor, 1), change)
+	case match(needAgain) && (change || anymore.MatchString(low)) && (hasChoice(sub(needAgain, 1)) || isChoiceWord(firstWord(sub(needAgain, 1)), false)) && !strings.HasPrefix(lower(sub(needAgain, 1)), "to "):
+		obj := strings.TrimSuffix(strings.TrimSuffix(sub(needAgain, 1), " after all"), " again")
+		if base, ok := strings.CutSuffix(obj, " support"); ok {
+			r.decisionBody("Support "+base, true) // "we need Windows support after all"
+			break
+		}
+		r.decisionBody("Use "+obj, true)
 	case match(imperChoice) && (hasChoice(sub(imperChoice, 2)) || inChoice(sub(imperChoice, 2))) && !oneOff.MatchString(low) && !soThat.MatchString(low):
 		if v := lower(sub(imperChoice, 1)); v == "pick" || v == "choose" {
 			if !isNamed(firstWord(sub(imperChoice, 2))) && !hasChoice(firstWord(sub(imperChoice, 2))) {

@@ -3050,3 +3050,22 @@ func TestMarkersModalRuleChanged(t *testing.T) {
 		says("Actually, store timestamps in the user's local time.", []string{"Store timestamps in the user's local time"}, []string{"UTC"}, nil),
 	})
 }
+
+// "Actually we need Windows support after all" takes back a rejection:
+// Windows was left listed as not to be used. Said plainly, "we need Redis
+// running for the tests" decides nothing.
+func TestMarkersWantedAgain(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("We won't support Windows.", nil, nil, []string{"Windows"}),
+		says("Actually we need Windows support after all.", []string{"Windows"}, nil, nil),
+	})
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "We need Redis running for the tests."})
+	if len(c.Decisions) != 0 {
+		t.Errorf("a task read as a decision:\n%s", capsule.Render(c))
+	}
+	c = markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "We won't support Windows."})
+	c = markers(t, c, 2, dialect.Message{Role: "assistant", Text: "OK."}, dialect.Message{Role: "user", Text: "Actually we need Windows support after all."})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Windows") {
+		t.Errorf("Windows is wanted again and still listed as rejected:\n%s", capsule.Render(c))
+	}
+}
