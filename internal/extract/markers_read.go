@@ -52,7 +52,7 @@ var (
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
 	decisive     = mustPattern(`(?:^|[,;:—–-]\s*|\s)(?:(?:that'?s|that is|this is|it'?s)\s+(?:final|the decision|decided|settled)|final)\s*[.!]*$`)
 
-	decidedTo    = mustPattern(`^(we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)\s+(?:(?:to|on)\s+|(?:that\s+)?we(?:'ll| will)?\s+)(.+)$`)
+	decidedTo    = mustPattern(`^(we|i)(?:'ve| have)?\s+(?:decided|agreed|settled)(?:\s+(?:in|at|during|after)\s+(?:the\s+|our\s+|today'?s\s+|this\s+\w+'?s\s+)?(?:standup|stand-up|meeting|retro|review|sync|call|planning|the end))?\s+(?:(?:to|on)\s+|(?:that\s+)?we(?:'ll| will)?\s+)(.+)$`)
 	settledLabel = mustPattern(`^(?:settled|agreed|we agreed|it'?s settled)\s*:\s*(.+)$`)
 	keepVerb     = mustPattern(`^(?:let'?s|we'?ll|we will|we'?re going to|we are going to)\s+keep\s+(.+)$`)
 	// personal: what someone decides for themselves, not for the project.

@@ -3069,3 +3069,14 @@ func TestMarkersWantedAgain(t *testing.T) {
 		t.Errorf("Windows is wanted again and still listed as rejected:\n%s", capsule.Render(c))
 	}
 }
+
+// "We decided in standup to use Terraform for infra, not Pulumi": where the
+// decision was made does not hide it (only Pulumi was recorded, turned
+// down).
+func TestMarkersDecidedInAMeeting(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Thanks! One more thing: we decided in standup to use Terraform for infra, not Pulumi."})
+	active, rejected := sections(t, c)
+	if !strings.Contains(active, "Terraform") || !strings.Contains(rejected, "Pulumi") {
+		t.Errorf("want Terraform in force and Pulumi turned down:\n%s", capsule.Render(c))
+	}
+}
