@@ -336,7 +336,7 @@ var (
 	// weWillNamed: "we'll hit a real Postgres …", after an option dropped.
 	weWillNamed = mustPattern(`^(?:we'?ll|we will|we can|we'?re going to)\s+(?:just\s+)?`)
 	// comparativeChoice: "plain cookie sessions are simpler".
-	comparativeChoice = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+((?:much\s+|way\s+|a lot\s+|far\s+)?(?:simpler|easier|better|faster|cheaper|lighter|saner|more than enough)\b.*)$`)
+	comparativeChoice = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+((?:much\s+|way\s+|a lot\s+|far\s+)?(?:simpler|easier|better|faster|cheaper|lighter|saner|nicer|cleaner|safer|more mature|more reliable|more than enough)\b.*)$`)
 	// outOfScope: "Authentication is out of scope for the first version".
 	outOfScope = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out of scope|not in scope|off the table)\b(?:\s+(?:for|in)\s+(.+))?$`)
 	// namedDoes: "cargo-dist builds the installers for us".
@@ -674,7 +674,7 @@ var (
 	// purposeTail: "… to keep costs down", "… to save money": the reason
 	// for the choice before it, said as its purpose.
 	purposeTail   = mustPattern(`\s+(?:to\s+((?:keep|save|cut|reduce|lower|bring down)\s+(?:costs?|money|the bill|spend|spending|latency)\b.*)|so\s+(?:that\s+)?(we\s+(?:can|could|don'?t|do not|never|won'?t|get|keep|avoid|reuse|ship)\s.*|(?:the|our)\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:can|could|will|won'?t|doesn'?t|does not)\s+[a-z].*|(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+(?:comes?\s+for\s+free|stays?|works?|scales?|fits?|loads?|starts?|runs?|compiles?|(?:are|is|remain|remains)\s+(?:reproducible|deterministic|stable|consistent|comparable|repeatable))\b.*))$`)
-	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+we'?re\s+(?:adding|moving to|switching to|standardi[sz]ing on|migrating to)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
+	reasonSep     = mustPattern(`(?:\s+(?:—|–|--)\s+|,?\s+because(?:\s+of)?\s+|,?\s+since\s+|,?\s+now that\s+|;?\s*reason:\s*|,\s+(?:it'?s|it is|they'?re|as|we need|we want|we don'?t need|we do not need)\s+|,\s+we'?re\s+(?:adding|moving to|switching to|standardi[sz]ing on|migrating to|going to)\s+|,\s+it\s+(?:pulls|adds|breaks|needs|costs|drags|brings|takes|leaks|bloats|slows|doesn'?t|does not|can'?t|won'?t)\b|,\s+(?:one less|one fewer|fewer|less|no more|no extra)\s+)`)
 	temporalSince = mustPattern(`^(?:then|yesterday|last|version|v?\d|monday|tuesday|wednesday|thursday|friday|the (?:start|beginning|last|release))`)
 	reasonParen   = mustPattern(`^(.+?)\s*\(([^()]{3,})\)$`)
 	// betterBut: "Koin is simpler but we already use Dagger", "Fly would be
@@ -3853,8 +3853,8 @@ func (r *reader) rejectForms(s, low string) bool {
 	switch {
 	case match(dontUse):
 		body := grab(dontUse)
-		if strings.Contains(low, "no longer") || strings.HasSuffix(low, " anymore") || strings.HasSuffix(low, " any more") {
-			r.changed = true
+		if strings.Contains(low, "no longer") || strings.HasSuffix(low, " anymore") || strings.HasSuffix(low, " any more") || strings.Contains(low, " after all") {
+			r.changed = true // "let's not use goose after all, atlas is nicer"
 		}
 		if strings.HasPrefix(low, "never ") && !strings.Contains(lower(body), " ") {
 			return false // "never use X" as a lasting rule is read below
@@ -4151,6 +4151,11 @@ func (r *reader) rejectList(body string) {
 			goto done
 		case i > 0 && reasonLead.MatchString(lp):
 			why = strings.Join(parts[i:], ", ")
+			goto done
+		case i > 0 && strings.HasSuffix(lp, " only") && len(strings.Fields(p)) <= 6 && !pronounLead.MatchString(lp):
+			// "don't bother with a web UI, CLI + API only": what stands,
+			// not a second option turned down.
+			r.decision(item{kind: "decision", text: capitalise(p), old: lastName(names)})
 			goto done
 		case keepForm.MatchString(lp):
 			r.decision(item{kind: "decision", text: capitalise(p)})

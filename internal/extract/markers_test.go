@@ -3080,3 +3080,22 @@ func TestMarkersDecidedInAMeeting(t *testing.T) {
 		t.Errorf("want Terraform in force and Pulumi turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// A session in the words people type, lower case and all: what stands
+// after "don't bother with X" is not turned down with X ("CLI + API only"
+// was listed as rejected), "let's not use goose after all, atlas is
+// nicer" puts atlas in goose's place, and a reason said as "we're going
+// to …" is the reason, not part of the choice.
+func TestMarkersLowercaseSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("use chi for the router. sqlite for storage is fine for now", []string{"chi", "sqlite"}, nil, nil),
+		says("actually let's move storage to postgres, we're going to deploy on fly and sqlite won't cut it", []string{"Use postgres for storage"}, []string{"sqlite", "deploy on fly and"}, nil),
+		says("don't bother with a web UI, CLI + API only", []string{"CLI + API only"}, nil, []string{"web UI"}),
+		says("for migrations use goose", []string{"goose"}, nil, nil),
+		says("let's not use goose after all, atlas is nicer", []string{"atlas"}, []string{"goose"}, nil),
+	})
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "don't bother with a web UI, CLI + API only"})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "CLI") {
+		t.Errorf("what stands is listed as rejected:\n%s", capsule.Render(c))
+	}
+}
