@@ -9,7 +9,7 @@ import (
 
 // acceptance is a short reply that settles what the assistant just
 // proposed ("Sounds good, go ahead", "Yes, let's do that", "LGTM").
-var acceptance = mustPattern(`^(?:(?:yes|yep|yeah|ok|okay|sure|great|perfect|sounds good|sounds great|looks good|lgtm|agreed|approved|fine by me|that works|works for me|go ahead|do it|proceed|ship it|let'?s do (?:it|that|this)|do (?:that|this)|go for it|make it so|go|go on|let'?s go|go (?:with|for) (?:it|that|this|your (?:suggestion|recommendation|plan|proposal))|(?:go|proceed) with (?:the|that|this|your) plan|please|thanks|thank you)(?:[\s,.!—–-]+|$))+$`)
+var acceptance = mustPattern(`^(?:(?:yes|yep|yeah|ok|okay|sure|great|perfect|sounds good|sounds great|looks good|lgtm|agreed|approved|fine by me|that works|works for me|go ahead|do it|proceed|ship it|let'?s do (?:it|that|this)|do (?:that|this)|go for it|make it so|go|go on|let'?s go|go (?:with|for) (?:it|that|this|your (?:suggestion|recommendation|plan|proposal))|(?:go|proceed) with (?:the|that|this|your) plan|(?:let'?s )?(?:do|go with) what you (?:suggested|recommended|proposed)|your call|please|thanks|thank you)(?:[\s,.!—–-]+|$))+$`)
 
 // recommends finds an assistant's recommendation of one option: "I'd
 // recommend PostgreSQL for the database", "I suggest we use NATS".

@@ -70,6 +70,8 @@ var (
 	// wanted again, a change only (said plainly, "we need Redis running
 	// for the tests" is a task).
 	needAgain = mustPattern(`^(?:we|i)\s+(?:do\s+|really\s+|still\s+)?need\s+([^,;]+)$`)
+	// yourProposal: what the assistant proposed, named as such.
+	yourProposal = mustPattern(`^(?:(?:your|the)\s+(?:suggestion|recommendation|recommended one|proposal|idea|approach|pick|choice|option|plan)|what you (?:suggested|recommended|proposed|said))[.!]?$`)
 	// goFor: "let's go for Drizzle", "we'll opt for Vite": an option only
 	// ("go for it", "go for a simpler approach" are read elsewhere or not).
 	goFor      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|opt|opting)\s+for\s+(.+)$`)
@@ -1386,12 +1388,17 @@ var (
 	ruleLead     = mustPattern(`^(?i:but|and|please)\s+`)
 	rejectAdverb = mustPattern(`\s+(?:everywhere|entirely|completely|altogether|for good|across the board)[.!]*$`)
 	planIs       = mustPattern(`^(?:(?:right|ok|okay|alright|so|well)\s+)*(?:the|our) plan is(?: to| that)?\s+(.+)$`)
-	plusOne      = mustPattern(`^\+1\s+(?:on|for)\s+(.+?)(?:,?\s+(?:keep it|let'?s keep it|ship it|go with it|use it))?$`)
-	standardise  = mustPattern(`^(?:we'?re |we are |let'?s |we'?ll |we will )?standardi[sz](?:e|ing)\s+on\s+(.+?)(?:\s+(?:now|from now on|going forward))?$`)
-	nameShouldBe = mustPattern(`^(?:the\s+)?((?:[\w\-]+\s+){0,2}(?:name|prefix|suffix|title|label|flag|env var|variable))\s+should be\s+(\S+)(?:,?\s+not\s+(\S+))?$`)
-	reviewHedge  = mustPattern(`^(?:suggestion|thought|idea|optional|consider|could)(?:\s*\((?:non-)?blocking\))?\s*:`)
-	quoteAnswer  = mustPattern(`^(?:no|nope|nah|i disagree|disagree|not really|hard no)\b[,.!:;—–-]*\s*`)
-	decisionLead = mustPattern(`^(?:use|using|switch|move|go with|pick|keep|drop|no|not|never|always|don'?t|do not|avoid|prefer|stick|stay|add|remove|replace|put|run|make|only)\b`)
+	plusOne      = mustPattern(`^\+1\s+(?:on|for|to)\s+(.+?)(?:,?\s+(?:keep it|let'?s keep it|ship it|go with it|use it))?$`)
+	// tagQuestion: a statement checked with a word ("…, ok?"), not a fact
+	// asked about ("we're on Postgres, right?").
+	tagQuestion = mustPattern(`(?i),\s*(?:ok|okay|yeah|alright|cool|sound good|sounds good|agreed)\s*\?+$`)
+	// bestFitThenIt: "Redis seems like the best fit, let's go with it".
+	bestFitThenIt = mustPattern(`^(.{1,40}?)\s+(?:seems|looks|sounds|is)\s+(?:like\s+)?(?:the\s+)?(?:best|right|better|cleanest|simplest|safest)\s+(?:fit|option|choice|bet|call|one)\b[^,]*,\s+(?:so\s+)?(?:let'?s|we'?ll|i'?ll)\s+(?:go with|use|pick|take)\s+(?:it|that|this|that one|this one)$`)
+	standardise   = mustPattern(`^(?:we'?re |we are |let'?s |we'?ll |we will )?standardi[sz](?:e|ing)\s+on\s+(.+?)(?:\s+(?:now|from now on|going forward))?$`)
+	nameShouldBe  = mustPattern(`^(?:the\s+)?((?:[\w\-]+\s+){0,2}(?:name|prefix|suffix|title|label|flag|env var|variable))\s+should be\s+(\S+)(?:,?\s+not\s+(\S+))?$`)
+	reviewHedge   = mustPattern(`^(?:suggestion|thought|idea|optional|consider|could)(?:\s*\((?:non-)?blocking\))?\s*:`)
+	quoteAnswer   = mustPattern(`^(?:no|nope|nah|i disagree|disagree|not really|hard no)\b[,.!:;—–-]*\s*`)
+	decisionLead  = mustPattern(`^(?:use|using|switch|move|go with|pick|keep|drop|no|not|never|always|don'?t|do not|avoid|prefer|stick|stay|add|remove|replace|put|run|make|only)\b`)
 	// pronounRule: a rule about "it" alone ("don't act on it") says
 	// nothing a capsule could keep.
 	pronounRule = mustPattern(`^(?:please\s+)?(?:don'?t|do not|never)\s+(?:\w+\s+){0,2}(?:it|this|that|them|these|those)[.!]*$`)
@@ -1756,6 +1763,9 @@ func (r *reader) sentence(s string) {
 	}
 	asked := r.asked
 	r.asked = ""
+	if loc := tagQuestion.FindStringIndex(s); loc != nil && loc[0] > 0 {
+		s = s[:loc[0]] // "Let's use Postgres, ok?": said, and checked with the agent
+	}
 	if strings.HasSuffix(s, "?") {
 		if o := strings.TrimRight(s, "? "); bareOption(o) {
 			r.asked = o // "Mongo? no."
@@ -3377,6 +3387,13 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case strings.HasSuffix(low, " instead") && insteadImper.MatchString(low):
 		// "cache the unlocked key in the agent process instead"
 		r.decisionBody(capitalise(s), true)
+	case match(bestFitThenIt) && (bareOption(sub(bestFitThenIt, 1)) || isNamed(sub(bestFitThenIt, 1))):
+		r.decisionBody("Use "+sub(bestFitThenIt, 1), change) // "Redis seems like the best fit, let's go with it"
+	case match(goWith) && yourProposal.MatchString(lower(sub(goWith, 1))):
+		// "go with your recommendation": what the assistant proposed,
+		// read from its message (accepts), not a choice named "your
+		// recommendation".
+		return false
 	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
 	case match(goFor) && (hasChoice(sub(goFor, 1)) || isNamed(firstWord(sub(goFor, 1)))) && !pronounLead.MatchString(lower(sub(goFor, 1))):

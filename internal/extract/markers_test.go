@@ -3099,3 +3099,34 @@ func TestMarkersLowercaseSession(t *testing.T) {
 		t.Errorf("what stands is listed as rejected:\n%s", capsule.Render(c))
 	}
 }
+
+// Acceptance and choice in a few more everyday words: "go with your
+// recommendation" and "let's do what you suggested" take what the
+// assistant recommended (the first read as a decision "Use your
+// recommendation", the second as nothing), "…, ok?" checks a decision
+// with the agent without asking a question, "X seems like the best fit,
+// let's go with it" and "+1 to X" choose X.
+func TestMarkersMoreEverydayChoices(t *testing.T) {
+	const rec = "For the cache I recommend Redis: it is fast and we already run it. Want me to set it up?"
+	for _, tc := range []struct{ assistant, user, want string }{
+		{rec, "Go with your recommendation.", "Use Redis"},
+		{rec, "Let's do what you suggested.", "Use Redis"},
+		{"", "Let's use Postgres, ok?", "Use Postgres"},
+		{"", "Redis seems like the best fit, let's go with it.", "Use Redis"},
+		{"", "+1 to Redis", "Use Redis"},
+		{"", "We're on Postgres, right?", ""},
+	} {
+		var msgs []dialect.Message
+		if tc.assistant != "" {
+			msgs = append(msgs, dialect.Message{Role: "assistant", Text: tc.assistant})
+		}
+		c := markers(t, capsule.New("s", "a"), 0, append(msgs, dialect.Message{Role: "user", Text: tc.user})...)
+		var got []string
+		for _, d := range c.Decisions {
+			got = append(got, d.Statement)
+		}
+		if tc.want == "" && len(got) > 0 || tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want)) {
+			t.Errorf("%q: decisions %q, want %q", tc.user, got, tc.want)
+		}
+	}
+}
