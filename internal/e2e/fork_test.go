@@ -102,15 +102,10 @@ func TestFork_FromAnEarlierEpoch(t *testing.T) {
 			compact(t, b)
 			say(t, b, "Continue.")
 			blk := block(e.lastPrimary())
-			// The branch's own user turns since the compaction before the
-			// rewind point are read afresh; with copy_on_fork it also keeps
-			// what the earlier epochs held (PostgreSQL is only in the
-			// carried block by then).
-			wants := []string{"Kafka", "Redis"}
-			if tc.copyOnFork {
-				wants = append(wants, "PostgreSQL")
-			}
-			for _, want := range wants {
+			// The rewind point lies past a compaction: the branch starts
+			// from the parent's state as of that point either way
+			// (PostgreSQL is only in the carried summary by then).
+			for _, want := range []string{"Kafka", "Redis", "PostgreSQL"} {
 				if !strings.Contains(blk, want) {
 					t.Errorf("the rewound branch's block lacks %s:\n%s", want, blk)
 				}
@@ -128,5 +123,35 @@ func TestFork_FromAnEarlierEpoch(t *testing.T) {
 				t.Errorf("the original branch's state is wrong after the rewind:\n%s", ablk)
 			}
 		})
+	}
+}
+
+// A fork after a compaction (a rewind of a message or two, the common
+// case) holds what came before the compaction only as the summary it
+// carries, which is not re-read: without copy_on_fork its decisions were
+// lost. The fork starts from the parent's state as of the fork point
+// whenever that point lies past a compaction.
+func TestFork_AfterACompactionKeepsWhatCameBefore(t *testing.T) {
+	e := newEnv(t, envOptions{yaml: continuityYAML})
+	a := e.agent("rewind-after-compaction")
+	say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
+	e.waitCapsule(t, "PostgreSQL")
+	compact(t, a)
+	say(t, a, "Continue.", "Decision: use Redis for the cache.")
+	e.waitCapsule(t, "Redis")
+	b := a.Fork()
+	say(t, a, "Decision: use NATS for the event bus.")
+	e.waitCapsule(t, "NATS")
+	say(t, b, "Decision: use Kafka for events.", "Thanks.")
+	compact(t, b)
+	say(t, b, "Continue.")
+	blk := block(e.lastPrimary())
+	for _, want := range []string{"PostgreSQL", "Redis", "Kafka"} {
+		if !strings.Contains(blk, want) {
+			t.Errorf("the fork's block lacks %s:\n%s", want, blk)
+		}
+	}
+	if strings.Contains(blk, "NATS") {
+		t.Errorf("the other branch's decision after the fork point leaked into the fork:\n%s", blk)
 	}
 }

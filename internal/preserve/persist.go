@@ -20,7 +20,9 @@ import (
 
 // load returns the A-leg's capsule, empty when there is none. A fork with
 // copy_on_fork starts from the parent's newest revision at or before the
-// fork point.
+// fork point; so does any fork whose point lies past a compaction: what
+// came before it, the fork's own history holds only as the summary, which
+// is not read again.
 func (t *turn) load(ctx context.Context) (*capsule.Capsule, error) {
 	var c *capsule.Capsule
 	var err error
@@ -38,7 +40,7 @@ func (t *turn) load(ctx context.Context) (*capsule.Capsule, error) {
 	if c != nil {
 		return c, nil
 	}
-	if t.ref.Event == session.EventFork && t.pol.CopyOnFork && t.ref.ParentALeg != "" {
+	if t.ref.Event == session.EventFork && (t.pol.CopyOnFork || t.ref.Epoch > 0) && t.ref.ParentALeg != "" {
 		if inherited := t.e.forkCopy(ctx, t.x.Principal.ID, t.ref); inherited != nil {
 			// Persist the copy as the branch's first revision so later
 			// updates (harvest, extraction) build on it.
