@@ -391,7 +391,7 @@ var (
 	buildOn = mustPattern(`^(?:we'?re|we are|we'?ll be|we will be|let'?s be|i'?m|i am)\s+building\s+(?:this|it|the (?:app|site|service|project|backend|frontend|whole thing))\s+(?:on|in|with)\s+(\S+(?:\s\S+){0,4})$`)
 	// dontPullIn: "Don't pull in Vue, Livewire is enough": a named option
 	// kept out, and why.
-	dontPullIn = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never)\s+(?:pull in|bring in|add|install|depend on|reach for)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:\s+(?:for|in|into)\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?(?:,\s+(.+))?$`)
+	dontPullIn = mustPattern(`^(?:don'?t|do not|let'?s not|we won'?t|we will not|never|(?:i|we)(?:\s+really)?\s+(?:don'?t|do not)\s+want\s+to)\s+(?:pull in|bring in|add|install|depend on|reach for)\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(?:\s+(?:for|in|into)\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?(?:,\s+(.+))?$`)
 	// canOnly: "Students can only see courses they are enrolled in": who
 	// may do what, a rule.
 	canOnly = mustPattern(`^(?:the\s+|our\s+)?[\w\-]+(?:\s[\w\-]+)?\s+(?:can|may)\s+only\s+\w+\s+\S`)
@@ -476,14 +476,14 @@ var (
 	// this") is a one-off request.
 	notBuildHere = mustPattern(`\b(?:this|that|these|those|here|it|them)$`)
 	voteYes      = mustPattern(`^(.{2,40}?),?\s+(?:yes|yep|yeah|definitely|for sure|please)$`)
-	voteNo       = mustPattern(`^(.{2,40}?),?\s+(?:no|nope|no way|not now|never)$`)
+	voteNo       = mustPattern(`^(.{2,40}?)(?:\s+(?:is|are)\s+(?:a\s+)?|,?\s+)(?:no|nope|no way|not now|never)$`)
 	scopeTail    = mustPattern(`\s+(?:at launch|for launch|for (?:the )?(?:v\d[\w.]*|mvp|first release|beta)|in (?:v\d[\w.]*|the mvp|the first release))$`)
 	noForm       = mustPattern(`^no\s+(?:to\s+)?(.+)$`)
 	notForm      = mustPattern(`^not\s+(.+)$`)
 	turnedDown   = mustPattern(`^(.{1,50}?)\s+(?:was|were|got|has been|have been)\s+(?:turned down|rejected|vetoed|ruled out|shot down|nixed|killed)(?:\s+by\s+(?:the\s+)?(.{1,40}?))?[.!]?$`)
 	canGo        = mustPattern(`^(.{1,50}?)\s+(?:can go|can be dropped|can be removed|can be cut|isn'?t needed|is not needed|aren'?t needed|are not needed)(?:,\s+(.+?))?[.!]?$`)
 	stepNamed    = mustPattern(`^step \d{1,2}\s*\((.+)\)$`)
-	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|gone|dead|rejected|off the table|a no-go|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
+	isOut        = mustPattern(`^(.{1,40}?)(?:\s+(?:is|are)|'s)\s+(?:out|gone|dead|rejected|off the table|a no-go|a no|a nope|not an option|ruled out|a hard no|not happening|off limits|a non-?starter|a dealbreaker)(?:\s+for\s+(?:v\d[\w.]*|version \d\S*|1\.0|the (?:first|initial) (?:release|version)|the mvp|launch|this release|now))?(?:,?\s+(?:after all|then|anymore|any more))?$`)
 	// someday: a condition that has not come ("if they get big", "once it
 	// grows", "when we outgrow it").
 	someday      = mustPattern(`\s(?:if|once|when|in case)\s+\S+\s+(?:get|gets|grow|grows|become|becomes|hit|hits|outgrow|outgrows|ever)\b`)

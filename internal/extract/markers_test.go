@@ -3130,3 +3130,17 @@ func TestMarkersMoreEverydayChoices(t *testing.T) {
 		}
 	}
 }
+
+// "Mongo is a no" turns Mongo down (it recorded "Mongo is a"); "I really
+// don't want to pull in Lodash" turns Lodash down (it read as nothing).
+func TestMarkersMoreRejections(t *testing.T) {
+	for _, tc := range []struct{ say, want string }{
+		{"Mongo is a no.", "Mongo"},
+		{"I really don't want to pull in Lodash.", "Lodash"},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		if len(c.Rejected) != 1 || c.Rejected[0].Text != tc.want {
+			t.Errorf("%q: rejected %+v, want %q", tc.say, c.Rejected, tc.want)
+		}
+	}
+}
