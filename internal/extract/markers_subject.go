@@ -197,7 +197,9 @@ func words(s string) []string {
 }
 
 func stem(w string) string {
-	for _, suf := range []string{"ing", "es", "s"} {
+	// "cache", "caching" and "caches" are one stem, as are "upload",
+	// "uploads" and "uploaded".
+	for _, suf := range []string{"ing", "es", "ed", "s", "e"} {
 		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
 			return strings.TrimSuffix(w, suf)
 		}
@@ -402,8 +404,13 @@ func subjectParts(s string) (all, part map[string]bool) {
 	afterNoun := false // the word before was a plain word of the part ("service" of "service S3")
 	for i, raw := range strings.Fields(s) {
 		if isChoiceWord(raw, i == 0) {
-			if w := lower(bare(raw)); inPart && w != "" && (categoryOf[w] == "" || afterNoun) {
-				add("#" + w) // "component c-2"; "service S3", not Amazon's
+			// "component c-2", "the v2 API", "payments in the EU",
+			// "service S3" (not Amazon's after a noun); not a word as
+			// general as "UI" or "CI".
+			b := bare(raw)
+			named := b != "" && (strings.ContainsAny(b, "0123456789") || unicode.IsUpper([]rune(b)[0]))
+			if w := lower(b); inPart && named && !generalAcronym[w] && (categoryOf[w] == "" || afterNoun) {
+				add("#" + w)
 			}
 			afterNoun = false
 			continue
@@ -446,6 +453,11 @@ func scoped(own map[string]bool) bool {
 var restating = map[string]bool{"main": true, "primary": true, "default": true, "whole": true, "entire": true, "overall": true,
 	"general": true, "current": true, "actual": true, "actually": true, "real": true, "project": true, "app": true, "here": true,
 	"everything": true, "everywhere": true, "now": true, "today": true, "time": true}
+
+// generalAcronym are names of a kind of part, not of one part: "Vue for
+// the UI" is the frontend's decision again.
+var generalAcronym = map[string]bool{"ui": true, "ux": true, "api": true, "apis": true, "ci": true, "cd": true, "ci/cd": true,
+	"cli": true, "db": true, "sdk": true, "http": true, "json": true, "sql": true, "orm": true, "os": true, "vm": true, "vms": true}
 
 // numberWords name a part among others of its kind ("phase two").
 var numberWords = map[string]bool{"one": true, "two": true, "three": true, "four": true, "five": true, "six": true,
@@ -578,7 +590,7 @@ func sameWords(a, b map[string]bool) bool {
 func onlyQualifiers(m map[string]bool) bool {
 	for w := range m {
 		switch w {
-		case "database", "db", "storage", "queue", "cache", "api", "framework", "server", "frontend", "backend", "state", "test", "unit",
+		case "database", "databas", "db", "storage", "storag", "queu", "stat", "licens", "infrastructur", "revers", "queue", "cache", "api", "framework", "server", "frontend", "backend", "state", "test", "unit",
 			"build", "bundl", "ci", "host", "hosting", "infrastructure", "styl", "cach", "search", "metric", "format", "wire", "job", "background",
 			"payment", "proxy", "reverse", "license", "migration", "cli", "it", "that", "is", "modul", "we're", "need", "concurrent", "writer":
 		default:
