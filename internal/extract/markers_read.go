@@ -93,10 +93,15 @@ var (
 	// keepRule: "Keep the database code in internal/store", "keep each file
 	// under 400 lines", "Keep secrets out of the repo": where things go and
 	// how big they get, a lasting rule (not "keep going", "keep me posted").
-	keepRule  = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|above|over|in|inside|within|out of|away from|next to|separate from|at most|to at most|at least|for\s+\d)\s*\S.*$`)
-	keepNot   = mustPattern(`^(?:me|us|him|her|them|it|this|that|going|trying|working|an eye|track|posted|in mind|up|at it|calm|quiet|looking|reading|digging|searching)\b`)
-	keepPlace = mustPattern(`^\S.*\s(?:in|under|inside|behind|out of)\s+(?:its|their|a|an|the)\s+(?:own|separate|single|dedicated)\b`)
-	skipAny   = mustPattern(`^(?:please\s+)?(?:skip|no need for)\s+(?:any|all)\s+\S.+$`)
+	keepRule = mustPattern(`^(?:please\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+|any\s+)?(\S.*?)\s+(?:under|below|above|over|in|inside|within|out of|away from|next to|separate from|at most|to at most|at least|for\s+\d)\s*\S.*$`)
+	// keepAs: "keep the public API backwards compatible", "keep the CLI
+	// flags stable": a thing kept in a state, a lasting rule.
+	keepAs = mustPattern(`^(?:please\s+)?(?:always\s+)?keep\s+(?:all\s+|every\s+|each\s+|the\s+|our\s+)?(?:[\w\-/.]+\s+){0,3}?[\w\-/.]+\s+(?:backwards?[- ]compatible|compatible|stable|unchanged|as it is|as they are|private|internal|idempotent|deterministic|in sync|sorted|alphabeti[sz]ed|pure|side-effect free|stateless)$`)
+	// namingCase: "use snake_case for DB columns": a naming convention.
+	namingCase = mustPattern(`^(?:always\s+)?use\s+(?:snake_case|snake case|camelcase|camel case|kebab-case|kebab case|pascalcase|pascal case|screaming_snake_case|lower ?case|upper ?case)(?:\s+(?:everywhere|throughout|for\s+(?:all\s+|the\s+|every\s+|our\s+)?(?:[\w\-]+\s+){0,2}?(?:names|columns|keys|fields|variables|identifiers|files|functions|methods|classes|tables|routes|endpoints|vars|props|constants|types|packages|modules|branches|tags|labels)))?$`)
+	keepNot    = mustPattern(`^(?:me|us|him|her|them|it|this|that|going|trying|working|an eye|track|posted|in mind|up|at it|calm|quiet|looking|reading|digging|searching)\b`)
+	keepPlace  = mustPattern(`^\S.*\s(?:in|under|inside|behind|out of)\s+(?:its|their|a|an|the)\s+(?:own|separate|single|dedicated)\b`)
+	skipAny    = mustPattern(`^(?:please\s+)?(?:skip|no need for)\s+(?:any|all)\s+\S.+$`)
 	// triedDrop: "We tried Redis for caching but drop it, no cache for now":
 	// an option tried and dropped, the rest of the sentence its reason.
 	triedDrop = mustPattern(`^(?:we|i)(?:'ve| have)?\s+(?:tried|experimented with|added|used|played with|set up|started with)\s+(.+?)\s+but\s+(?:let'?s\s+|we'?ll\s+|please\s+)?(?:drop|ditch|scrap|remove|rip out|get rid of|kill|revert|undo)\s+(?:it|that|them|this)\b[\s,;:—–-]*(.*)$`)
@@ -4241,6 +4246,7 @@ func (r *reader) constraintForms(s, low string) bool {
 			return false
 		}
 	case mustForm.MatchString(low) && !oneOff.MatchString(low):
+	case keepAs.MatchString(low) && !oneOff.MatchString(low), namingCase.MatchString(low) && !oneOff.MatchString(low):
 	case groupNot(keepRule, keepNot, low) && !oneOff.MatchString(low),
 		skipAny.MatchString(low) && !oneOff.MatchString(low),
 		allAre.MatchString(low) && (!allNot.MatchString(low) || modal.MatchString(low)) && !describes.MatchString(low),

@@ -3147,3 +3147,24 @@ func TestMarkersMoreRejections(t *testing.T) {
 		}
 	}
 }
+
+// "Keep the public API backwards compatible" and "use snake_case for DB
+// columns" are lasting rules (both read as nothing); "use uppercase for
+// the constant" is a one-off.
+func TestMarkersKeptStatesAndNaming(t *testing.T) {
+	for _, tc := range []struct {
+		say  string
+		rule bool
+	}{
+		{"Keep the public API backwards compatible.", true},
+		{"Keep the CLI flags stable.", true},
+		{"Use snake_case for DB columns.", true},
+		{"Use uppercase for the constant.", false},
+		{"Keep it simple.", false},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		if got := len(c.Constraints) == 1 && len(c.Decisions) == 0; got != tc.rule {
+			t.Errorf("%q: read as a rule %v, want %v:\n%s", tc.say, got, tc.rule, capsule.Render(c))
+		}
+	}
+}
