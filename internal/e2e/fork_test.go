@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/tether-dev/tether/internal/demo"
 )
 
 // A fork never sees what the other branch decided after the fork point. By
@@ -11,61 +13,47 @@ import (
 // inherits the parent's state as of the fork point and extracts only what is
 // new on the branch.
 func TestFork_StateNeverCrossesBranches(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		copyOnFork bool
-	}{{"default", false}, {"copy_on_fork", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			yaml := continuityYAML
-			if tc.copyOnFork {
-				yaml += "  copy_on_fork: true\n"
+	forkModes(t, func(t *testing.T, e *env, copyOnFork bool) {
+		a := e.agent("fork-session")
+		say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
+		// Fork once the parent's extraction has landed: the copy takes
+		// the parent's state as of the fork point, and a fork taken while
+		// that extraction is still running rightly re-reads instead.
+		e.waitCapsule(t, "PostgreSQL")
+		b := a.Fork()
+		say(t, a, "Decision: use Redis for the cache.", "Thanks.")
+		say(t, b, "Decision: use Kafka for events.", "Thanks.")
+		blk := e.blockAfterCompaction(t, b)
+		if !strings.Contains(blk, "Kafka") {
+			t.Fatalf("the branch's own decision is missing:\n%s", blk)
+		}
+		if strings.Contains(blk, "Redis") {
+			t.Errorf("the other branch's post-fork decision leaked into this one:\n%s", blk)
+		}
+		if !strings.Contains(blk, "PostgreSQL") {
+			t.Errorf("the pre-fork decision, part of this branch's history, is missing:\n%s", blk)
+		}
+		if n := strings.Count(blk, "PostgreSQL"); n > 1 {
+			t.Errorf("the pre-fork decision appears %d times", n)
+		}
+		// With copy_on_fork the branch's extraction covers only what is
+		// new on it; without, its whole history is read afresh.
+		reread := false
+		for _, r := range e.extractorCalls() {
+			body := string(r.Body)
+			if strings.Contains(body, "Kafka") && strings.Contains(body, "user] Decision: use PostgreSQL") {
+				reread = true
 			}
-			e := newEnv(t, envOptions{yaml: yaml})
-			a := e.agent("fork-session")
-			say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
-			// Fork once the parent's extraction has landed: the copy takes
-			// the parent's state as of the fork point, and a fork taken while
-			// that extraction is still running rightly re-reads instead.
-			e.waitCapsule(t, "PostgreSQL")
-			b := a.Fork()
-			say(t, a, "Decision: use Redis for the cache.", "Thanks.")
-			say(t, b, "Decision: use Kafka for events.", "Thanks.")
-			compact(t, b)
-			say(t, b, "Continue.")
-			blk := block(e.lastPrimary())
-			if !strings.Contains(blk, "Kafka") {
-				t.Fatalf("the branch's own decision is missing:\n%s", blk)
-			}
-			if strings.Contains(blk, "Redis") {
-				t.Errorf("the other branch's post-fork decision leaked into this one:\n%s", blk)
-			}
-			if !strings.Contains(blk, "PostgreSQL") {
-				t.Errorf("the pre-fork decision, part of this branch's history, is missing:\n%s", blk)
-			}
-			if n := strings.Count(blk, "PostgreSQL"); n > 1 {
-				t.Errorf("the pre-fork decision appears %d times", n)
-			}
-			// With copy_on_fork the branch's extraction covers only what is
-			// new on it; without, its whole history is read afresh.
-			reread := false
-			for _, r := range e.extractorCalls() {
-				body := string(r.Body)
-				if strings.Contains(body, "Kafka") && strings.Contains(body, "user] Decision: use PostgreSQL") {
-					reread = true
-				}
-			}
-			if reread == tc.copyOnFork {
-				t.Errorf("branch extraction re-read the pre-fork turns = %v, want %v", reread, !tc.copyOnFork)
-			}
-			// The original branch keeps its own state.
-			compact(t, a)
-			say(t, a, "Continue.")
-			ablk := block(e.lastPrimary())
-			if !strings.Contains(ablk, "Redis") || !strings.Contains(ablk, "PostgreSQL") || strings.Contains(ablk, "Kafka") {
-				t.Errorf("original branch state wrong:\n%s", ablk)
-			}
-		})
-	}
+		}
+		if reread == copyOnFork {
+			t.Errorf("branch extraction re-read the pre-fork turns = %v, want %v", reread, !copyOnFork)
+		}
+		// The original branch keeps its own state.
+		ablk := e.blockAfterCompaction(t, a)
+		if !strings.Contains(ablk, "Redis") || !strings.Contains(ablk, "PostgreSQL") || strings.Contains(ablk, "Kafka") {
+			t.Errorf("original branch state wrong:\n%s", ablk)
+		}
+	})
 }
 
 // A history that goes on from a point before the branch's last compaction
@@ -75,55 +63,30 @@ func TestFork_StateNeverCrossesBranches(t *testing.T) {
 // branch's next epoch, it was given the decisions the branch made after
 // that point, and its own landed in the branch's capsule.
 func TestFork_FromAnEarlierEpoch(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		copyOnFork bool
-	}{{"default", false}, {"copy_on_fork", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			yaml := continuityYAML
-			if tc.copyOnFork {
-				yaml += "  copy_on_fork: true\n"
-			}
-			e := newEnv(t, envOptions{yaml: yaml})
-			a := e.agent("rewind-session")
-			say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
-			e.waitCapsule(t, "PostgreSQL")
-			compact(t, a)
-			say(t, a, "Continue.", "Decision: use Redis for the cache.")
-			e.waitCapsule(t, "Redis")
-			b := a.Fork() // in the branch's first epoch
-			compact(t, a)
-			say(t, a, "Continue.", "Decision: use NATS for the event bus.")
-			e.waitCapsule(t, "NATS")
-			compact(t, a)
-			say(t, a, "Continue.")
+	forkModes(t, func(t *testing.T, e *env, _ bool) {
+		a := e.agent("rewind-session")
+		e.decideAcrossACompaction(t, a)
+		b := a.Fork() // in the branch's first epoch
+		compact(t, a)
+		say(t, a, "Continue.", "Decision: use NATS for the event bus.")
+		e.waitCapsule(t, "NATS")
+		compact(t, a)
+		say(t, a, "Continue.")
 
-			say(t, b, "Decision: use Kafka for events.", "Thanks.")
-			compact(t, b)
-			say(t, b, "Continue.")
-			blk := block(e.lastPrimary())
-			// The rewind point lies past a compaction: the branch starts
-			// from the parent's state as of that point either way
-			// (PostgreSQL is only in the carried summary by then).
-			for _, want := range []string{"Kafka", "Redis", "PostgreSQL"} {
-				if !strings.Contains(blk, want) {
-					t.Errorf("the rewound branch's block lacks %s:\n%s", want, blk)
-				}
-			}
-			if strings.Contains(blk, "NATS") {
-				t.Errorf("a decision made after the rewind point on the other branch leaked into it:\n%s", blk)
-			}
+		say(t, b, "Decision: use Kafka for events.", "Thanks.")
+		blk := e.blockAfterCompaction(t, b)
+		// The rewind point lies past a compaction: the branch starts
+		// from the parent's state as of that point either way
+		// (PostgreSQL is only in the carried summary by then).
+		wantBranch(t, blk, []string{"Kafka", "Redis", "PostgreSQL"}, "NATS")
 
-			say(t, a, "Decision: use Grafana for dashboards.")
-			e.waitCapsule(t, "Grafana")
-			compact(t, a)
-			say(t, a, "Continue.")
-			ablk := block(e.lastPrimary())
-			if !strings.Contains(ablk, "NATS") || !strings.Contains(ablk, "Grafana") || strings.Contains(ablk, "Kafka") {
-				t.Errorf("the original branch's state is wrong after the rewind:\n%s", ablk)
-			}
-		})
-	}
+		say(t, a, "Decision: use Grafana for dashboards.")
+		e.waitCapsule(t, "Grafana")
+		ablk := e.blockAfterCompaction(t, a)
+		if !strings.Contains(ablk, "NATS") || !strings.Contains(ablk, "Grafana") || strings.Contains(ablk, "Kafka") {
+			t.Errorf("the original branch's state is wrong after the rewind:\n%s", ablk)
+		}
+	})
 }
 
 // A fork after a compaction (a rewind of a message or two, the common
@@ -134,24 +97,62 @@ func TestFork_FromAnEarlierEpoch(t *testing.T) {
 func TestFork_AfterACompactionKeepsWhatCameBefore(t *testing.T) {
 	e := newEnv(t, envOptions{yaml: continuityYAML})
 	a := e.agent("rewind-after-compaction")
+	e.decideAcrossACompaction(t, a)
+	b := a.Fork()
+	say(t, a, "Decision: use NATS for the event bus.")
+	e.waitCapsule(t, "NATS")
+	say(t, b, "Decision: use Kafka for events.", "Thanks.")
+	blk := e.blockAfterCompaction(t, b)
+	wantBranch(t, blk, []string{"PostgreSQL", "Redis", "Kafka"}, "NATS")
+}
+
+// forkModes runs f once with the default fork policy and once with
+// copy_on_fork, each on an environment of its own.
+func forkModes(t *testing.T, f func(t *testing.T, e *env, copyOnFork bool)) {
+	for _, tc := range []struct {
+		name       string
+		copyOnFork bool
+	}{{"default", false}, {"copy_on_fork", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := continuityYAML
+			if tc.copyOnFork {
+				yaml += "  copy_on_fork: true\n"
+			}
+			f(t, newEnv(t, envOptions{yaml: yaml}), tc.copyOnFork)
+		})
+	}
+}
+
+// blockAfterCompaction compacts a's history, says "Continue." and returns
+// the block the model was shown on that turn.
+func (e *env) blockAfterCompaction(t *testing.T, a *demo.Agent) string {
+	t.Helper()
+	compact(t, a)
+	say(t, a, "Continue.")
+	return block(e.lastPrimary())
+}
+
+// wantBranch checks a branch's block: it holds each of has, and not other,
+// what the other branch decided after the fork point.
+func wantBranch(t *testing.T, blk string, has []string, other string) {
+	t.Helper()
+	for _, want := range has {
+		if !strings.Contains(blk, want) {
+			t.Errorf("the branch's block lacks %s:\n%s", want, blk)
+		}
+	}
+	if strings.Contains(blk, other) {
+		t.Errorf("%s, decided on the other branch after the fork point, leaked into this one:\n%s", other, blk)
+	}
+}
+
+// decideAcrossACompaction has a decide PostgreSQL, compact, and decide
+// Redis after the compaction, each extraction landed.
+func (e *env) decideAcrossACompaction(t *testing.T, a *demo.Agent) {
+	t.Helper()
 	say(t, a, "Decision: use PostgreSQL, not MongoDB.", "Thanks.")
 	e.waitCapsule(t, "PostgreSQL")
 	compact(t, a)
 	say(t, a, "Continue.", "Decision: use Redis for the cache.")
 	e.waitCapsule(t, "Redis")
-	b := a.Fork()
-	say(t, a, "Decision: use NATS for the event bus.")
-	e.waitCapsule(t, "NATS")
-	say(t, b, "Decision: use Kafka for events.", "Thanks.")
-	compact(t, b)
-	say(t, b, "Continue.")
-	blk := block(e.lastPrimary())
-	for _, want := range []string{"PostgreSQL", "Redis", "Kafka"} {
-		if !strings.Contains(blk, want) {
-			t.Errorf("the fork's block lacks %s:\n%s", want, blk)
-		}
-	}
-	if strings.Contains(blk, "NATS") {
-		t.Errorf("the other branch's decision after the fork point leaked into the fork:\n%s", blk)
-	}
 }

@@ -2926,7 +2926,7 @@ func TestMarkersPartsOfOneKind(t *testing.T) {
 // "Let's go for X" and "we'll opt for X" settle an option as "go with X"
 // does; "go for it", "go for a walk" and "go for now" name none.
 func TestMarkersGoFor(t *testing.T) {
-	for _, tc := range []struct{ say, want string }{
+	wantOneDecision(t, []sayWant{
 		{"Let's go for Postgres.", "Postgres"},
 		{"We'll go for Drizzle for the ORM.", "Drizzle"},
 		{"We're going for a monorepo with pnpm workspaces.", "pnpm"},
@@ -2934,19 +2934,13 @@ func TestMarkersGoFor(t *testing.T) {
 		{"Go for it!", ""},
 		{"Let's go for a walk.", ""},
 		{"Let's go for now and revisit later.", ""},
-	} {
-		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
-		active, _ := sections(t, c)
-		if got := strings.Contains(active, "D1:"); got != (tc.want != "") || tc.want != "" && !strings.Contains(active, tc.want) {
-			t.Errorf("%q: want a decision naming %q:\n%s", tc.say, tc.want, capsule.Render(c))
-		}
-	}
+	})
 }
 
 // An imperative that names the option the work is done with settles it
 // ("Build it with WXT", "Pick Svelte"); one that names none is a task.
 func TestMarkersImperativeChoice(t *testing.T) {
-	for _, tc := range []struct{ say, want string }{
+	wantOneDecision(t, []sayWant{
 		{"Build the admin tool as a Rails app with Hotwire.", "Rails"},
 		{"Build it with Vite.", "Vite"},
 		{"Pick Svelte.", "Svelte"},
@@ -2959,13 +2953,7 @@ func TestMarkersImperativeChoice(t *testing.T) {
 		{"Pick the cheaper one.", ""},
 		{"Implement the retry loop.", ""},
 		{"Choose a name for the package.", ""},
-	} {
-		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
-		active, _ := sections(t, c)
-		if got := strings.Contains(active, "D1:"); got != (tc.want != "") || tc.want != "" && !strings.Contains(active, tc.want) {
-			t.Errorf("%q: want a decision naming %q:\n%s", tc.say, tc.want, capsule.Render(c))
-		}
-	}
+	})
 }
 
 // "Drop X, it's overkill": the judgement is why X goes, not a decision
@@ -3165,6 +3153,23 @@ func TestMarkersKeptStatesAndNaming(t *testing.T) {
 		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
 		if got := len(c.Constraints) == 1 && len(c.Decisions) == 0; got != tc.rule {
 			t.Errorf("%q: read as a rule %v, want %v:\n%s", tc.say, got, tc.rule, capsule.Render(c))
+		}
+	}
+}
+
+// sayWant is a user turn and the option its one decision names ("" for
+// none).
+type sayWant struct{ say, want string }
+
+// wantOneDecision reads each turn on its own and checks that it records
+// one decision naming want, or none.
+func wantOneDecision(t *testing.T, cases []sayWant) {
+	t.Helper()
+	for _, tc := range cases {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		active, _ := sections(t, c)
+		if got := strings.Contains(active, "D1:"); got != (tc.want != "") || tc.want != "" && !strings.Contains(active, tc.want) {
+			t.Errorf("%q: want a decision naming %q:\n%s", tc.say, tc.want, capsule.Render(c))
 		}
 	}
 }
