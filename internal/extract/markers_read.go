@@ -88,7 +88,7 @@ var (
 		"doing": "use", "do": "use", "talk": "use", "speak": "use", "writing": "write", "building": "build", "making": "make"}
 	doItIn        = mustPattern(`^(?:it|this|that|them|everything|the rest)\s+(?:in|with)\s+`)
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
-	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now|after all)$`)
+	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now|after all|again)$`)
 	useImper      = mustPattern(`^use\s+(.+)$`)
 	// keepRule: "Keep the database code in internal/store", "keep each file
 	// under 400 lines", "Keep secrets out of the repo": where things go and
@@ -3495,6 +3495,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody(capitalise(s), change)
 	case match(weAreOn) && (change || strings.Contains(low, " now")):
 		r.decisionBody("Use "+sub(weAreOn, 1), true)
+	case match(useImper) && strings.HasSuffix(low, " again") && len(low) == len(s):
+		// "Use Jest again": an option taken back up.
+		return r.decisionForms(s[:len(s)-len(" again")], low[:len(low)-len(" again")], true, decided)
 	case match(useImper):
 		body := sub(useImper, 1)
 		lb := lower(body)

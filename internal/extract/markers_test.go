@@ -2978,7 +2978,8 @@ func TestMarkersDropBecause(t *testing.T) {
 // "React was right" after React was replaced (the batch was refused: its
 // text equals the retired decision's, which it did not say it reinstates),
 // "X, not Y" (the choice was dropped and only Y turned down), "wait, X
-// after all", "we do need X" (read as "Use need X").
+// after all", "we do need X" (read as "Use need X"), "use Jest again"
+// (read as nothing).
 func TestMarkersTakenBack(t *testing.T) {
 	for _, tc := range []struct {
 		turns          []string
@@ -2987,6 +2988,7 @@ func TestMarkersTakenBack(t *testing.T) {
 	}{
 		{[]string{"Use React.", "Use Vue instead.", "Hmm no, React was right. Go back to React."}, "Use React", "Vue", ""},
 		{[]string{"Use Jest for tests.", "Vitest, not Jest."}, "Vitest", "Jest", ""},
+		{[]string{"Use Jest.", "Use Vitest instead.", "Use Jest again."}, "Use Jest", "Vitest", ""},
 		{[]string{"Use Postgres.", "MySQL, not Postgres."}, "MySQL", "Postgres", ""},
 		{[]string{"We'll deploy on AWS.", "Decision: deploy on GCP instead of AWS.", "Wait, AWS after all."}, "AWS", "GCP", "Wait"},
 		{[]string{"Don't use Docker.", "OK we do need Docker for CI."}, "Docker for CI", "", "need"},
