@@ -343,6 +343,9 @@ var (
 	// weWillNamed: "we'll hit a real Postgres …", after an option dropped.
 	weWillNamed = mustPattern(`^(?:we'?ll|we will|we can|we'?re going to)\s+(?:just\s+)?`)
 	// comparativeChoice: "plain cookie sessions are simpler".
+	// hasBetter: "Nx has better caching", said after an option turned
+	// down: the option that replaces it, and why.
+	hasBetter         = mustPattern(`^(.{1,40}?)\s+(?:has|have|gives us|offers)\s+((?:much\s+|way\s+|far\s+|a lot\s+)?(?:better|faster|nicer|simpler|cleaner|saner)\b.*)$`)
 	comparativeChoice = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+((?:much\s+|way\s+|a lot\s+|far\s+)?(?:simpler|easier|better|faster|cheaper|lighter|saner|nicer|cleaner|safer|more mature|more reliable|more than enough)\b.*)$`)
 	// outOfScope: "Authentication is out of scope for the first version".
 	outOfScope = mustPattern(`^(.{1,40}?)\s+(?:is|are)\s+(?:out of scope|not in scope|off the table)\b(?:\s+(?:for|in)\s+(.+))?$`)
@@ -4163,6 +4166,12 @@ func (r *reader) rejectList(body string) {
 			// "Let's get rid of Mox, we'll hit a real Postgres in tests":
 			// what is done instead.
 			r.decision(item{kind: "decision", text: capitalise(p[len(weWillNamed.FindString(lp)):]), change: true, old: lastName(names)})
+			goto done
+		case i > 0 && r.changed && hasBetter.MatchString(lp) && !pronounLead.MatchString(lp) && isChoiceWord(firstWord(p), false):
+			// "Scrap Turborepo, Nx has better caching": the option said to
+			// do better replaces it (it was listed as rejected too).
+			m := hasBetter.FindStringSubmatchIndex(lp)
+			r.decision(item{kind: "decision", text: "Use " + p[m[2]:m[3]], why: strings.TrimRight(p[m[4]:m[5]], ". "), change: true, old: lastName(names)})
 			goto done
 		case i > 0 && r.changed && comparativeChoice.MatchString(lp) && !pronounLead.MatchString(lp):
 			// "Forget JWT, plain cookie sessions are simpler": the

@@ -2957,13 +2957,14 @@ func TestMarkersImperativeChoice(t *testing.T) {
 }
 
 // "Drop X, it's overkill": the judgement is why X goes, not a decision
-// (it read as a decision "Overkill"); "Ditch X, it's Y now" still puts Y
-// in X's place.
+// (it read as a decision "Overkill"); "Ditch X, it's Y now" and "Scrap X,
+// Y has better caching" put Y in X's place (Y was listed as rejected).
 func TestMarkersDropBecause(t *testing.T) {
 	for _, tc := range []struct{ say, rejected, active string }{
 		{"Drop the Redis idea, it's overkill.", "Redis", ""},
 		{"Forget Kafka, it's too heavy.", "Kafka", ""},
 		{"Ditch Jest, it's Vitest now.", "Jest", "Vitest"},
+		{"Scrap Turborepo, Nx has better caching.", "Turborepo", "Nx"},
 		{"Kill the plugin system, it's a single binary until someone asks for plugins.", "plugin system", "single binary"},
 	} {
 		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
