@@ -333,6 +333,25 @@ func cut(s string, n int) string {
 // replacedBy opens the reason of a choice the same batch replaced.
 const replacedBy = "replaced by: "
 
+// otherPart reports whether text names, after "for", a part the decision
+// a says nothing of, with options of no kind in common: "move the backend
+// to a Go service" does not replace "expo-router for navigation" (while
+// "switch the bundler to Webpack" replaces "Vite … for the dashboard",
+// both bundlers).
+func otherPart(text string, a active) bool {
+	_, part := subjectParts(text)
+	old := a.reading()
+	if len(part) == 0 || len(old.subject) == 0 || sameCategory(choices(text), old.choices) {
+		return false
+	}
+	for w := range part {
+		if old.subject[w] {
+			return false
+		}
+	}
+	return true
+}
+
 // dropOp marks an op a later turn of the batch took back; it stays in
 // place until the end, since decisions refer to ops by index.
 const dropOp = "_drop"
@@ -755,7 +774,8 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			// database named bare never replaces the job queue; nor one
 			// the change says stays ("…, Postgres stays for everything
 			// else").
-			if i = latest(act, retired); i >= 0 && (otherKinds(choices(it.text), act[i].reading().choices) || keptBy(act[i], it.text) || alsoTail.MatchString(lower(it.text)) && namesEvery(choices(it.text), act[i].reading().choices)) {
+			if i = latest(act, retired); i >= 0 && (otherKinds(choices(it.text), act[i].reading().choices) || keptBy(act[i], it.text) || alsoTail.MatchString(lower(it.text)) && namesEvery(choices(it.text), act[i].reading().choices) ||
+				otherPart(it.text, act[i])) {
 				// Nor one whose every option the change names again
 				// ("actually postgres for events too" after "Use Postgres
 				// for the database"): extended, not replaced.

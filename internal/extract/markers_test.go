@@ -3176,3 +3176,19 @@ func wantOneDecision(t *testing.T, cases []sayWant) {
 		}
 	}
 }
+
+// A change that names its own part ("move the backend to a small Go
+// service") does not replace the newest decision when that one is about
+// another part with options of another kind ("expo-router for
+// navigation" was listed as replaced); "switch the bundler to Webpack"
+// still replaces "Vite with React for the dashboard", both bundlers.
+func TestMarkersChangeOfAnotherPart(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("let's use expo-router for navigation", []string{"expo-router"}, nil, nil),
+		says("Hmm, Supabase's row level security is going to be painful. Move the backend to a small Go service with Postgres on Fly.", []string{"expo-router", "Go service"}, nil, nil),
+	})
+	playSession(t, []sessionStep{
+		says("Use Vite with React for the dashboard.", []string{"Vite"}, nil, nil),
+		says("Switch the bundler to Webpack.", []string{"Webpack"}, []string{"Vite"}, nil),
+	})
+}
