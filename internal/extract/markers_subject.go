@@ -3,6 +3,7 @@ package extract
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // This file decides whether a new decision replaces an active one: same
@@ -408,7 +409,7 @@ func subjectParts(s string) (all, part map[string]bool) {
 			// "service S3" (not Amazon's after a noun); not a word as
 			// general as "UI" or "CI".
 			b := bare(raw)
-			named := b != "" && (strings.ContainsAny(b, "0123456789") || unicode.IsUpper([]rune(b)[0]))
+			named := b != "" && (strings.ContainsAny(b, "0123456789") || startsUpper(b))
 			if w := lower(b); inPart && named && !generalAcronym[w] && (categoryOf[w] == "" || afterNoun) {
 				add("#" + w)
 			}
@@ -436,13 +437,13 @@ func subjectParts(s string) (all, part map[string]bool) {
 	return all, part
 }
 
-// scoped reports whether own, the subject words a decision adds to an
-// earlier one's, narrow that subject to a part of it ("payments in the
-// EU", "the admin panel styling"), not only restate it ("the main
-// database").
-func scoped(own map[string]bool) bool {
-	for w := range own {
-		if !restating[w] {
+// narrows reports whether part, the words of a decision's part after
+// "for", adds to old, an earlier decision's subject, a word that narrows
+// it to a part of it ("payments in the EU", "the admin panel styling"),
+// not only restates it ("the main database").
+func narrows(part, old map[string]bool) bool {
+	for w := range part {
+		if !old[w] && !restating[w] {
 			return true
 		}
 	}
@@ -462,14 +463,6 @@ var generalAcronym = map[string]bool{"ui": true, "ux": true, "api": true, "apis"
 // numberWords name a part among others of its kind ("phase two").
 var numberWords = map[string]bool{"one": true, "two": true, "three": true, "four": true, "five": true, "six": true,
 	"seven": true, "eight": true, "nine": true, "ten": true}
-
-// partNamed reports whether own, the subject words of one decision that
-// another's lack, names a part of its own: "orders" of "the orders
-// service", "frontend" of "the frontend tests", a name kept by
-// subjectWords.
-func partNamed(own map[string]bool) bool {
-	return len(own) > 0
-}
 
 // genericHead are words that close the name of many parts ("the training
 // code", "the feature code"; "the UI layer", "the data layer"): shared,
@@ -541,7 +534,10 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 			// options are of other kinds, is two subjects.
 			score = 0
 		}
-		if oldOwn := without(oldSubj, newSubj); shared > 0 && partNamed(without(newSubj, oldSubj)) && (partNamed(oldOwn) || len(oldOwn) == 0 && scoped(without(newPart, oldSubj))) {
+		// Subjects are sets: past the shared words, each holds words of
+		// its own.
+		newOwn, oldOwn := len(newSubj)-shared, len(oldSubj)-shared
+		if shared > 0 && newOwn > 0 && (oldOwn > 0 || narrows(newPart, oldSubj)) {
 			// "gRPC for the orders service", then "REST for the billing
 			// service"; "component c-1", then "component c-2": one kind
 			// of part in common, each decision naming a part of its own.
@@ -560,17 +556,6 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 		}
 	}
 	return best
-}
-
-// without returns the words of a that b lacks.
-func without(a, b map[string]bool) map[string]bool {
-	out := map[string]bool{}
-	for w := range a {
-		if !b[w] {
-			out[w] = true
-		}
-	}
-	return out
 }
 
 // sameWords reports whether two subjects are the same words.
@@ -633,4 +618,10 @@ func latest(act []active, retired map[int]bool) int {
 		}
 	}
 	return -1
+}
+
+// startsUpper reports whether s opens with an upper-case letter.
+func startsUpper(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r)
 }
