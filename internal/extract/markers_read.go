@@ -676,8 +676,9 @@ var (
 	// whole package", "TypeScript strict mode on everywhere").
 	checkOn = mustPattern(`^(?:[\w.\-+]+\s+){0,3}?(?:strict(?:\s+mode)?|[\w\-]+\s+mode|[\w\-]+\s+checks?|linting|type[- ]?checking|race detector)\s+(?:on|enabled|turned on|always on)(?:\s+(?:for|in|across)\s+.+|\s+everywhere)?$`)
 	// noForThen: "no ORM for the reporting queries, plain SQL with
-	// psycopg": the option turned down, the part, what is used.
-	noForThen = mustPattern(`^no\s+([\w.\-+/]+(?:\s+[\w.\-+/]+)?)(?:\s+for\s+(.{3,40}?))?,\s+(?:just\s+|use\s+|we\s+use\s+)?(.{3,60})$`)
+	// psycopg", "not GraphQL, plain REST", "no GraphQL after all — plain
+	// REST": the option turned down, the part, what is used.
+	noForThen = mustPattern(`^not?\s+([\w.\-+/]+(?:\s+[\w.\-+/]+)?)(?:\s+for\s+(.{3,40}?))?(?:\s+(?:after all|anymore|any more|either))?(?:,|;|\s+(?:—|–|--))\s+(?:just\s+|use\s+|we\s+use\s+|we'?ll\s+use\s+)?(.{3,60})$`)
 	oneOff    = mustPattern(`\b(?:yet|for now|right now|this time|today|tonight|in this pr|for me|(?:for|on|in) (?:this|a|the) (?:branch|fork)(?: only)?|so we can compare)\b`)
 
 	// Reason separators inside a statement.
@@ -2782,7 +2783,7 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// "No ORM for the reporting queries, plain SQL with psycopg": what is
 	// turned down, then what is used instead.
-	if m := matchIf(strings.HasPrefix(low, "no "), noForThen, low); m != nil && hasChoice(s[m[6]:m[7]]) && !hedge.MatchString(low) && !copula.MatchString(low[m[6]:m[7]]) &&
+	if m := matchIf(strings.HasPrefix(low, "no ") || strings.HasPrefix(low, "not "), noForThen, low); m != nil && hasChoice(s[m[6]:m[7]]) && !hedge.MatchString(low) && !copula.MatchString(low[m[6]:m[7]]) &&
 		!negWord.MatchString(low[m[6]:m[7]]) && !pronounLead.MatchString(low[m[6]:m[7]]) && !reasonish.MatchString(low[m[6]:m[7]]) {
 		text := "Use " + s[m[6]:m[7]]
 		if m[4] >= 0 {
@@ -4080,6 +4081,10 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ". "))}) // "no raw sql unless it's a report"
 	case match(noForm):
 		body := grab(noForm)
+		if b := strings.TrimRight(body, ". "); trimAnySuffix(b, " after all", " anymore", " any more") != b {
+			// "No GraphQL after all": a mind changed about an option.
+			body, r.changed = trimAnySuffix(b, " after all", " anymore", " any more"), true
+		}
 		if noChitChat.MatchString(lower(body)) || noMishap.MatchString(lower(body)) {
 			return true // "no worries", "no issues at launch, please": a wish
 		}

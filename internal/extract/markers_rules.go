@@ -94,6 +94,24 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 			continue
 		}
 		text, _ := o["text"].(string)
+		if o["op"] == "reject_alternative" && text != "" {
+			// "No GraphQL after all" after the rule "The API should be
+			// GraphQL", "drop the 200ms target" after "Max 200ms p95
+			// latency": the rule that asks for what is turned down goes.
+			for k := len(rules) - 1; k >= 0 && k >= len(rules)-maxRulesLooked; k-- {
+				if !asksFor(rules[k], text) {
+					continue
+				}
+				if r := rules[k]; r.op >= 0 {
+					out[r.op] = map[string]any{"op": dropOp}
+				} else {
+					removed = append(removed, map[string]any{"op": "remove_constraint", "id": r.id, "turn": o["turn"]})
+				}
+				rules = slices.Delete(rules, k, k+1)
+			}
+			out = append(out, o)
+			continue
+		}
 		if o["op"] != "add_constraint" || text == "" {
 			out = append(out, o)
 			continue
@@ -206,3 +224,27 @@ func withAmounts(old, said string) string {
 	}
 	return old[:i] + sn[0] + old[i+len(on[0]):]
 }
+
+// asksFor reports whether rule r asks for the option rejected names: the
+// rule holds all of the option's words (its amount, for an amount), and
+// no word that turns the option down. "200ms target" is asked for by "Max
+// 200ms p95 latency" (the amount is what the rule is about); "GraphQL" by
+// "The API should be GraphQL", not by "Never use GraphQL".
+func asksFor(r activeRule, rejected string) bool {
+	key, nums := ruleKey(rejected)
+	if len(nums) > 0 {
+		_, have := ruleKey(r.text)
+		for _, n := range nums {
+			if !slices.Contains(have, n) {
+				return false
+			}
+		}
+	} else if key == "" || !subsetWords(key, r.key) {
+		return false
+	}
+	return !ruleAgainst.MatchString(lower(r.text))
+}
+
+// ruleAgainst: a rule that keeps something out, which a rejection agrees
+// with.
+var ruleAgainst = regexp.MustCompile(`\b(?:no|not|never|don'?t|do not|avoid|without|nothing|forbid|forbidden|ban|banned|disallow|stop|drop|remove|n'?t)\b`)

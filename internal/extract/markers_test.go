@@ -3192,3 +3192,21 @@ func TestMarkersChangeOfAnotherPart(t *testing.T) {
 		says("Switch the bundler to Webpack.", []string{"Webpack"}, []string{"Vite"}, nil),
 	})
 }
+
+// A mind changed about what a rule or a decision asked for: "no X after
+// all" and "not X, Y" turn X down and choose Y (Y was read as a second
+// option turned down, or the whole turn as a rule), and a rule that asked
+// for what is turned down is lifted (it stayed in force beside the
+// rejection: "The API should be GraphQL" and "GraphQL: do not use").
+func TestMarkersTurnedDownAfterAll(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("The API should be GraphQL.", []string{"GraphQL"}, nil, nil),
+		says("No GraphQL after all — plain REST with OpenAPI.", []string{"plain REST with OpenAPI"}, []string{"GraphQL"}, []string{"GraphQL"}),
+		says("Max 200ms p95 latency for the search endpoint.", []string{"200ms p95"}, nil, nil),
+		says("Let's drop the 200ms target, 500ms is fine.", nil, []string{"200ms"}, []string{"200ms target"}),
+		says("Never use MongoDB.", []string{"Never use MongoDB"}, nil, nil),
+		says("No MongoDB after all.", []string{"Never use MongoDB"}, nil, []string{"MongoDB"}),
+		says("Not Redis, Memcached.", []string{"Memcached"}, []string{"Redis"}, []string{"Redis"}),
+		says("No Helm anymore; we'll use Kustomize.", []string{"Kustomize"}, []string{"Helm"}, []string{"Helm"}),
+	})
+}
