@@ -769,13 +769,17 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		}
 		// A change that names what it replaces ("instead of RabbitMQ")
 		// replaces only that; otherwise the newest decision.
+		unheld := ""
 		if i < 0 && it.change && !isNamed(it.old) && !toolName(it.old) && decided == 1 {
+			if it.old == "" {
+				unheld = judgedUnheld(it.why, act, retired)
+			}
 			// Unless the newest is about another kind of thing: a
 			// database named bare never replaces the job queue; nor one
 			// the change says stays ("…, Postgres stays for everything
 			// else").
 			if i = latest(act, retired); i >= 0 && (otherKinds(choices(it.text), act[i].reading().choices) || keptBy(act[i], it.text) || alsoTail.MatchString(lower(it.text)) && namesEvery(choices(it.text), act[i].reading().choices) ||
-				otherPart(it.text, act[i])) {
+				otherPart(it.text, act[i]) || unheld != "") {
 				// Nor one whose every option the change names again
 				// ("actually postgres for events too" after "Use Postgres
 				// for the database"): extended, not replaced.
@@ -824,6 +828,11 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 				rej["reason"] = it.why
 			}
 			ops = append(ops, rej)
+		}
+		if i < 0 && unheld != "" {
+			// The option the reason judges goes, though it was never
+			// recorded.
+			ops = append(ops, map[string]any{"op": "reject_alternative", "text": unheld, "reason": it.why, "turn": turn})
 		}
 	}
 	for _, it := range items {
@@ -1135,3 +1144,29 @@ func userTurns(in Input) []userTurn {
 	}
 	return turns
 }
+
+// judgedUnheld returns the option the reason of a change judges by its
+// name when no active decision holds it ("victory-native is heavy, use
+// react-native-svg-charts instead" when victory-native was never
+// recorded): what the change replaces is that option, not the newest
+// decision. "" for any other reason.
+func judgedUnheld(why string, act []active, retired map[int]bool) string {
+	if !judgement.MatchString(lower(why)) {
+		return ""
+	}
+	m := judgedName.FindStringSubmatch(why)
+	if m == nil {
+		return ""
+	}
+	w := m[1]
+	first := strings.Fields(w)[0] // a name, not a description ("the flaky stripe mock")
+	if len(strings.Fields(w)) > 3 || !(isNamed(first) || packageName(first) && strings.ContainsAny(first, "-.")) || findChoice(act, retired, w) >= 0 {
+		return ""
+	}
+	return w
+}
+
+// judgedName: what a judgement is said of ("victory-native" of
+// "victory-native is heavy", "Great Expectations" of "Great Expectations
+// is overkill for us").
+var judgedName = mustPattern(`^(?i:actually\s+)?(?i:the\s+)?([\w.\-+#]+(?:\s+[\w.\-+#]+){0,2}?)(?:'s|’s)?\s+(?i:is|are|was|were|feels|seems|looks|sounds|gets|got)\s`)

@@ -3210,3 +3210,19 @@ func TestMarkersTurnedDownAfterAll(t *testing.T) {
 		says("No Helm anymore; we'll use Kustomize.", []string{"Kustomize"}, []string{"Helm"}, []string{"Helm"}),
 	})
 }
+
+// A change whose reason judges an option by its name that no decision
+// holds ("victory-native is heavy, use … instead" when the charts library
+// was never recorded) replaces that option, not the newest decision (which
+// was listed as rejected); one whose reason judges a held option, or no
+// option by name, replaces as before.
+func TestMarkersJudgedOptionNeverRecorded(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Auth goes through Okta.", []string{"Okta"}, nil, nil),
+		says("actually victory-native is heavy, use react-native-svg-charts instead", []string{"Okta", "react-native-svg-charts"}, nil, []string{"victory-native"}),
+		says("Use Postgres for the database.", []string{"Postgres"}, nil, nil),
+		says("actually Postgres is overkill, use SQLite instead", []string{"SQLite", "Okta"}, []string{"Postgres"}, []string{"Postgres"}),
+		says("Use Vite as the bundler.", []string{"Vite"}, nil, nil),
+		says("actually the bundler is slow, use esbuild instead", []string{"esbuild", "SQLite"}, []string{"Vite"}, []string{"Vite"}),
+	})
+}
