@@ -2526,8 +2526,16 @@ func isReported(low string) bool {
 	if outputThing.MatchString(low) {
 		low = outputThing.ReplaceAllString(low, "setting")
 	}
+	if m := writeItIn.FindStringSubmatch(low); m != nil && (isChoiceWord(strings.TrimRight(m[1], "."), false) || strings.TrimRight(m[1], ".") == "go") {
+		return false // "write the CLI in Rust": what the part is written in, not a text asked for
+	}
 	return reported.MatchString(low)
 }
+
+// writeItIn: a part and the language or framework it is written in.
+// writePart: the verb of that, before the part.
+var writePart = mustPattern(`^(?:write|rewrite|build|implement|code)\s+`)
+var writeItIn = mustPattern(`^(?:(?:let'?s|we'?ll|please)\s+)?write\s+(?:the|a|an|our)\s+[\w\-]+(?:\s[\w\-]+){0,3}?\s+(?:in|with|using)\s+([\w.+#\-]+)[.!]*$`)
 
 // calledGood: an option called good, not better ("was fine", "felt nice").
 var calledGood = mustPattern(`\b(?:fine|good|great|nice|solid|ok|okay)\b`)
@@ -3379,7 +3387,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		if why != "" && !reasonLead.MatchString(lower(why)) {
 			why, rest = "", why // "Ingestion service in Go, it subscribes to the broker"
 		}
-		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + lower(sub(partIn, 1)), why: why, change: change})
+		part := lower(sub(partIn, 1))
+		if loc := writePart.FindStringIndex(part); loc != nil {
+			part = part[loc[1]:] // "Write the CLI in Rust": the CLI
+		}
+		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + part, why: why, change: change})
 		if rest != "" {
 			r.statement(capitalise(rest), change)
 		}

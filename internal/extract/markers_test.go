@@ -3226,3 +3226,23 @@ func TestMarkersJudgedOptionNeverRecorded(t *testing.T) {
 		says("actually the bundler is slow, use esbuild instead", []string{"esbuild", "SQLite"}, []string{"Vite"}, []string{"Vite"}),
 	})
 }
+
+// What a part is written in, said as the instruction to write it: "Write
+// the CLI in Rust" was read as a text asked for (a summary, a README) and
+// recorded nothing; "Build the frontend in Svelte" kept the verb in its
+// part ("Use Svelte for build the frontend"), so the same part said with
+// "write" was another subject.
+func TestMarkersWrittenIn(t *testing.T) {
+	wantOneDecision(t, []sayWant{
+		{"Write the CLI in Rust.", "Use Rust for the cli"},
+		{"Write the backend in Go.", "Use Go for the backend"},
+		{"Build the frontend in Svelte.", "Use Svelte for the frontend"},
+		{"Write the README in English.", ""},
+		{"Write a summary in French.", ""},
+		{"Write a test for the parser.", ""},
+	})
+	playSession(t, []sessionStep{
+		says("Build the CLI in Go.", []string{"Go for the cli"}, nil, nil),
+		says("Actually, write the CLI in Rust.", []string{"Rust for the cli"}, []string{"Go for the cli"}, nil),
+	})
+}
