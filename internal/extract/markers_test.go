@@ -3246,3 +3246,17 @@ func TestMarkersWrittenIn(t *testing.T) {
 		says("Actually, write the CLI in Rust.", []string{"Rust for the cli"}, []string{"Go for the cli"}, nil),
 	})
 }
+
+// A part and its option after a colon, the option a package name in lower
+// case ("charts: victory-native"), was read as nothing; a label before a
+// remark or a code stays nothing.
+func TestMarkersPartColonPackage(t *testing.T) {
+	wantOneDecision(t, []sayWant{
+		{"charts: victory-native", "Use victory-native for charts"},
+		{"Icons: lucide-react", "Use lucide-react for icons"},
+		{"Forms: react-hook-form", "Use react-hook-form for forms"},
+		{"Note: the build is slow", ""},
+		{"TODO: fix-the-build", ""},
+		{"Update: v2.3.1", ""},
+	})
+}
