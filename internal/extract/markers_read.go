@@ -1390,6 +1390,7 @@ var (
 	keepSame     = mustPattern(`^(?:but |and |please )?keep (?:the |our |all )?.{2,40}? (?:identical|unchanged|as it is|as is|the same|intact|byte-for-byte identical)\b`)
 	runsOn       = mustPattern(`^(?:it|this|the app|the service|everything|all of it) (?:has to|must|needs to|should|will have to) (?:run|live|be deployed|be hosted) (?:on|in) .+`)
 	briefVerb    = mustPattern(`^(?:build (?:the |our |a |an )?.{2,40}? with|run (?:it|this|them|the \w+) as|expose|emit) (.+)$`)
+	stackIntro   = mustPattern(`^(?:(?:ok|okay|alright|right|so)[ ,]+)*(?:for (?:this|the|our) (?:project|app|repo|service|codebase|mvp|prototype)\s*:|(?:the |our )?(?:tech )?stack (?:is|will be)(?: going to be)?:?)\s+`)
 	stackLabel   = mustPattern(`^(?:(?:the |our )?(?:tech )?stack|tech|tooling|tools|libraries|libs|frameworks|infra|infrastructure|hosting|database|db|auth|styling|state|navigation|testing|tests|ci|deploy|deployment|queue|cache|storage|logging|monitoring|frontend|backend|runtime|language|orm)$`)
 	negPart      = mustPattern(`^(?:no|not|never|without)\s`)
 	partLead     = mustPattern(`^(?:the|this|that|these|those|it|its|we|i|you|they|there|see|check|look|please|see)\b`)
@@ -1518,8 +1519,15 @@ func (r *reader) labelBody(t labelled, sub bool) bool {
 	if first, _, _ := strings.Cut(t.body, ", "); stackLabel.MatchString(t.label) && strings.Contains(t.body, ", ") && !decisionLead.MatchString(lower(first)) && !goWith.MatchString(lower(first)) {
 		// "Stack: Next.js 15 with the app router, Postgres via Drizzle,
 		// auth through Google Workspace (no email/password)"
-		for _, part := range strings.Split(strings.TrimRight(t.body, ". "), ", ") {
-			if part = strings.TrimSpace(part); part != "" {
+		parts := strings.Split(strings.TrimRight(t.body, ". "), ", ")
+		if last := len(parts) - 1; last > 0 {
+			// "…, Prisma and Postgres": the last two, joined.
+			if a, b, ok := strings.Cut(trimAny(parts[last], "and "), " and "); ok && hasChoice(a) && hasChoice(b) {
+				parts = append(parts[:last], a, b)
+			}
+		}
+		for _, part := range parts {
+			if part = strings.TrimSpace(trimAny(part, "and ", "plus ")); part != "" {
 				k := len(r.items)
 				r.readLabelled(part)
 				if len(r.items) == k && hasChoice(part) && !partLead.MatchString(lower(part)) && !negPart.MatchString(lower(part)) {
@@ -1991,6 +1999,12 @@ func (r *reader) sentence(s string) {
 	if m := matchIf(strings.Contains(low, "tried ") || strings.Contains(low, "used "), triedJudged, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) && judgedWord.MatchString(low[m[4]:m[5]]) {
 		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: "it was " + strings.TrimRight(s[m[4]:m[5]], ". ")})
 		return
+	}
+	// "ok so for this project: Next.js, Prisma, and Postgres", "the stack
+	// is Next.js, Prisma and Postgres": the stack, listed.
+	if loc := stackIntro.FindStringIndex(low); loc != nil && strings.ContainsAny(s[loc[1]:], ",+") {
+		s = "Stack: " + s[loc[1]:]
+		low = lower(s)
 	}
 	// "… for tracking loans. Stack: Next.js 15, Postgres via Drizzle." and
 	// "Keep it simple: no microservices, no Redux." inside a paragraph.
@@ -4401,8 +4415,19 @@ func splitReason(s string) (string, string) {
 		}
 		return item, strings.TrimRight(why, ". ")
 	}
+	if k := strings.Index(low, " instead, "); k > 0 {
+		// "host the API on Fly.io instead, Vercel functions time out":
+		// what follows the change is why.
+		if rest := strings.TrimSpace(s[k+len(" instead, "):]); len(strings.Fields(rest)) >= 2 && !insteadThen.MatchString(lower(rest)) {
+			return s[:k+len(" instead")], strings.TrimRight(rest, ". ")
+		}
+	}
 	return strings.TrimRight(s, ",;: "), ""
 }
+
+// insteadThen: what follows "X instead," as another instruction, not a
+// reason.
+var insteadThen = mustPattern(`^(?:and|but|then|so|also|plus|or|use|keep|put|move|run|add|make|we'?ll|we will|let'?s|please|just|for|with|and\s)\b`)
 
 // cutOldRemark splits off a last clause that speaks of the option left
 // behind ("…to a small Hetzner box, Heroku dynos sleep"): the reason for

@@ -3260,3 +3260,27 @@ func TestMarkersPartColonPackage(t *testing.T) {
 		{"Update: v2.3.1", ""},
 	})
 }
+
+// A stack listed after "for this project:" or "the stack is" is one
+// decision an option (it read as nothing, or "The stack is Next.js,
+// Prisma and Postgres" as "Use Prisma and Postgres", Next.js lost), and
+// what follows "… instead," is why the change was made, not part of it.
+func TestMarkersStackListed(t *testing.T) {
+	for _, say := range []string{
+		"ok so for this project: Next.js with the app router, Prisma, and Postgres on Neon.",
+		"The stack is Next.js, Prisma and Postgres.",
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: say})
+		if len(c.Decisions) != 3 {
+			t.Errorf("%q: want three decisions:\n%s", say, capsule.Render(c))
+		}
+		wantSections(t, c, []string{"Use Next.js", "Use Prisma", "Use Postgres"}, nil)
+	}
+	c := playSession(t, []sessionStep{
+		says("Deploy everything on Vercel.", []string{"Vercel"}, nil, nil),
+		says("Actually, host the API on Fly.io instead, Vercel functions time out.", []string{"Fly.io"}, nil, nil),
+	})
+	if d := c.Decisions[len(c.Decisions)-1]; strings.Contains(d.Statement, "time out") || !strings.Contains(d.Rationale, "Vercel functions time out") {
+		t.Errorf("the reason is not the decision's rationale:\n%s", capsule.Render(c))
+	}
+}
