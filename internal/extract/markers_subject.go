@@ -443,12 +443,44 @@ func subjectParts(s string) (all, part map[string]bool) {
 // not only restates it ("the main database").
 func narrows(part, old map[string]bool) bool {
 	for w := range part {
-		if !old[w] && !restating[w] {
+		if !old[w] && !restating[w] && !manner[w] {
 			return true
 		}
 	}
 	return false
 }
+
+// manner are words that say how a part is done, not which part:
+// "structured logging" is the logging.
+var manner = stems("structured", "async", "asynchronous", "typed", "strict", "proper", "better", "simple", "simpler",
+	"modern", "new", "faster", "lightweight", "centralized", "centralised", "automated", "automatic")
+
+// stems is the set of the words' stems, as subjects hold them.
+func stems(ws ...string) map[string]bool {
+	m := make(map[string]bool, 2*len(ws))
+	for _, w := range ws {
+		m[w], m[stem(w)] = true, true
+	}
+	return m
+}
+
+// narrowedBy reports whether subject holds, beyond old's words, a word
+// that names a part of old's ("admin auth" of "auth", "nightly tests" of
+// "tests"), not how it is done ("structured logging" is logging).
+func narrowedBy(subject, old map[string]bool) bool {
+	for w := range subject {
+		if !old[w] && partQualifier[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// partQualifier are words that, before a part, name a part of it of its
+// own: its users, its platform, its environment.
+var partQualifier = stems("admin", "internal", "public", "private", "external", "mobile", "web", "desktop", "ios",
+	"android", "nightly", "staging", "production", "prod", "customer", "partner", "employee", "staff", "legacy",
+	"marketing", "b2b", "b2c", "eu")
 
 // restating are words that leave a subject as it was.
 var restating = map[string]bool{"main": true, "primary": true, "default": true, "whole": true, "entire": true, "overall": true,
@@ -537,7 +569,7 @@ func sameSubject(act []active, retired map[int]bool, text string) int {
 		// Subjects are sets: past the shared words, each holds words of
 		// its own.
 		newOwn, oldOwn := len(newSubj)-shared, len(oldSubj)-shared
-		if shared > 0 && newOwn > 0 && (oldOwn > 0 || narrows(newPart, oldSubj)) {
+		if shared > 0 && newOwn > 0 && (oldOwn > 0 || narrows(newPart, oldSubj) || len(newPart) == 0 && narrowedBy(newSubj, oldSubj)) {
 			// "gRPC for the orders service", then "REST for the billing
 			// service"; "component c-1", then "component c-2": one kind
 			// of part in common, each decision naming a part of its own.

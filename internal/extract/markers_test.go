@@ -3284,3 +3284,21 @@ func TestMarkersStackListed(t *testing.T) {
 		t.Errorf("the reason is not the decision's rationale:\n%s", capsule.Render(c))
 	}
 }
+
+// A part of an earlier subject named before the verb ("Admin auth goes
+// through Okta" after "Auth goes through Auth0", "Nightly tests run on
+// Buildkite") is a subject of its own, as one named after "for" was; a
+// word that says how a part is done ("structured logging") names no part
+// of its own and replaces (it kept zap beside zerolog).
+func TestMarkersPartNamedBeforeTheVerb(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Auth goes through Auth0.", []string{"Auth0"}, nil, nil),
+		says("Admin auth goes through Okta.", []string{"Auth0", "Okta"}, nil, nil),
+		says("Tests run on GitHub Actions.", []string{"GitHub Actions"}, nil, nil),
+		says("Nightly tests run on Buildkite.", []string{"GitHub Actions", "Buildkite"}, nil, nil),
+		says("Use zap for logging.", []string{"zap"}, nil, nil),
+		says("Use zerolog for structured logging.", []string{"zerolog"}, []string{"zap"}, nil),
+		says("Use Postgres for the database.", []string{"Postgres"}, nil, nil),
+		says("Actually use MySQL for the main database.", []string{"MySQL"}, []string{"Postgres"}, nil),
+	})
+}
