@@ -2692,6 +2692,26 @@ func (r *reader) statement(s string, change bool) {
 	if anymore.MatchString(low) {
 		change = true
 	}
+	if m := matchIf(strings.HasPrefix(low, "rather than ") || strings.HasPrefix(low, "instead of "), ratherThan, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		// "Rather than Kafka, let's use NATS": the choice, over the
+		// option named first.
+		n := len(r.items)
+		r.statement(s[m[4]:m[5]], change)
+		for i := n; i < len(r.items); i++ {
+			if it := &r.items[i]; it.kind == "decision" && it.old == "" {
+				it.old, it.change = s[m[2]:m[3]], true
+			}
+		}
+		return
+	}
+	// "migrating to Fastify isn't worth it", "adding Redis would be
+	// overkill": the option the move or the addition would bring in is
+	// turned down.
+	if m := matchIf(strings.Contains(low, " worth") || strings.Contains(low, " overkill") || strings.Contains(low, " too ") ||
+		strings.Contains(low, " waste") || strings.Contains(low, " pointless") || strings.Contains(low, " unnecessary"), moveNotWorth, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
+		r.add(item{kind: "reject", text: s[m[2]:m[3]], why: strings.TrimSpace(s[m[3]:])})
+		return
+	}
 	// "use Drizzle here": the place is this project, said of any choice.
 	if hereWord(low) && useHereLead.MatchString(low) {
 		if m := hereTail.FindStringIndex(low); m != nil && m[0] > 0 {
@@ -4173,6 +4193,13 @@ func (r *reader) rejectForms(s, low string) bool {
 
 // rejectList records "A, B (reason)" / "no A, keep B" / "A — reason".
 func (r *reader) rejectList(body string) {
+	if loc := dashSep.FindStringIndex(body); loc != nil && r.changed && isChoiceWord(firstWord(body[loc[1]:]), false) {
+		// "Ditch Webpack — Vite is way faster": what is said better after
+		// the dash is the replacement, read as after a comma.
+		if after := lower(body[loc[1]:]); comparativeChoice.MatchString(after) || hasBetter.MatchString(after) {
+			body = body[:loc[0]] + ", " + body[loc[1]:]
+		}
+	}
 	body, why := splitReason(body)
 	body = rejectAdverb.ReplaceAllString(body, "") // "drop zap everywhere"
 
@@ -4424,6 +4451,17 @@ func splitReason(s string) (string, string) {
 	}
 	return strings.TrimRight(s, ",;: "), ""
 }
+
+// dashSep: a dash between two clauses.
+var dashSep = mustPattern(`\s+(?:—|–|--)\s+`)
+
+// ratherThan: "rather than Kafka, let's use NATS": the option passed over,
+// then what is chosen.
+var ratherThan = mustPattern(`^(?:rather than|instead of)\s+([\w.\-+#/]+(?:\s[\w.\-+#/]+)?),\s+(.+)$`)
+
+// moveNotWorth: a move to an option, or its addition, judged not worth
+// it.
+var moveNotWorth = mustPattern(`^(?:(?:migrating|moving|switching|porting|upgrading|changing|going)\s+(?:over\s+|everything\s+)?to|adding|introducing|pulling in|bringing in)\s+([\w.\-+#/]+(?:\s[\w.\-+#/]+)?)\s+(?:(?:isn'?t|is not|wouldn'?t be|would not be|won'?t be|will not be)\s+(?:really\s+)?(?:worth|needed|necessary|a good idea)|(?:is|would be|will be|seems|feels|sounds)\s+(?:like\s+)?(?:\w+\s+)?(?:overkill|too\s|pointless|unnecessary|a waste|not worth))`)
 
 // insteadThen: what follows "X instead," as another instruction, not a
 // reason.

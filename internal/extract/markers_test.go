@@ -3302,3 +3302,17 @@ func TestMarkersPartNamedBeforeTheVerb(t *testing.T) {
 		says("Actually use MySQL for the main database.", []string{"MySQL"}, []string{"Postgres"}, nil),
 	})
 }
+
+// Options passed over in everyday words: "rather than X, let's use Y"
+// (X was neither replaced nor turned down), "ditch X — Y is way faster"
+// (Y was read as the reason only) and "migrating to X isn't worth it"
+// ("Use Fastify isn't worth it" was recorded as a decision).
+func TestMarkersPassedOver(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Rather than Kafka, let's use NATS.", []string{"NATS"}, []string{"Kafka"}, []string{"Kafka"}),
+		says("Use Webpack as the bundler.", []string{"Webpack"}, nil, nil),
+		says("Ditch Webpack — Vite is way faster.", []string{"Vite"}, []string{"Webpack"}, []string{"Webpack"}),
+		says("Keep Express; migrating to Fastify isn't worth it.", []string{"Express"}, []string{"Fastify"}, []string{"Fastify"}),
+		says("Adding Redis isn't worth it.", []string{"NATS", "Vite"}, []string{"Redis"}, []string{"Redis"}),
+	})
+}
