@@ -65,7 +65,7 @@ var (
 	// is for a purpose of the moment ("… so I can show it"). Where
 	// something is hosted, or a target ("Target 60 fps"), is a one-off or
 	// a requirement as often.
-	imperChoice = mustPattern(`^(write|build|implement|pick|choose|deploy)\s+(.+)$`)
+	imperChoice = mustPattern(`^(write|build|implement|pick|choose|deploy|target)\s+(.+)$`)
 	// needAgain: "actually we need Windows support after all": an option
 	// wanted again, a change only (said plainly, "we need Redis running
 	// for the tests" is a task).
@@ -263,7 +263,7 @@ var (
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build|cache|queue|index|send|log)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
-	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli|(?:sorted\s+)?sets|streams|lists|hashes|topics|queues|(?:advisory\s+)?locks|partitions|buckets|functions|workers|triggers|(?:materialized\s+)?views|extensions|webhooks))?(?:\s+(?:for|in front of|behind|between|across|as|with|via|through|over)\s+.+)?$`)
+	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:(?:strict\s+)?mode|strict|license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli|(?:sorted\s+)?sets|streams|lists|hashes|topics|queues|(?:advisory\s+)?locks|partitions|buckets|functions|workers|triggers|(?:materialized\s+)?views|extensions|webhooks))?(?:\s+(?:for|in front of|behind|between|across|as|with|via|through|over)\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?(?:and\s+)?(?:to|onto)\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
@@ -3461,7 +3461,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		r.decisionBody("Use "+obj, true)
 	case match(imperChoice) && (hasChoice(sub(imperChoice, 2)) || inChoice(sub(imperChoice, 2))) && !oneOff.MatchString(low) && !soThat.MatchString(low):
-		if v := lower(sub(imperChoice, 1)); v == "pick" || v == "choose" {
+		if v := lower(sub(imperChoice, 1)); v == "target" && !isNamed(firstWord(sub(imperChoice, 2))) {
+			return false // "Target 60 fps": a requirement, read as one elsewhere
+		} else if v == "pick" || v == "choose" {
 			if !isNamed(firstWord(sub(imperChoice, 2))) && !hasChoice(firstWord(sub(imperChoice, 2))) {
 				return false // "pick the cheaper one", "choose a name"
 			}
@@ -4310,6 +4312,10 @@ func (r *reader) constraintForms(s, low string) bool {
 	case notRules.MatchString(low):
 		return false
 	case alwaysNever.MatchString(low) && !strings.Contains(low, "this time"), avoidForm.MatchString(low):
+	case leaveAlone.MatchString(low):
+		// "Leave the migrations folder alone": not to be touched.
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ".! "))})
+		return true
 	case dontRule.MatchString(low):
 		m := dontRule.FindStringSubmatch(low)
 		if dontSkip.MatchString(m[1]) || oneOff.MatchString(low) {
@@ -4451,6 +4457,9 @@ func splitReason(s string) (string, string) {
 	}
 	return strings.TrimRight(s, ",;: "), ""
 }
+
+// leaveAlone: something the agent is not to touch.
+var leaveAlone = mustPattern(`^(?:please\s+)?leave\s+(?:the|our|my|this|that|these|those|all|every|any)\s+[\w.\-/ ]{2,50}?\s+alone[.!]*$`)
 
 // dashSep: a dash between two clauses.
 var dashSep = mustPattern(`\s+(?:—|–|--)\s+`)

@@ -3316,3 +3316,19 @@ func TestMarkersPassedOver(t *testing.T) {
 		says("Adding Redis isn't worth it.", []string{"NATS", "Vite"}, []string{"Redis"}, []string{"Redis"}),
 	})
 }
+
+// Short imperatives that read as nothing: a runtime targeted, a check
+// mode used, a part not to be touched. A target with no name stays a
+// requirement.
+func TestMarkersShortImperatives(t *testing.T) {
+	wantOneDecision(t, []sayWant{
+		{"Target Node 20.", "Target Node 20"},
+		{"Use TypeScript strict mode.", "TypeScript strict mode"},
+		{"Target 60 fps.", ""},
+	})
+	playSession(t, []sessionStep{
+		says("Target Node 20.", []string{"Node 20"}, nil, nil),
+		says("Actually, target Node 22.", []string{"Node 22"}, []string{"Node 20"}, nil),
+		says("Leave the migrations folder alone.", []string{"Leave the migrations folder alone"}, nil, nil),
+	})
+}
