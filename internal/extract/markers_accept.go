@@ -97,11 +97,15 @@ var notYetAll = mustPattern(`\b(?:wait|hold|check with|ask|run it by|first let m
 
 // acceptBut: a plan accepted with a change ("sounds good, but do 3
 // before 2", "yes, and add a step to verify the counts").
-var acceptBut = mustPattern(`^(?:yes|yep|yeah|ok|okay|sure|sounds good|looks good|lgtm|great|perfect|good plan|fine)\s*[,.!—–-]*\s+(?:but|and|except|though)\s+(\S.*)$`)
+var acceptBut = mustPattern(`^(?:yes|yep|yeah|ok|okay|sure|sounds good|looks good|lgtm|great|perfect|good plan|fine)\s*(?:[,.!—–-]+\s*(?:(?:but|and|except|though)\s+)?|\s+(?:but|and|except|though)\s+)(\S.*)$`)
 
 // Changes to a plan accepted with them.
 var (
-	stepBefore = mustPattern(`^(?:do|start with)\s+(?:step\s+)?(\d{1,2})\s+(?:before|ahead of)\s+(?:step\s+)?(\d{1,2})$`)
+	stepBefore = mustPattern(`^(?:do|start with|put)\s+(?:step\s+)?(\d{1,2})\s+(?:before|ahead of)\s+(?:step\s+)?(\d{1,2})$`)
+	// "do tests before the handlers": steps named by their words.
+	stepBeforeNamed = mustPattern(`^(?:do|start with|put|write|add)\s+(?:the\s+)?(.{2,40}?)\s+(?:before|ahead of)\s+(?:the\s+)?(.{2,40}?)$`)
+	// "skip step 2", "drop the tests step": a step left out.
+	stepSkip   = mustPattern(`^(?:skip|drop|remove|leave out|cut|no need for)\s+(?:step\s+(\d{1,2})|(?:the\s+)?(.{2,40}?)(?:\s+step)?)$`)
 	stepAdd    = mustPattern(`^add\s+(?:a|one more|another)\s+step\s+(?:to|that|for|where we)\s+(.+?)(?:\s+(?:after|before)\s+(?:the\s+|step\s+)?(.+))?$`)
 	stepNotYet = mustPattern(`^(?:don'?t|do not|no need to)\s+(.+?)\s+(?:yet|for now|right away|in this pass)\b`)
 )
@@ -140,6 +144,26 @@ func planAccepted(reply, prev string) []item {
 			if a >= 1 && b >= 1 && a <= len(steps) && b <= len(steps) && a > b {
 				st := steps[a-1]
 				steps = slices.Insert(slices.Delete(steps, a-1, a), b-1, st)
+			}
+		case stepBeforeNamed.MatchString(lp):
+			sm := stepBeforeNamed.FindStringSubmatch(lp)
+			ps := planSteps{steps: steps}
+			if a, b := ps.find(sm[1]), ps.find(sm[2]); a > 0 && b > 0 && a > b {
+				st := steps[a-1]
+				steps = slices.Insert(slices.Delete(steps, a-1, a), b-1, st)
+			} else if a == 0 || b == 0 {
+				rest = append(rest, readTurn(part)...)
+			}
+		case stepSkip.MatchString(lp):
+			sm := stepSkip.FindStringSubmatch(lp)
+			ref := sm[1]
+			if ref == "" {
+				ref = sm[2]
+			}
+			if k := (planSteps{steps: steps}).find(ref); k > 0 && len(steps) > 1 {
+				steps = slices.Delete(steps, k-1, k)
+			} else {
+				rest = append(rest, readTurn(part)...)
 			}
 		case stepAdd.MatchString(lp):
 			sm := stepAdd.FindStringSubmatchIndex(lp)

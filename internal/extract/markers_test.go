@@ -3332,3 +3332,32 @@ func TestMarkersShortImperatives(t *testing.T) {
 		says("Leave the migrations folder alone.", []string{"Leave the migrations folder alone"}, nil, nil),
 	})
 }
+
+// A proposed plan accepted with changes said in words: a step left out
+// ("looks good, skip step 2" recorded no plan at all: only "… but" or
+// "… and" opened a change) and steps moved by what they say ("do tests
+// before the handlers" was left unread).
+func TestMarkersPlanChangedInWords(t *testing.T) {
+	const plan = "I propose this plan:\n1. Add the schema\n2. Write the repository layer\n3. Add the HTTP handlers\n4. Write tests\nShall I proceed?"
+	for _, tc := range []struct {
+		reply string
+		want  []string
+	}{
+		{"looks good, skip step 2", []string{"Add the schema", "Add the HTTP handlers", "Write tests"}},
+		{"ok, drop the repository layer step", []string{"Add the schema", "Add the HTTP handlers", "Write tests"}},
+		{"yes, but do tests before the handlers", []string{"Add the schema", "Write the repository layer", "Write tests", "Add the HTTP handlers"}},
+		{"sounds good, but do 4 before 3", []string{"Add the schema", "Write the repository layer", "Write tests", "Add the HTTP handlers"}},
+		{"yes, go ahead", []string{"Add the schema", "Write the repository layer", "Add the HTTP handlers", "Write tests"}},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: plan}, dialect.Message{Role: "user", Text: tc.reply})
+		var got []string
+		if c.LatestPlan != nil {
+			for _, st := range c.LatestPlan.Steps {
+				got = append(got, st.Text)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: plan %q, want %q", tc.reply, got, tc.want)
+		}
+	}
+}
