@@ -68,7 +68,7 @@ func proposed(text string) []item {
 	}
 	ms := recommends.FindAllStringSubmatch(text, 3)
 	if len(ms) != 1 {
-		return nil
+		return offeredSwitch(text)
 	}
 	obj := strings.TrimSpace(ms[0][1])
 	if loc := reasonCut.FindStringIndex(obj); loc != nil {
@@ -87,6 +87,33 @@ func proposed(text string) []item {
 	}
 	return []item{{kind: "decision", text: "Use " + obj}}
 }
+
+// offeredSwitch reads the assistant's closing offer to move a part to a
+// named option ("Should I switch the ORM to Drizzle as discussed?", "I'll
+// move the jobs to Temporal."): what a yes to it settles. nil for any
+// other last sentence: an offer to run the tests is not a decision.
+func offeredSwitch(text string) []item {
+	text = strings.TrimSpace(text)
+	if i := lastSentenceStart(text); i > 0 {
+		text = text[i:]
+	}
+	m := offerTask.FindStringSubmatch(text)
+	if m == nil {
+		return nil
+	}
+	task := strings.TrimSpace(offerTail.ReplaceAllString(strings.TrimRight(m[1], ".?! "), ""))
+	if sw := switchObject.FindStringSubmatch(task); sw == nil || !isNamed(sw[1]) || len(strings.Fields(task)) > 12 || hedge.MatchString(lower(task)) {
+		return nil
+	}
+	return []item{{kind: "decision", text: capitalise(task), change: true}}
+}
+
+// offerTask: the task of an offer said as the message's last sentence;
+// offerTail: words after it that are not part of it.
+var (
+	offerTask = mustPattern(`^(?i:should i|shall i|do you want me to|want me to|i'?ll|i will|i'?m going to|i can)\s+(.{3,120})$`)
+	offerTail = mustPattern(`(?i)\s+(?:as discussed|as we discussed|as agreed|then|now|next|for you|right away)$`)
+)
 
 // inlinePlan: a plan whose numbered steps follow its cue on one line.
 var inlinePlan = mustPattern(`\b(?:plan|steps|approach)\s*(?:is|would be|will be)?\s*:?\s*((?:1[.)])\s+.+)$`)
@@ -441,7 +468,7 @@ var replyCut = mustPattern(`(?:,|;|\s+(?:—|–|--)|\s+because\b|\s+since\b|\.)
 // offerCue opens what an assistant offers to do or use ("I'd suggest
 // adding GraphQL", "I could write the importer as a Lambda function",
 // "Want me to switch the API to tRPC?").
-var offerCue = mustPattern(`\b(?:i'?d suggest|i suggest|i'?d recommend|i recommend|i'?d go with|i'?d propose|i propose|i could|we could|i can|i'?ll|i will|i'?m going to|want me to|should i|shall i|how about|what about)\b[^.?!\n]*`)
+var offerCue = mustPattern(`\b(?:i'?d suggest|i suggest|i'?d recommend|i recommend|i'?d go with|i'?d propose|i propose|i could|we could|i can|i'?ll|i will|i'?m going to|want me to|should i|shall i|should we|should the\s+[\w\-]+(?:\s+[\w\-]+)?|how about|what about)\b[^.?!\n]*`)
 
 // switchObject: the option a proposal to switch names as the new one.
 var switchObject = mustPattern(`\b(?:switch|move|migrate|port)\b.*?\bto\s+([\w.+#/\-]+)`)
@@ -466,9 +493,19 @@ func offered(prev string) string {
 		return bare(m[1])
 	}
 	named := ""
-	for i, raw := range strings.Fields(span) {
+	fields := strings.Fields(span)
+	for i, raw := range fields {
 		w := bare(raw)
 		if categoryOf[lower(w)] != "" {
+			// With the capitalised words that go on with its name ("AWS
+			// Lambda", "Google Cloud Run").
+			for _, next := range fields[i+1 : min(i+3, len(fields))] {
+				if nb := bare(next); nb == "" || !startsUpper(nb) || nb != strings.TrimRight(next, ".,;:!?") {
+					break
+				} else {
+					w += " " + nb
+				}
+			}
 			return w
 		}
 		if named == "" && i > 1 && isChoiceWord(raw, false) {
@@ -476,6 +513,26 @@ func offered(prev string) string {
 		}
 	}
 	return named
+}
+
+// offeredAll returns every option the assistant's last sentence offers
+// ("Zod or Yup").
+func offeredAll(prev string) []string {
+	prev = strings.TrimSpace(prev)
+	if i := lastSentenceStart(prev); i > 0 {
+		prev = prev[i:]
+	}
+	loc := offerCue.FindStringIndex(lower(prev))
+	if loc == nil {
+		return nil
+	}
+	var out []string
+	for i, raw := range strings.Fields(prev[loc[0]:loc[1]]) {
+		if w := bare(raw); w != "" && i > 1 && isChoiceWord(raw, false) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // lastSentenceStart returns where the last sentence of s begins.
@@ -512,21 +569,38 @@ func declined(reply, prev string, items []item) []item {
 	t := strings.TrimSpace(unwrapArgs(reply))
 	lt := lower(t)
 	judged := judgedIn(t, opt)
-	if hedge.MatchString(lt) || strings.Contains(t, "?") || questionLead.MatchString(lt) || keepWord.MatchString(lt) && judged == "" {
+	if hedge.MatchString(lt) || strings.Contains(t, "?") || questionLead.MatchString(lt) || keepWord.MatchString(lt) && !keepSimple.MatchString(lt) && judged == "" {
 		return nil // "no, we keep Prisma": what stays, not a ban on the offer
 	}
 	decided := settles(items)
 	switch {
 	case !decided && declineLead.MatchString(lt):
 		why := strings.TrimRight(t[len(declineLead.FindString(lt)):], ". ")
+		if bareOption(why) || isNamed(why) && len(strings.Fields(why)) <= 3 && !strings.ContainsAny(why, ",;:") {
+			// "nope, Cloud Run": the option that replaces the one offered.
+			return []item{{kind: "reject", text: opt}, {kind: "decision", text: "Use " + why, old: opt, change: true}}
+		}
 		return []item{{kind: "reject", text: opt, why: why}}
 	case !decided && declineTail.MatchString(lt):
 		why := strings.TrimRight(t[:declineTail.FindStringIndex(lt)[0]], ". ")
 		return []item{{kind: "reject", text: opt, why: why}}
+	case strings.HasPrefix(lt, "neither"):
+		// "neither, use valibot" to "Zod or Yup?": both are turned down.
+		var out []item
+		for _, o := range offeredAll(prev) {
+			out = append(out, item{kind: "reject", text: o})
+		}
+		return out
 	case decided && !slices.ContainsFunc(items, func(it item) bool { return it.kind == "decision" && strings.Contains(lower(it.text), lower(opt)) }):
 		// The option judged in a sentence of its own, another chosen.
 		if judged != "" {
 			return []item{{kind: "reject", text: opt, why: judged}}
+		}
+		if declineLead.MatchString(lt) {
+			// "no, keep it simple with a cron job" to "Should the worker
+			// use BullMQ?": another way chosen, the one offered turned
+			// down.
+			return []item{{kind: "reject", text: opt}}
 		}
 	}
 	return nil
@@ -555,6 +629,10 @@ var replyLead = mustPattern(`^(?:no|nope|nah|hmm+)[,.!]?\s+`)
 
 // keepWord: a reply about keeping what is there.
 var keepWord = mustPattern(`\b(?:keep|keeping|stay|staying|stick|sticking)\b`)
+
+// keepSimple: a keep that is of how the work is done, not of an option
+// ("no, keep it simple with a cron job").
+var keepSimple = mustPattern(`\bkeep(?:ing)?\s+(?:it|things)\s+(?:simple|small|lean|light|boring)\b`)
 
 // limitWord: a limit said of an option ("a 15 minute limit", "capped at").
 var limitWord = mustPattern(`\b(?:limit|limits|max|maximum|capped|timeout|times out)\b`)

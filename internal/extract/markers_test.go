@@ -3361,3 +3361,28 @@ func TestMarkersPlanChangedInWords(t *testing.T) {
 		}
 	}
 }
+
+// Replies to the assistant's closing offer: "nope, Cloud Run" chose Cloud
+// Run (it was kept as the reason for turning down "AWS", the name cut
+// short), "no, keep it simple with a cron job" turns BullMQ down, "neither,
+// use valibot" turns both options down, and "yes go ahead" to "Should I
+// switch the ORM to Drizzle?" settles the switch (it settled nothing).
+func TestMarkersRepliesToAnOffer(t *testing.T) {
+	for _, tc := range []struct {
+		offer, reply     string
+		active, rejected []string
+	}{
+		{"I'll deploy it to AWS Lambda then.", "nope, Cloud Run", []string{"Use Cloud Run"}, []string{"AWS Lambda"}},
+		{"Should the worker use BullMQ?", "no, keep it simple with a cron job", []string{"cron job"}, []string{"BullMQ"}},
+		{"Do you want me to use Zod or Yup for validation?", "neither, use valibot", []string{"valibot"}, []string{"Zod", "Yup"}},
+		{"Should I switch the ORM to Drizzle as discussed?", "yes go ahead", []string{"Switch the ORM to Drizzle"}, nil},
+		{"I'll move the background jobs to Temporal.", "sounds good", []string{"Move the background jobs to Temporal"}, nil},
+		{"Should I run the tests now?", "yes", nil, nil},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: tc.offer}, dialect.Message{Role: "user", Text: tc.reply})
+		if tc.active == nil && len(c.Decisions)+len(c.Rejected) > 0 {
+			t.Errorf("%q to %q settled something:\n%s", tc.reply, tc.offer, capsule.Render(c))
+		}
+		wantSections(t, c, tc.active, tc.rejected)
+	}
+}
