@@ -523,7 +523,7 @@ var (
 	keptAs = mustPattern(`^(?:(?:all|the|our)\s+)?([a-z][\w\-]*(?:\s[a-z][\w\-]*)?)\s+(?:are|is|must be|should be|have to be|has to be|need to be|needs to be)\s+(stored|kept|saved|written|persisted)\s+(in|as)\s+(.{2,40}?)[.!]?$|^(store|save|write|persist)\s+(?:all\s+|the\s+)?((?:[a-z][\w\-]*\s)?[a-z][\w\-]*s)\s+(in|as)\s+(.{2,40}?)[.!]?$`)
 	// newAmount: "make it 5 retries for the webhook sender", "bump it to
 	// 60 seconds".
-	newAmount = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:\s+[\w\- ]{1,40})?$`)
+	newAmount = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:/[a-z]+)?(?:\s+[\w\-/ ]{1,40})?$`)
 	// worksFor: "sure, Nakama works", "ok Resend works for us".
 	worksFor = mustPattern(`^(?:sure|ok|okay|yes|yeah|yep|fine|alright)[,!]?\s+(\S+(?:\s\S+)?)\s+works(?:\s+for\s+(?:me|us))?(?:,\s+(.+))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
@@ -2704,6 +2704,12 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	if m := matchIf(strings.Contains(low, " back "), backInScope, low); m != nil && !pronounLead.MatchString(low) {
+		// "The admin panel is back in scope": what was left out is in
+		// again.
+		r.decision(item{kind: "decision", text: capitalise(s), change: true})
+		return
+	}
 	// "migrating to Fastify isn't worth it", "adding Redis would be
 	// overkill": the option the move or the addition would bring in is
 	// turned down.
@@ -4460,6 +4466,9 @@ func splitReason(s string) (string, string) {
 
 // leaveAlone: something the agent is not to touch.
 var leaveAlone = mustPattern(`^(?:please\s+)?leave\s+(?:the|our|my|this|that|these|those|all|every|any)\s+[\w.\-/ ]{2,50}?\s+alone[.!]*$`)
+
+// backInScope: something left out, said to be in again.
+var backInScope = mustPattern(`^(?:the\s+|our\s+)?[\w.\-+#/ ]{2,40}?\s+(?:is|are)\s+back\s+(?:in\s+scope|on\s+the\s+table|on\s+the\s+roadmap|in\s+the\s+plan)\b`)
 
 // dashSep: a dash between two clauses.
 var dashSep = mustPattern(`\s+(?:—|–|--)\s+`)

@@ -3386,3 +3386,23 @@ func TestMarkersRepliesToAnOffer(t *testing.T) {
 		wantSections(t, c, tc.active, tc.rejected)
 	}
 }
+
+// A new amount whose unit holds a slash ("make it 200 req/min") updates
+// the rule (it was recorded as a decision "make it 200 req/min" beside
+// the old limit), and what was left out said to be "back in scope" or
+// "back on the table" is no longer listed as rejected.
+func TestMarkersBackAgain(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Rate limit the public API to 100 req/min per key.", []string{"100 req/min"}, nil, nil),
+		says("Actually make it 200 req/min.", []string{"200 req/min per key"}, []string{"100 req/min", "make it"}, nil),
+	})
+	c := playSession(t, []sessionStep{
+		says("Skip the admin panel for the MVP.", nil, nil, []string{"admin panel"}),
+		says("We won't support Windows.", nil, nil, []string{"Windows"}),
+		says("The admin panel is back in scope.", []string{"admin panel"}, nil, []string{"Windows"}),
+		says("Windows is back on the table.", []string{"Windows"}, nil, nil),
+	})
+	if len(c.Rejected) != 0 {
+		t.Errorf("what is back is still listed as rejected:\n%s", capsule.Render(c))
+	}
+}
