@@ -2548,7 +2548,7 @@ func isReported(low string) bool {
 
 // writeItIn: a part and the language or framework it is written in.
 // writePart: the verb of that, before the part.
-var writePart = mustPattern(`^(?:write|rewrite|build|implement|code)\s+`)
+var writePart = mustPattern(`^(?:write|rewrite|build|implement|code|put|store|keep|save|run|host)\s+`)
 var writeItIn = mustPattern(`^(?:(?:let'?s|we'?ll|please)\s+)?write\s+(?:the|a|an|our)\s+[\w\-]+(?:\s[\w\-]+){0,3}?\s+(?:in|with|using)\s+([\w.+#\-]+)[.!]*$`)
 
 // calledGood: an option called good, not better ("was fine", "felt nice").
@@ -3431,7 +3431,14 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		if loc := writePart.FindStringIndex(part); loc != nil {
 			part = part[loc[1]:] // "Write the CLI in Rust": the CLI
 		}
-		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + part, why: why, change: change})
+		old := ""
+		if o, ok := strings.CutPrefix(why, "not "); ok && len(strings.Fields(o)) <= 3 {
+			why, old = "", o // "Put secrets in Doppler, not .env files"
+		}
+		r.decision(item{kind: "decision", text: "Use " + sub(partIn, 2) + " for " + part, why: why, old: old, change: change})
+		if old != "" {
+			r.add(item{kind: "reject", text: old})
+		}
 		if rest != "" {
 			r.statement(capitalise(rest), change)
 		}

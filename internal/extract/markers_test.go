@@ -3406,3 +3406,15 @@ func TestMarkersBackAgain(t *testing.T) {
 		t.Errorf("what is back is still listed as rejected:\n%s", capsule.Render(c))
 	}
 }
+
+// A part and where it is kept, said with its verb ("Put secrets in
+// Doppler, not .env files"): the verb is not part of the part ("Use
+// Doppler for put secrets"), and what follows "not" is the option turned
+// down, not the reason.
+func TestMarkersPutIn(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Put secrets in Doppler, not .env files."})
+	wantSections(t, c, []string{"Use Doppler for secrets"}, []string{"env files"})
+	if act, _ := sections(t, c); strings.Contains(act, "why") {
+		t.Errorf("the option turned down is kept as the reason:\n%s", capsule.Render(c))
+	}
+}
