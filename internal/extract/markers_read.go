@@ -65,7 +65,7 @@ var (
 	// is for a purpose of the moment ("… so I can show it"). Where
 	// something is hosted, or a target ("Target 60 fps"), is a one-off or
 	// a requirement as often.
-	imperChoice = mustPattern(`^(write|build|implement|pick|choose|deploy|target)\s+(.+)$`)
+	imperChoice = mustPattern(`^(write|build|implement|pick|choose|deploy|target|add)\s+(.+)$`)
 	// needAgain: "actually we need Windows support after all": an option
 	// wanted again, a change only (said plainly, "we need Redis running
 	// for the tests" is a task).
@@ -1790,6 +1790,14 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
+	if loc := dashSep.FindStringIndex(s); loc != nil && loc[0] > 0 {
+		// "Stripe's fees are too high for us — move payments to Paddle":
+		// the judgement, then the change, as after a comma.
+		if before, after := low[:loc[0]], low[loc[1]:]; judgement.MatchString(before) && namesKnown(s[:loc[0]]) && !reasonLead.MatchString(after) && (switchTo.MatchString(after) || movesTo.MatchString(after) || useImper.MatchString(after)) {
+			s = trimAny(s[:loc[0]], "and ", "but ", "so ") + ", " + s[loc[1]:]
+			low = lower(s)
+		}
+	}
 	if m := iSaid.FindStringIndex(low); m != nil && isChoiceWord(firstWord(s[m[1]:]), false) {
 		// "no, I said Vitest, not Jest": the user's own choice, said
 		// again as a correction, not reported speech.
@@ -2381,13 +2389,18 @@ func forPairs(s string) []string {
 			return nil
 		}
 		x := p[:len(m[1])]
-		if x = unqualified(x); x[0] >= '0' && x[0] <= '9' || !productPart(m[2]) && !restParts[m[2]] || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] || askedFor.MatchString(lower(x)) {
+		if x = unqualified(x); x[0] >= '0' && x[0] <= '9' || !productPart(m[2]) && !restParts[m[2]] || !isChoiceWord(firstWord(x), false) || stopWords[lower(firstWord(x))] || askedFor.MatchString(lower(x)) ||
+			pairVerb.MatchString(lower(x)) {
 			return nil
 		}
 		parts[i] = p
 	}
 	return parts
 }
+
+// pairVerb: an imperative before the option ("Add Redis for caching"),
+// which is no option's name.
+var pairVerb = mustPattern(`^(?:add|use|keep|try|pick|choose|install|adopt|bring in|introduce|enable|set up|switch to|move to)\s`)
 
 // askedFor: someone asking for a part, not an option chosen for it
 // ("Someone asked for PDF exports").

@@ -3418,3 +3418,19 @@ func TestMarkersPutIn(t *testing.T) {
 		t.Errorf("the option turned down is kept as the reason:\n%s", capsule.Render(c))
 	}
 }
+
+// "Add Redis for caching" was read as the option "Add Redis" ("Use Add
+// Redis for caching"; dropping Redis then left "Use Add" active), and a
+// judgement, a dash, then the change ("Stripe's fees are too high for us
+// — move payments to Paddle") read as nothing.
+func TestMarkersAddForAndDashedChange(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("We'll use Stripe for payments.", []string{"Stripe"}, nil, nil),
+		says("And Stripe's fees are too high for us — move payments to Paddle.", []string{"Paddle for payments"}, []string{"Stripe"}, nil),
+		says("Let's keep Postgres but add Redis for caching.", []string{"Add Redis for caching"}, []string{"Use Add"}, nil),
+		says("Remove Redis, caching in Postgres is enough.", []string{"Paddle"}, []string{"Redis", "Add"}, []string{"Redis"}),
+	})
+	if d := c.Decisions[1]; d.Rationale == "" || strings.HasPrefix(d.Rationale, "And ") {
+		t.Errorf("the change to Paddle has no reason of its own:\n%s", capsule.Render(c))
+	}
+}
