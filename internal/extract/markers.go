@@ -356,6 +356,10 @@ func otherPart(text string, a active) bool {
 // place until the end, since decisions refer to ops by index.
 const dropOp = "_drop"
 
+// liftOp marks what the user now allows ("you can use lodash now"):
+// updateRules lifts the rules that kept it out and drops the op.
+const liftOp = "_lift"
+
 // reinstate marks each decision ops[from:] adds that chooses an option
 // rejected before ("Actually, let's use GORM after all" after "Rejected:
 // GORM") as reinstating it, so the merge takes it off the rejected list, and
@@ -881,6 +885,10 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 				op["reason"] = it.why
 			}
 			ops = append(ops, op)
+		case "lift":
+			// Read by updateRules, which lifts the rules against it; it
+			// never leaves the extractor.
+			ops = append(ops, map[string]any{"op": liftOp, "text": it.text, "turn": turn})
 		case "constraint":
 			o := map[string]any{"op": "add_constraint", "text": it.text, "turn": turn}
 			if it.update {

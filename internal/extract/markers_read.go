@@ -2717,6 +2717,24 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	if m := matchIf(strings.Contains(low, " free to ") || strings.Contains(low, "you can ") || strings.Contains(low, "you may ") || strings.Contains(low, " ok to ") ||
+		strings.Contains(low, " okay to ") || strings.Contains(low, " fine to ") || strings.Contains(low, "go ahead and "), allowedNow, low); m != nil && !hedge.MatchString(low) {
+		// "you can use lodash now": what a rule kept out is allowed.
+		r.add(item{kind: "lift", text: s[m[2]:m[3]]})
+		return
+	}
+	if m := matchIf(strings.Contains(low, "need"), noLongerNeed, low); m != nil && !hedge.MatchString(low) {
+		// "We no longer need to support IE11", "IE11 support is no longer
+		// needed": what was decided is dropped.
+		g := 2 // the second form's group when the first did not match
+		if m[g] < 0 {
+			g = 4
+		}
+		it := s[m[g]:m[g+1]]
+		r.add(item{kind: "reject", text: strings.TrimSpace(it)})
+		r.changed = true
+		return
+	}
 	if m := matchIf(strings.Contains(low, " back "), backInScope, low); m != nil && !pronounLead.MatchString(low) {
 		// "The admin panel is back in scope": what was left out is in
 		// again.
@@ -4486,6 +4504,12 @@ func splitReason(s string) (string, string) {
 
 // leaveAlone: something the agent is not to touch.
 var leaveAlone = mustPattern(`^(?:please\s+)?leave\s+(?:the|our|my|this|that|these|those|all|every|any)\s+[\w.\-/ ]{2,50}?\s+alone[.!]*$`)
+
+// noLongerNeed: support of something, or its use, no longer needed.
+var noLongerNeed = mustPattern(`^(?:(?:we|you)\s+(?:no longer|don'?t|do not)\s+need\s+to\s+|no\s+need\s+to\s+)(?:support|use|run|keep|maintain|target)\s+([\w.\-+#/ ]{2,40}?)(?:\s+(?:anymore|any more|after all))?$|^([\w.\-+#/ ]{2,40}?)\s+(?:support\s+)?(?:is|are)\s+(?:no longer|not)\s+(?:needed|required|necessary)(?:\s+(?:anymore|any more|after all))?$`)
+
+// allowedNow: what the user now lets the agent do.
+var allowedNow = mustPattern(`^(?:(?:ok|okay|fine|alright)[,\s]+)?(?:you can|you may|feel free to|it'?s (?:ok|okay|fine) to|go ahead and)\s+((?:use|add|pull in|install|touch|edit|change|modify|call)\s+.{2,60}?)(?:\s+(?:now|from now on|again|after all|going forward|if you need to|if needed|whenever))*$`)
 
 // backInScope: something left out, said to be in again.
 var backInScope = mustPattern(`^(?:the\s+|our\s+)?[\w.\-+#/ ]{2,40}?\s+(?:is|are)\s+back\s+(?:in\s+scope|on\s+the\s+table|on\s+the\s+roadmap|in\s+the\s+plan)\b`)

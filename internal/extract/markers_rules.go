@@ -94,6 +94,22 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 			continue
 		}
 		text, _ := o["text"].(string)
+		if o["op"] == liftOp {
+			// "you can use lodash now" after "Never use lodash": the rule
+			// against it goes.
+			for k := len(rules) - 1; k >= 0 && k >= len(rules)-maxRulesLooked; k-- {
+				if !keepsOut(rules[k], text) {
+					continue
+				}
+				if r := rules[k]; r.op >= 0 {
+					out[r.op] = map[string]any{"op": dropOp}
+				} else {
+					removed = append(removed, map[string]any{"op": "remove_constraint", "id": r.id, "turn": o["turn"]})
+				}
+				rules = slices.Delete(rules, k, k+1)
+			}
+			continue
+		}
 		if o["op"] == "reject_alternative" && text != "" {
 			// "No GraphQL after all" after the rule "The API should be
 			// GraphQL", "drop the 200ms target" after "Max 200ms p95
@@ -231,7 +247,7 @@ func withAmounts(old, said string) string {
 // 200ms p95 latency" (the amount is what the rule is about); "GraphQL" by
 // "The API should be GraphQL", not by "Never use GraphQL".
 func asksFor(r activeRule, rejected string) bool {
-	key, nums := ruleKey(rejected)
+	key, nums := ruleKey(ruleNoun.ReplaceAllString(lower(rejected), ""))
 	if len(nums) > 0 {
 		_, have := ruleKey(r.text)
 		for _, n := range nums {
@@ -244,6 +260,18 @@ func asksFor(r activeRule, rejected string) bool {
 	}
 	return !ruleAgainst.MatchString(lower(r.text))
 }
+
+// keepsOut reports whether rule r keeps out what allowed names: a rule
+// against something ("Never use lodash", "Don't add new dependencies
+// without asking") that holds all of its words.
+func keepsOut(r activeRule, allowed string) bool {
+	key, _ := ruleKey(allowed)
+	return key != "" && subsetWords(key, r.key) && ruleAgainst.MatchString(lower(r.text))
+}
+
+// ruleNoun: words that name a rule itself ("the coverage requirement"),
+// not what it is about.
+var ruleNoun = regexp.MustCompile(`\b(?:requirements?|rules?|limits?|targets?|constraints?|polic(?:y|ies)|caps?|minimums?|maximums?)\b`)
 
 // ruleAgainst: a rule that keeps something out, which a rejection agrees
 // with.

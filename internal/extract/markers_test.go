@@ -3434,3 +3434,38 @@ func TestMarkersAddForAndDashedChange(t *testing.T) {
 		t.Errorf("the change to Paddle has no reason of its own:\n%s", capsule.Render(c))
 	}
 }
+
+// What a rule kept out, now allowed ("OK you can use lodash now" after
+// "Never use lodash"), lifts the rule; a rule named by what it is about
+// ("Drop the coverage requirement") is lifted; and support no longer
+// needed retires the decision to support it. Each was left in force.
+func TestMarkersRulesLifted(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Never use lodash.", []string{"Never use lodash"}, nil, nil),
+		says("Don't add new dependencies without asking.", []string{"dependencies"}, nil, nil),
+		says("We must support IE11.", []string{"IE11"}, nil, nil),
+		says("Test coverage must stay above 90%.", []string{"90%"}, nil, nil),
+		says("OK you can use lodash now.", []string{"dependencies", "90%", "IE11"}, []string{"lodash"}, nil),
+		says("Feel free to add dependencies from now on.", []string{"90%"}, []string{"dependencies"}, nil),
+		says("We no longer need to support IE11.", []string{"90%"}, []string{"IE11"}, nil),
+		says("Drop the coverage requirement.", nil, []string{"90%"}, nil),
+	})
+	if len(c.Decisions)+len(c.Constraints) == 0 {
+		t.Fatal("nothing was recorded")
+	}
+	for _, k := range c.Constraints {
+		if k.Status == capsule.StatusActive {
+			t.Errorf("rule %q is still in force:\n%s", k.Text, capsule.Render(c))
+		}
+	}
+}
+
+// Permissions and needs that lift nothing: a hedge, a rule of another
+// thing.
+func TestMarkersRulesNotLifted(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Never use lodash.", []string{"Never use lodash"}, nil, nil),
+		says("Maybe you can use lodash later.", []string{"Never use lodash"}, nil, nil),
+		says("You can use Ramda now.", []string{"Never use lodash"}, nil, nil),
+	})
+}
