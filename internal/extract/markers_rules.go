@@ -75,20 +75,31 @@ const updateOnly = "update_only"
 func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[string]any, []activeRule) {
 	out := ops[:from]
 	var removed []map[string]any
+	// retire takes rule k out of force: added earlier in the batch, its op
+	// is dropped; the capsule's, it is removed after the turn's ops, whose
+	// places the decisions read so far refer to.
+	retire := func(k int, turn any) {
+		if r := rules[k]; r.op >= 0 {
+			out[r.op] = map[string]any{"op": dropOp}
+		} else {
+			removed = append(removed, map[string]any{"op": "remove_constraint", "id": r.id, "turn": turn})
+		}
+		rules = slices.Delete(rules, k, k+1)
+	}
+	retireAll := func(match func(activeRule) bool, turn any) {
+		for k := len(rules) - 1; k >= 0 && k >= len(rules)-maxRulesLooked; k-- {
+			if match(rules[k]) {
+				retire(k, turn)
+			}
+		}
+	}
 	for _, o := range ops[from:] {
 		if st, _ := o["statement"].(string); o["op"] == "add_decision" && st != "" {
 			// "Use 4 spaces for indentation" after the rule "Always use 2
 			// spaces for indentation": said as a choice, it replaces the
 			// rule, which would otherwise stay in force beside it.
 			if k := updatedRule(rules, st, false); k >= 0 {
-				if r := rules[k]; r.op >= 0 {
-					out[r.op] = map[string]any{"op": dropOp}
-				} else {
-					// After the turn's ops, whose places the decisions
-					// read so far refer to.
-					removed = append(removed, map[string]any{"op": "remove_constraint", "id": r.id, "turn": o["turn"]})
-				}
-				rules = slices.Delete(rules, k, k+1)
+				retire(k, o["turn"])
 			}
 			out = append(out, o)
 			continue
@@ -97,34 +108,14 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 		if o["op"] == liftOp {
 			// "you can use lodash now" after "Never use lodash": the rule
 			// against it goes.
-			for k := len(rules) - 1; k >= 0 && k >= len(rules)-maxRulesLooked; k-- {
-				if !keepsOut(rules[k], text) {
-					continue
-				}
-				if r := rules[k]; r.op >= 0 {
-					out[r.op] = map[string]any{"op": dropOp}
-				} else {
-					removed = append(removed, map[string]any{"op": "remove_constraint", "id": r.id, "turn": o["turn"]})
-				}
-				rules = slices.Delete(rules, k, k+1)
-			}
+			retireAll(func(r activeRule) bool { return keepsOut(r, text) }, o["turn"])
 			continue
 		}
 		if o["op"] == "reject_alternative" && text != "" {
 			// "No GraphQL after all" after the rule "The API should be
 			// GraphQL", "drop the 200ms target" after "Max 200ms p95
 			// latency": the rule that asks for what is turned down goes.
-			for k := len(rules) - 1; k >= 0 && k >= len(rules)-maxRulesLooked; k-- {
-				if !asksFor(rules[k], text) {
-					continue
-				}
-				if r := rules[k]; r.op >= 0 {
-					out[r.op] = map[string]any{"op": dropOp}
-				} else {
-					removed = append(removed, map[string]any{"op": "remove_constraint", "id": r.id, "turn": o["turn"]})
-				}
-				rules = slices.Delete(rules, k, k+1)
-			}
+			retireAll(func(r activeRule) bool { return asksFor(r, text) }, o["turn"])
 			out = append(out, o)
 			continue
 		}
