@@ -158,8 +158,10 @@ func markerOps(in Input) []map[string]any {
 				// the one taken, is turned down too.
 				items = append(items, otherJudged(items, choiceReply(t.text, t.prev))...)
 			}
-			if len(items) == 0 || onlySkips(items) {
-				// "sounds good, but do 3 before 2"
+			if !slices.ContainsFunc(items, func(it item) bool { return it.kind == "plan" }) {
+				// "sounds good, but do 3 before 2"; "sounds good, use Redis
+				// for the cache": the plan proposed is accepted with what
+				// else the reply says (read again from its parts).
 				if plan := planAccepted(t.text, t.prev); plan != nil {
 					items = plan
 				}

@@ -3469,3 +3469,20 @@ func TestMarkersRulesNotLifted(t *testing.T) {
 		says("You can use Ramda now.", []string{"Never use lodash"}, nil, nil),
 	})
 }
+
+// A proposed plan accepted together with a decision ("sounds good, use
+// Redis for the cache") records both; only the decision was recorded.
+func TestMarkersPlanAcceptedWithADecision(t *testing.T) {
+	const plan = "I propose this plan:\n1. Add the schema\n2. Write the repository layer\n3. Add the HTTP handlers\nShall I proceed?"
+	for _, reply := range []string{"sounds good, use Redis for the cache", "ok, and use Redis for the cache"} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: plan}, dialect.Message{Role: "user", Text: reply})
+		if c.LatestPlan == nil || len(c.LatestPlan.Steps) != 3 {
+			t.Errorf("%q: the plan was not recorded:\n%s", reply, capsule.Render(c))
+		}
+		wantSections(t, c, []string{"Use Redis for the cache"}, nil)
+	}
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: plan}, dialect.Message{Role: "user", Text: "sounds good, but wait until Monday"})
+	if c.LatestPlan != nil {
+		t.Errorf("a plan held back was recorded:\n%s", capsule.Render(c))
+	}
+}
