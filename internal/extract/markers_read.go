@@ -78,7 +78,7 @@ var (
 	stickWith  = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re going to|we are going to|we'?re|we are|we)\s+)?(?:stick with|sticking with|stay with|staying with|stay on|staying on|settle on|settling on|keep using|standardi[sz]e on|standardi[sz]ing on)\s+(.+)$`)
 	revertForm = mustPattern(`^(?:reverting|revert|undo|undoing|reversing)\s+(?:the\s+|our\s+)?(.+?)\s+decision\b[\s,;:—–-]*(?:(?:go(?:ing)?\s+)?back to\s+(.+))?$`)
 	itIs       = mustPattern(`^(.{1,40}?)\s+it is(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s[\w\-]+)?)?$`)
-	willVerb   = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve|making|add|talk|speak)\s+(.+)$`)
+	willVerb   = mustPattern(`^(?:let'?s|we'?ll|we will|we should|we must|we need to|we have to|we'?re going to|we are going to|we'?re|we are|going forward,? we(?:'ll| will)?|from now on,? we(?:'ll| will)?|we)\s+(?:also\s+|just\s+)?(use|using|store|storing|ship|deploy|deploying|host|hosting|support|adopt|run|running|do|doing|write|writing|put|build|building|call|handle|implement|target|serve|making|add|talk|speak)\s+(.+)$`)
 	// plainVerbs: willVerb's verbs that state a decision with any object;
 	// the others ("we're running the migration", "let's write a test") only
 	// with a named option ("let's write the worker in Python").
@@ -4396,6 +4396,7 @@ func (r *reader) constraintForms(s, low string) bool {
 		needEvery.MatchString(low), askFirst.MatchString(low), underPath.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low) && !commentary.MatchString(low),
 		partNever.MatchString(low) && (productPart(partNever.FindStringSubmatch(low)[1]) && !pronounLead.MatchString(low) || neverReach.MatchString(low) && !strings.HasPrefix(low, "it ")) && !describes.MatchString(low),
 		canOnly.MatchString(low) && !pronounLead.MatchString(low) && !describes.MatchString(low),
+		mustNotHarm.MatchString(low) && !describes.MatchString(low) && !mishap.MatchString(low) && !strings.Contains(low, " but "),
 		everyDoes.MatchString(low) && !mishap.MatchString(low) && !describes.MatchString(low) && !pronounLead.MatchString(low),
 		groupNot(wantToBe, pronounLead, low):
 	default:
@@ -4510,6 +4511,10 @@ var noLongerNeed = mustPattern(`^(?:(?:we|you)\s+(?:no longer|don'?t|do not)\s+n
 
 // allowedNow: what the user now lets the agent do.
 var allowedNow = mustPattern(`^(?:(?:ok|okay|fine|alright)[,\s]+)?(?:you can|you may|feel free to|it'?s (?:ok|okay|fine) to|go ahead and)\s+((?:use|add|pull in|install|touch|edit|change|modify|call)\s+.{2,60}?)(?:\s+(?:now|from now on|again|after all|going forward|if you need to|if needed|whenever))*$`)
+
+// mustNotHarm: what the thing being built must never do to data or
+// code ("It should never delete remote files unless I pass --prune").
+var mustNotHarm = mustPattern(`^(?:it|the\s+[\w\-]+(?:\s[\w\-]+)?)\s+(?:must|should|shall|will|may|can)\s+(?:never|not)\s+(?:ever\s+)?(?:delete|remove|drop|overwrite|wipe|purge|truncate|modify|push|commit|upload|expose|leak|share|log|print)\s+\S`)
 
 // backInScope: something left out, said to be in again.
 var backInScope = mustPattern(`^(?:the\s+|our\s+)?[\w.\-+#/ ]{2,40}?\s+(?:is|are)\s+back\s+(?:in\s+scope|on\s+the\s+table|on\s+the\s+roadmap|in\s+the\s+plan)\b`)

@@ -3486,3 +3486,27 @@ func TestMarkersPlanAcceptedWithADecision(t *testing.T) {
 		t.Errorf("a plan held back was recorded:\n%s", capsule.Render(c))
 	}
 }
+
+// "Let's just use …" (the "just" made it nothing) and what the thing being
+// built must never do, said of it ("It should never delete remote files
+// unless I pass --prune"); a question or a report of what it does is no
+// rule.
+func TestMarkersJustAndNeverOfIt(t *testing.T) {
+	wantOneDecision(t, []sayWant{
+		{"Let's just use the standard flag package.", "Use the standard flag package"},
+	})
+	for _, tc := range []struct {
+		say  string
+		rule bool
+	}{
+		{"It should never delete remote files unless I pass --prune.", true},
+		{"The sync tool must never overwrite local notes.", true},
+		{"Should it never delete remote files?", false},
+		{"It never deletes remote files.", false},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		if got := len(c.Constraints) == 1; got != tc.rule {
+			t.Errorf("%q: read as a rule %v, want %v:\n%s", tc.say, got, tc.rule, capsule.Render(c))
+		}
+	}
+}
