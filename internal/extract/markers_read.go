@@ -2705,6 +2705,23 @@ func (r *reader) statement(s string, change bool) {
 	if anymore.MatchString(low) {
 		change = true
 	}
+	if m := matchIf(strings.Contains(low, " is ") || strings.Contains(low, " are "), twoPartsAre, low); m != nil && hasChoice(s[m[4]:m[5]]) && hasChoice(s[m[8]:m[9]]) {
+		// "The backend is Django, the frontend is React": two parts and
+		// their options, read one after the other (the second was lost).
+		r.statement(s[m[2]:m[3]], change)
+		r.statement(s[m[6]:m[7]], change)
+		return
+	}
+	if m := matchIf(strings.HasPrefix(low, "i'm using ") || strings.HasPrefix(low, "im using ") || strings.HasPrefix(low, "i am using "), imUsing, low); m != nil {
+		// "I'm using SvelteKit and Supabase": the stack, said as it is.
+		opts := optionAnd.Split(s[m[2]:m[3]], -1)
+		if !slices.ContainsFunc(opts, func(o string) bool { return !isChoiceWord(strings.TrimSpace(o), false) }) {
+			for _, o := range opts {
+				r.decision(item{kind: "decision", text: "Use " + strings.TrimSpace(o), change: change})
+			}
+			return
+		}
+	}
 	if m := matchIf(strings.HasPrefix(low, "rather than ") || strings.HasPrefix(low, "instead of "), ratherThan, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
 		// "Rather than Kafka, let's use NATS": the choice, over the
 		// option named first.
@@ -4521,6 +4538,14 @@ var backInScope = mustPattern(`^(?:the\s+|our\s+)?[\w.\-+#/ ]{2,40}?\s+(?:is|are
 
 // dashSep: a dash between two clauses.
 var dashSep = mustPattern(`\s+(?:—|–|--)\s+`)
+
+// twoPartsAre: two parts and their options in one sentence; imUsing and
+// optionAnd: the options a user says they use, and what joins them.
+var (
+	twoPartsAre = mustPattern(`^((?:the|our)\s+[\w\- ]{1,25}?\s+(?:is|are)\s+([\w.\-+#/]+(?:\s[\w.\-+#/]+)?))(?:,|;|,?\s+and)\s+((?:the|our)\s+[\w\- ]{1,25}?\s+(?:is|are)\s+([\w.\-+#/]+(?:\s[\w.\-+#/]+)?))$`)
+	imUsing     = mustPattern(`^(?:i'?m|im|i am)\s+using\s+([\w.+#\-/]+(?:(?:,\s+|,?\s+and\s+|\s+\+\s+)[\w.+#\-/]+){0,4})$`)
+	optionAnd   = mustPattern(`,?\s+and\s+|,\s+|\s+\+\s+`)
+)
 
 // ratherThan: "rather than Kafka, let's use NATS": the option passed over,
 // then what is chosen.

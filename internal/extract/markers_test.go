@@ -3510,3 +3510,26 @@ func TestMarkersJustAndNeverOfIt(t *testing.T) {
 		}
 	}
 }
+
+// Two parts and their options in one sentence ("The backend is Django
+// and the frontend is React": nothing, or only the first with a comma)
+// and the stack said as what the user uses ("I'm using SvelteKit and
+// Supabase": nothing); a report of what the user runs is no decision.
+func TestMarkersPartsAndStackSaid(t *testing.T) {
+	for _, tc := range []struct {
+		say  string
+		want []string
+	}{
+		{"The backend is Django and the frontend is React.", []string{"Use Django for the backend", "Use React for the frontend"}},
+		{"The backend is Django, the frontend is React.", []string{"Use Django for the backend", "Use React for the frontend"}},
+		{"I'm using SvelteKit and Supabase.", []string{"Use SvelteKit", "Use Supabase"}},
+		{"I'm using Chrome 120 and the page breaks.", nil},
+		{"The bug is real and the fix is easy.", nil},
+	} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: tc.say})
+		if len(c.Decisions) != len(tc.want) {
+			t.Errorf("%q: %d decisions, want %d:\n%s", tc.say, len(c.Decisions), len(tc.want), capsule.Render(c))
+		}
+		wantSections(t, c, tc.want, nil)
+	}
+}
