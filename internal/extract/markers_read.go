@@ -3632,6 +3632,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			r.decisionBody(capitalise(s), change) // "Use Cohere Rerank for reranking", "Use Google Cloud"
 			break
 		}
+		if stdLib.MatchString(lb) && !oneOff.MatchString(low) {
+			r.decisionBody(capitalise(s), change) // "Use the stdlib only", "Use the standard library flag package"
+			break
+		}
 		if rest, ok := strings.CutPrefix(body, "the "); ok && namedAfterThe(rest) && !oneOff.MatchString(low) && !theToolTo.MatchString(lb) {
 			r.decisionBody(capitalise(s), change) // "Use the Stripe API for payments", "Use the OS Keychain"
 			break
@@ -4538,6 +4542,9 @@ var backInScope = mustPattern(`^(?:the\s+|our\s+)?[\w.\-+#/ ]{2,40}?\s+(?:is|are
 
 // dashSep: a dash between two clauses.
 var dashSep = mustPattern(`\s+(?:—|–|--)\s+`)
+
+// stdLib: the language's own library, as an option.
+var stdLib = mustPattern(`^(?:the\s+)?(?:go\s+|python\s+|rust\s+|node\s+|java\s+)?(?:stdlib|std|standard\s+library|standard\s+lib|built-?in\s+[\w\-/.]+)\b|\bfrom\s+the\s+(?:stdlib|standard\s+library)$`)
 
 // twoPartsAre: two parts and their options in one sentence; imUsing and
 // optionAnd: the options a user says they use, and what joins them.

@@ -3533,3 +3533,13 @@ func TestMarkersPartsAndStackSaid(t *testing.T) {
 		wantSections(t, c, tc.want, nil)
 	}
 }
+
+// The language's own library as the choice ("Use the stdlib only", "Use
+// the standard library flag package") read as nothing.
+func TestMarkersStandardLibrary(t *testing.T) {
+	wantOneDecision(t, []sayWant{
+		{"Use the stdlib only.", "Use the stdlib only"},
+		{"Use the standard library flag package.", "standard library flag package"},
+		{"Use net/http from the standard library.", "net/http"},
+	})
+}
