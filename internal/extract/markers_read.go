@@ -2722,6 +2722,11 @@ func (r *reader) statement(s string, change bool) {
 			return
 		}
 	}
+	if m := matchIf(strings.HasPrefix(low, "i") || strings.HasPrefix(low, "we"), idGoWith, low); m != nil && (bareOption(s[m[2]:m[3]]) || isNamed(s[m[2]:m[3]])) {
+		// "I'd go with Tailwind": the user's own pick.
+		r.decision(item{kind: "decision", text: "Use " + s[m[2]:m[3]], change: change})
+		return
+	}
 	if m := matchIf(strings.HasPrefix(low, "rather than ") || strings.HasPrefix(low, "instead of "), ratherThan, low); m != nil && isChoiceWord(firstWord(s[m[2]:m[3]]), false) {
 		// "Rather than Kafka, let's use NATS": the choice, over the
 		// option named first.
@@ -2836,7 +2841,7 @@ func (r *reader) statement(s string, change bool) {
 	// "Dependency scanning with Trivy in CI", "formatting with prettier":
 	// an activity and the well-known option it is done with.
 	if m := matchIf(strings.Contains(low, " with "), activityWith, low); m != nil && categoryOf[lower(strings.Trim(s[m[4]:m[5]], ".,"))] != "" &&
-		strings.HasSuffix(lower(s[m[2]:m[3]]), "ing") && !pronounLead.MatchString(low) && !tryingWith.MatchString(low) {
+		strings.HasSuffix(lower(s[m[2]:m[3]]), "ing") && !pronounLead.MatchString(low) && !tryingWith.MatchString(low) && !stickWith.MatchString(low) && !goingWith.MatchString(low) {
 		r.decision(item{kind: "decision", text: "Use " + s[m[4]:m[5]] + " for " + lower(s[m[2]:m[3]])})
 		return
 	}
@@ -4542,6 +4547,13 @@ var backInScope = mustPattern(`^(?:the\s+|our\s+)?[\w.\-+#/ ]{2,40}?\s+(?:is|are
 
 // dashSep: a dash between two clauses.
 var dashSep = mustPattern(`\s+(?:—|–|--)\s+`)
+
+// idGoWith: "I'd go with Tailwind", the user's pick said softly.
+var idGoWith = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:go with|go for|pick|choose|use)\s+([\w.+#\-/]+(?:\s[\w.+#\-/]+){0,2})$`)
+
+// goingWith: a choice said as what one goes with ("going with Tailwind",
+// "I'd go with Tailwind").
+var goingWith = mustPattern(`^(?:i'?d\s+|i\s+would\s+|we'?d\s+)?(?:going|go)\s+with\s+`)
 
 // stdLib: the language's own library, as an option.
 var stdLib = mustPattern(`^(?:the\s+)?(?:go\s+|python\s+|rust\s+|node\s+|java\s+)?(?:stdlib|std|standard\s+library|standard\s+lib|built-?in\s+[\w\-/.]+)\b|\bfrom\s+the\s+(?:stdlib|standard\s+library)$`)

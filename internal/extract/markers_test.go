@@ -3543,3 +3543,16 @@ func TestMarkersStandardLibrary(t *testing.T) {
 		{"Use net/http from the standard library.", "net/http"},
 	})
 }
+
+// "I'd go with Tailwind" read as nothing, and "Sticking with Tailwind" as
+// Tailwind for "sticking".
+func TestMarkersSoftPicks(t *testing.T) {
+	wantOneDecision(t, []sayWant{
+		{"I'd go with Tailwind.", "Use Tailwind"},
+		{"Sticking with Tailwind.", "Use Tailwind"},
+	})
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Sticking with Tailwind."})
+	if act, _ := sections(t, c); strings.Contains(act, "sticking") {
+		t.Errorf("the verb is read as a part:\n%s", capsule.Render(c))
+	}
+}
