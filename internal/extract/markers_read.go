@@ -88,7 +88,7 @@ var (
 		"doing": "use", "do": "use", "talk": "use", "speak": "use", "writing": "write", "building": "build", "making": "make"}
 	doItIn        = mustPattern(`^(?:it|this|that|them|everything|the rest)\s+(?:in|with)\s+`)
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
-	trailingNowOn = mustPattern(`[, ]+(?:from now on|going forward|then|please|now|for now|after all|again)$`)
+	trailingNowOn = mustPattern(`[, ]+(?:from now on|from here on|going forward|then|please|now|for now|after all|again)$`)
 	useImper      = mustPattern(`^use\s+(.+)$`)
 	// keepRule: "Keep the database code in internal/store", "keep each file
 	// under 400 lines", "Keep secrets out of the repo": where things go and
@@ -2377,7 +2377,7 @@ func forPairs(s string) []string {
 	if m := trailingNowOn.FindStringIndex(lower(s)); m != nil {
 		s = s[:m[0]] // "Datadog for monitoring then"
 		if tail := strings.TrimLeft(lower(whole[m[0]:]), ", "); (bareOption(s) || isChoiceWord(firstWord(s), true) && len(strings.Fields(s)) <= 4 && !strings.ContainsAny(s, ",;:?")) &&
-			(tail == "for now" || tail == "after all" || tail == "from now on" || tail == "going forward") {
+			(tail == "for now" || tail == "after all" || tail == "from now on" || tail == "from here on" || tail == "going forward") {
 			return []string{whole} // "Postgres for now"
 		}
 	}
@@ -2721,6 +2721,16 @@ func (r *reader) statement(s string, change bool) {
 			}
 			return
 		}
+	}
+	if m := matchIf(strings.HasPrefix(low, "we") || strings.HasPrefix(low, "i"), switchedTo, low); m != nil && isChoiceWord(firstWord(s[m[4]:m[5]]), false) {
+		// "We switched from Yarn to pnpm": a change already made is what
+		// holds now.
+		it := item{kind: "decision", text: "Use " + s[m[4]:m[5]], change: true}
+		if m[2] >= 0 {
+			it.old = s[m[2]:m[3]]
+		}
+		r.decision(it)
+		return
 	}
 	if m := matchIf(strings.HasPrefix(low, "i") || strings.HasPrefix(low, "we"), idGoWith, low); m != nil && (bareOption(s[m[2]:m[3]]) || isNamed(s[m[2]:m[3]])) {
 		// "I'd go with Tailwind": the user's own pick.
@@ -4547,6 +4557,10 @@ var backInScope = mustPattern(`^(?:the\s+|our\s+)?[\w.\-+#/ ]{2,40}?\s+(?:is|are
 
 // dashSep: a dash between two clauses.
 var dashSep = mustPattern(`\s+(?:—|–|--)\s+`)
+
+// switchedTo: a switch already made ("We've moved to pnpm", "we
+// switched from Yarn to pnpm last week").
+var switchedTo = mustPattern(`^(?:we|i)(?:'ve|\s+have)?\s+(?:already\s+)?(?:switched|moved|migrated|changed)\s+(?:everything\s+|over\s+)?(?:from\s+([\w.+#\-/]+(?:\s[\w.+#\-/]+)?)\s+)?to\s+([\w.+#\-/]+(?:\s[\w.+#\-/]+)?)(?:\s+(?:last week|last month|yesterday|recently|already|a while ago|today|this week))?$`)
 
 // idGoWith: "I'd go with Tailwind", the user's pick said softly.
 var idGoWith = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:go with|go for|pick|choose|use)\s+([\w.+#\-/]+(?:\s[\w.+#\-/]+){0,2})$`)

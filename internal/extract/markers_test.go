@@ -3556,3 +3556,18 @@ func TestMarkersSoftPicks(t *testing.T) {
 		t.Errorf("the verb is read as a part:\n%s", capsule.Render(c))
 	}
 }
+
+// A switch already made ("We've switched from Yarn to pnpm", "We moved to
+// pnpm last week") and "pnpm from here on" read as nothing; what holds now
+// replaces what was decided.
+func TestMarkersSwitchAlreadyMade(t *testing.T) {
+	wantOneDecision(t, []sayWant{
+		{"We moved to pnpm last week.", "Use pnpm"},
+		{"pnpm from here on.", "pnpm"},
+		{"We moved to the new office last week.", ""},
+	})
+	playSession(t, []sessionStep{
+		says("Use Yarn for packages.", []string{"Yarn"}, nil, nil),
+		says("We've switched from Yarn to pnpm.", []string{"pnpm"}, []string{"Yarn"}, nil),
+	})
+}
