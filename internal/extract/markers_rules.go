@@ -21,11 +21,12 @@ type activeRule struct {
 	key      string   // ruleKey's words, made once
 	nums     []string // ruleKey's amounts
 	head     string   // keptHead, made once
+	against  bool     // it keeps something out (ruleAgainst)
 }
 
 func newRule(id, text string, op int) activeRule {
 	k, n := ruleKey(text)
-	return activeRule{id: id, text: text, op: op, key: k, nums: n, head: keptHead(text)}
+	return activeRule{id: id, text: text, op: op, key: k, nums: n, head: keptHead(text), against: ruleAgainst.MatchString(lower(text))}
 }
 
 // keptHead is what a rule of where or how data is kept is about
@@ -108,14 +109,16 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 		if o["op"] == liftOp {
 			// "you can use lodash now" after "Never use lodash": the rule
 			// against it goes.
-			retireAll(func(r activeRule) bool { return keepsOut(r, text) }, o["turn"])
+			key, _ := ruleKey(text)
+			retireAll(func(r activeRule) bool { return keepsOut(r, key) }, o["turn"])
 			continue
 		}
 		if o["op"] == "reject_alternative" && text != "" {
 			// "No GraphQL after all" after the rule "The API should be
 			// GraphQL", "drop the 200ms target" after "Max 200ms p95
 			// latency": the rule that asks for what is turned down goes.
-			retireAll(func(r activeRule) bool { return asksFor(r, text) }, o["turn"])
+			key, nums := ruleKey(ruleNoun.ReplaceAllString(lower(text), ""))
+			retireAll(func(r activeRule) bool { return asksFor(r, key, nums) }, o["turn"])
 			out = append(out, o)
 			continue
 		}
@@ -232,32 +235,32 @@ func withAmounts(old, said string) string {
 	return old[:i] + sn[0] + old[i+len(on[0]):]
 }
 
-// asksFor reports whether rule r asks for the option rejected names: the
-// rule holds all of the option's words (its amount, for an amount), and
-// no word that turns the option down. "200ms target" is asked for by "Max
-// 200ms p95 latency" (the amount is what the rule is about); "GraphQL" by
-// "The API should be GraphQL", not by "Never use GraphQL".
-func asksFor(r activeRule, rejected string) bool {
-	key, nums := ruleKey(ruleNoun.ReplaceAllString(lower(rejected), ""))
+// asksFor reports whether rule r asks for the option rejected names, by
+// the words and amounts of the option (ruleKey, the words naming a rule
+// itself left out): the rule holds all of the option's words (its
+// amount, for an amount), and keeps nothing out. "200ms target" is asked
+// for by "Max 200ms p95 latency" (the amount is what the rule is about);
+// "GraphQL" by "The API should be GraphQL", not by "Never use GraphQL".
+func asksFor(r activeRule, key string, nums []string) bool {
+	if r.against {
+		return false
+	}
 	if len(nums) > 0 {
-		_, have := ruleKey(r.text)
 		for _, n := range nums {
-			if !slices.Contains(have, n) {
+			if !slices.Contains(r.nums, n) {
 				return false
 			}
 		}
-	} else if key == "" || !subsetWords(key, r.key) {
-		return false
+		return true
 	}
-	return !ruleAgainst.MatchString(lower(r.text))
+	return key != "" && subsetWords(key, r.key)
 }
 
-// keepsOut reports whether rule r keeps out what allowed names: a rule
-// against something ("Never use lodash", "Don't add new dependencies
-// without asking") that holds all of its words.
-func keepsOut(r activeRule, allowed string) bool {
-	key, _ := ruleKey(allowed)
-	return key != "" && subsetWords(key, r.key) && ruleAgainst.MatchString(lower(r.text))
+// keepsOut reports whether rule r keeps out what is allowed, by its words
+// (ruleKey): a rule against something ("Never use lodash", "Don't add new
+// dependencies without asking") that holds all of them.
+func keepsOut(r activeRule, key string) bool {
+	return r.against && key != "" && subsetWords(key, r.key)
 }
 
 // ruleNoun: words that name a rule itself ("the coverage requirement"),
