@@ -545,12 +545,6 @@ func saidAgain(act []active, retired map[int]bool, text string) bool {
 	return false
 }
 
-// onlySkips reports whether items only skip steps: what a reply that
-// also accepts a plan says of that plan.
-func onlySkips(items []item) bool {
-	return !slices.ContainsFunc(items, func(it item) bool { return it.kind != "skip" })
-}
-
 // findDropped returns the active decision a turn's reject turns down by
 // the option it names first ("gRPC between those two" for "Use gRPC
 // between the dispatcher and the pricing service"), or -1.
