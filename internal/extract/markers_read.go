@@ -2750,7 +2750,8 @@ func (r *reader) statement(s string, change bool) {
 		return
 	}
 	if m := matchIf(strings.Contains(low, " free to ") || strings.Contains(low, "you can ") || strings.Contains(low, "you may ") || strings.Contains(low, " ok to ") ||
-		strings.Contains(low, " okay to ") || strings.Contains(low, " fine to ") || strings.Contains(low, "go ahead and "), allowedNow, low); m != nil && !hedge.MatchString(low) {
+		strings.Contains(low, " okay to ") || strings.Contains(low, " fine to ") || strings.Contains(low, "go ahead and "), allowedNow, low); m != nil && !hedge.MatchString(low) &&
+		!pronounLead.MatchString(low[m[4]:m[5]]) {
 		// "you can use lodash now": what a rule kept out is allowed.
 		r.add(item{kind: "lift", text: s[m[2]:m[3]]})
 		return
@@ -4545,8 +4546,9 @@ var leaveAlone = mustPattern(`^(?:please\s+)?leave\s+(?:the|our|my|this|that|the
 // noLongerNeed: support of something, or its use, no longer needed.
 var noLongerNeed = mustPattern(`^(?:(?:we|you)\s+(?:no longer|don'?t|do not)\s+need\s+to\s+|no\s+need\s+to\s+)(?:support|use|run|keep|maintain|target)\s+([\w.\-+#/ ]{2,40}?)(?:\s+(?:anymore|any more|after all))?$|^([\w.\-+#/ ]{2,40}?)\s+(?:support\s+)?(?:is|are)\s+(?:no longer|not)\s+(?:needed|required|necessary)(?:\s+(?:anymore|any more|after all))?$`)
 
-// allowedNow: what the user now lets the agent do.
-var allowedNow = mustPattern(`^(?:(?:ok|okay|fine|alright)[,\s]+)?(?:you can|you may|feel free to|it'?s (?:ok|okay|fine) to|go ahead and)\s+((?:use|add|pull in|install|touch|edit|change|modify|call)\s+.{2,60}?)(?:\s+(?:now|from now on|again|after all|going forward|if you need to|if needed|whenever))*$`)
+// allowedNow: what the user now lets the agent do, and its object ("it"
+// names no rule's object).
+var allowedNow = mustPattern(`^(?:(?:ok|okay|fine|alright)[,\s]+)?(?:you can|you may|feel free to|it'?s (?:ok|okay|fine) to|go ahead and)\s+((?:use|add|pull in|install|touch|edit|change|modify|call)\s+(.{2,60}?))(?:\s+(?:now|from now on|again|after all|going forward|if you need to|if needed|whenever))*$`)
 
 // mustNotHarm: what the thing being built must never do to data or
 // code ("It should never delete remote files unless I pass --prune").

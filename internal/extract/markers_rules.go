@@ -116,9 +116,13 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 		if o["op"] == "reject_alternative" && text != "" {
 			// "No GraphQL after all" after the rule "The API should be
 			// GraphQL", "drop the 200ms target" after "Max 200ms p95
-			// latency": the rule that asks for what is turned down goes.
-			key, nums := ruleKey(ruleNoun.ReplaceAllString(lower(text), ""))
-			retireAll(func(r activeRule) bool { return asksFor(r, key, nums) }, o["turn"])
+			// latency": the rule that asks for what is turned down goes —
+			// when what is turned down is named, an amount or a rule
+			// ("No tests for now" says nothing of "All tests must pass").
+			lt := lower(text)
+			if key, nums := ruleKey(ruleNoun.ReplaceAllString(lt, "")); len(nums) > 0 || isNamed(text) || ruleNoun.MatchString(lt) {
+				retireAll(func(r activeRule) bool { return asksFor(r, key, nums) }, o["turn"])
+			}
 			out = append(out, o)
 			continue
 		}

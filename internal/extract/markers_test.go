@@ -3460,13 +3460,19 @@ func TestMarkersRulesLifted(t *testing.T) {
 	}
 }
 
-// Permissions and needs that lift nothing: a hedge, a rule of another
-// thing.
+// Permissions and rejections that lift nothing: a hedge, a rule of
+// another thing, a permission about "it", and a word as general as
+// "tests" turned down ("No tests for now" is no word on the rule that
+// tests must pass).
 func TestMarkersRulesNotLifted(t *testing.T) {
 	playSession(t, []sessionStep{
 		says("Never use lodash.", []string{"Never use lodash"}, nil, nil),
 		says("Maybe you can use lodash later.", []string{"Never use lodash"}, nil, nil),
 		says("You can use Ramda now.", []string{"Never use lodash"}, nil, nil),
+		says("All tests must pass before merging.", []string{"All tests must pass"}, nil, nil),
+		says("No tests for now.", []string{"All tests must pass", "Never use lodash"}, nil, nil),
+		says("Don't edit the generated files.", []string{"generated files"}, nil, nil),
+		says("You can edit it now.", []string{"generated files"}, nil, nil),
 	})
 }
 
