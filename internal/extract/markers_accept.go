@@ -137,6 +137,12 @@ var (
 	stepNotYet = mustPattern(`^(?:don'?t|do not|no need to)\s+(.+?)\s+(?:yet|for now|right away|in this pass)\b`)
 )
 
+// moveBefore moves step a (1-based) to where step b is, b < a.
+func moveBefore(steps []string, a, b int) []string {
+	st := steps[a-1]
+	return slices.Insert(slices.Delete(steps, a-1, a), b-1, st)
+}
+
 // maxPlanChanges bounds the parts of a reply read as changes to a plan.
 const maxPlanChanges = 16
 
@@ -169,15 +175,13 @@ func planAccepted(reply, prev string) []item {
 			a, _ := strconv.Atoi(sm[1])
 			b, _ := strconv.Atoi(sm[2])
 			if a >= 1 && b >= 1 && a <= len(steps) && b <= len(steps) && a > b {
-				st := steps[a-1]
-				steps = slices.Insert(slices.Delete(steps, a-1, a), b-1, st)
+				steps = moveBefore(steps, a, b)
 			}
 		case stepBeforeNamed.MatchString(lp):
 			sm := stepBeforeNamed.FindStringSubmatch(lp)
 			ps := planSteps{steps: steps}
 			if a, b := ps.find(sm[1]), ps.find(sm[2]); a > 0 && b > 0 && a > b {
-				st := steps[a-1]
-				steps = slices.Insert(slices.Delete(steps, a-1, a), b-1, st)
+				steps = moveBefore(steps, a, b)
 			} else if a == 0 || b == 0 {
 				rest = append(rest, readTurn(part)...)
 			}
@@ -477,18 +481,10 @@ var switchObject = mustPattern(`\b(?:switch|move|migrate|port)\b.*?\bto\s+([\w.+
 // a switch, else the first known option named after the offer, else the
 // first named word; "" when it offers none.
 func offered(prev string) string {
-	// Only what the message ends with is what the reply answers: "I could
-	// add Redis caching. Should I update the README too?" — "no" is about
-	// the README.
-	prev = strings.TrimSpace(prev)
-	if i := lastSentenceStart(prev); i > 0 {
-		prev = prev[i:]
-	}
-	loc := offerCue.FindStringIndex(lower(prev))
-	if loc == nil {
+	span := offerSpan(prev)
+	if span == "" {
 		return ""
 	}
-	span := prev[loc[0]:loc[1]]
 	if m := switchObject.FindStringSubmatch(span); m != nil && isChoiceWord(m[1], false) {
 		return bare(m[1])
 	}
@@ -500,11 +496,11 @@ func offered(prev string) string {
 			// With the capitalised words that go on with its name ("AWS
 			// Lambda", "Google Cloud Run").
 			for _, next := range fields[i+1 : min(i+3, len(fields))] {
-				if nb := bare(next); nb == "" || !startsUpper(nb) || nb != strings.TrimRight(next, ".,;:!?") {
+				nb := bare(next)
+				if nb == "" || !startsUpper(nb) || nb != strings.TrimRight(next, ".,;:!?") {
 					break
-				} else {
-					w += " " + nb
 				}
+				w += " " + nb
 			}
 			return w
 		}
@@ -515,19 +511,27 @@ func offered(prev string) string {
 	return named
 }
 
-// offeredAll returns every option the assistant's last sentence offers
-// ("Zod or Yup").
-func offeredAll(prev string) []string {
+// offerSpan returns the offer the assistant's message ends with, from
+// its cue on ("should I switch the ORM to Drizzle"), or "". Only what the
+// message ends with is what the reply answers: "I could add Redis
+// caching. Should I update the README too?" — "no" is about the README.
+func offerSpan(prev string) string {
 	prev = strings.TrimSpace(prev)
 	if i := lastSentenceStart(prev); i > 0 {
 		prev = prev[i:]
 	}
 	loc := offerCue.FindStringIndex(lower(prev))
 	if loc == nil {
-		return nil
+		return ""
 	}
+	return prev[loc[0]:loc[1]]
+}
+
+// offeredAll returns every option the assistant's last sentence offers
+// ("Zod or Yup").
+func offeredAll(prev string) []string {
 	var out []string
-	for i, raw := range strings.Fields(prev[loc[0]:loc[1]]) {
+	for i, raw := range strings.Fields(offerSpan(prev)) {
 		if w := bare(raw); w != "" && i > 1 && isChoiceWord(raw, false) && !slices.Contains(out, w) {
 			out = append(out, w)
 		}

@@ -4592,7 +4592,7 @@ var moveNotWorth = mustPattern(`^(?:(?:migrating|moving|switching|porting|upgrad
 
 // insteadThen: what follows "X instead," as another instruction, not a
 // reason.
-var insteadThen = mustPattern(`^(?:and|but|then|so|also|plus|or|use|keep|put|move|run|add|make|we'?ll|we will|let'?s|please|just|for|with|and\s)\b`)
+var insteadThen = mustPattern(`^(?:and|but|then|so|also|plus|or|use|keep|put|move|run|add|make|we'?ll|we will|let'?s|please|just|for|with)\b`)
 
 // cutOldRemark splits off a last clause that speaks of the option left
 // behind ("…to a small Hetzner box, Heroku dynos sleep"): the reason for
