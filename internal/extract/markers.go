@@ -751,7 +751,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 				words = words[:1]
 			}
 			for _, w := range words {
-				if w = strings.TrimSuffix(strings.TrimSuffix(bare(w), "'s"), "’s"); isNamed(w) { // "Shaka's bundle is …"
+				if w = strings.TrimSuffix(strings.TrimSuffix(bare(w), "'s"), "’s"); namedOrPackage(w) { // "Shaka's bundle is …"
 					if k := findChoice(act, retired, w); k >= 0 {
 						i = k
 						break
@@ -1164,7 +1164,7 @@ func judgedUnheld(why string, act []active, retired map[int]bool) string {
 	}
 	w := m[1]
 	first := strings.Fields(w)[0] // a name, not a description ("the flaky stripe mock")
-	if len(strings.Fields(w)) > 3 || !(isNamed(first) || packageName(first) && strings.ContainsAny(first, "-.")) || findChoice(act, retired, w) >= 0 {
+	if len(strings.Fields(w)) > 3 || !namedOrPackage(first) || findChoice(act, retired, w) >= 0 {
 		return ""
 	}
 	return w
@@ -1174,3 +1174,10 @@ func judgedUnheld(why string, act []active, retired map[int]bool) string {
 // "victory-native is heavy", "Great Expectations" of "Great Expectations
 // is overkill for us").
 var judgedName = mustPattern(`^(?i:actually\s+)?(?i:the\s+)?([\w.\-+#]+(?:\s+[\w.\-+#]+){0,2}?)(?:'s|’s)?\s+(?i:is|are|was|were|feels|seems|looks|sounds|gets|got)\s`)
+
+// namedOrPackage reports whether s names an option: a name (isNamed) or
+// a package name that cannot be an English word ("victory-native",
+// "date-fns", "socket.io").
+func namedOrPackage(s string) bool {
+	return isNamed(s) || packageName(s) && strings.ContainsAny(s, "-.")
+}

@@ -3508,7 +3508,7 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 	case match(partColonVia) && qualifiedPart(lower(sub(partColonVia, 1))) && isNamed(sub(partColonVia, 2)):
 		r.decisionBody(capitalise(s), change)
-	case match(partColon) && qualifiedPart(lower(sub(partColon, 1))) && (isNamed(sub(partColon, 2)) || packageName(sub(partColon, 2)) && strings.ContainsAny(sub(partColon, 2), "-.")):
+	case match(partColon) && qualifiedPart(lower(sub(partColon, 1))) && namedOrPackage(sub(partColon, 2)):
 		r.decisionBody("Use "+sub(partColon, 2)+" for "+lowerPart(sub(partColon, 1)), change)
 		if rest := sub(partColon, 3); rest != "" {
 			r.statement(capitalise(rest), change) // "…, the API never touches the bytes"

@@ -3577,3 +3577,15 @@ func TestMarkersSwitchAlreadyMade(t *testing.T) {
 		says("We've switched from Yarn to pnpm.", []string{"pnpm"}, []string{"Yarn"}, nil),
 	})
 }
+
+// A change whose reason judges a held option named in lower case
+// ("victory-native is heavy, use …" after "charts: victory-native")
+// replaces that option's decision; the reason's names were looked up
+// only when capitalised, so the newest decision (about auth) was replaced.
+func TestMarkersJudgedPackageHeld(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("charts: victory-native", []string{"victory-native"}, nil, nil),
+		says("Auth goes through Okta.", []string{"Okta"}, nil, nil),
+		says("actually victory-native is heavy, use react-native-svg-charts instead", []string{"Okta", "react-native-svg-charts"}, []string{"victory-native"}, nil),
+	})
+}
