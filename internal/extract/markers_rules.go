@@ -132,6 +132,13 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 		}
 		only := o[updateOnly] == true
 		delete(o, updateOnly)
+		if inForce(rules, text) {
+			// "Max 3 retries per job" said again: the rule in force, which
+			// the merge would keep as it is. A second copy of it would
+			// stay behind when a later turn updates or lifts the newest
+			// ("make it 5 retries" left "Max 3 retries" active too).
+			continue
+		}
 		k := updatedRule(rules, text, only)
 		if k < 0 {
 			if !only {
@@ -151,6 +158,11 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 		rules[k] = newRule("", text, len(out)-1)
 	}
 	return append(out, removed...), rules
+}
+
+// inForce reports whether a rule in force says text, word for word.
+func inForce(rules []activeRule, text string) bool {
+	return slices.ContainsFunc(rules, func(r activeRule) bool { return strings.EqualFold(r.text, text) })
 }
 
 // updatedRule returns the index of the rule text updates (the same words

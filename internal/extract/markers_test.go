@@ -3589,3 +3589,25 @@ func TestMarkersJudgedPackageHeld(t *testing.T) {
 		says("actually victory-native is heavy, use react-native-svg-charts instead", []string{"Okta", "react-native-svg-charts"}, []string{"victory-native"}, nil),
 	})
 }
+
+// A rule said again, then given another amount: the update replaces it.
+// The second saying was kept as a copy of the rule, and the update reached
+// only the copy, leaving "Max 3 retries per job" in force beside "Max 5".
+func TestMarkersRuleSaidAgainThenUpdated(t *testing.T) {
+	steps := []sessionStep{
+		says("Max 3 retries per job.", []string{"Max 3 retries"}, nil, nil),
+		says("Remember: max 3 retries per job.", []string{"Max 3 retries"}, nil, nil),
+		says("Make it 5 retries.", []string{"5 retries"}, []string{"3 retries"}, nil),
+	}
+	playSession(t, steps)
+
+	// The same turns read at once, as a history seen for the first time.
+	var msgs []dialect.Message
+	for _, st := range steps {
+		msgs = append(msgs, st.msgs[0], dialect.Message{Role: "assistant", Text: "Done."})
+	}
+	c := markers(t, capsule.New("s", "a"), 0, msgs...)
+	if act, _ := sections(t, c); !strings.Contains(act, "5 retries") || strings.Contains(act, "3 retries") {
+		t.Errorf("read at once, the rule is not the updated one alone:\n%s", capsule.Render(c))
+	}
+}
