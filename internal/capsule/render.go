@@ -28,6 +28,8 @@ const header = "Continuity state kept by the proxy for this conversation. " +
 //	REJECTED — do not propose or use again:
 //	- R1: … (reason: …)
 //	- D2: … (superseded by D4)
+//	NO LONGER IN FORCE — rules the user lifted or replaced; do not apply them:
+//	- C2: … (lifted by the user)
 //	OPEN QUESTIONS:
 //	- Q1: …
 //	ANSWERED QUESTIONS (do not ask again):
@@ -89,7 +91,7 @@ func renderRef(c *Capsule, digest, ref string) string {
 			b.WriteByte('\n')
 		}
 	}
-	var active, retired, cons, open, answered []string
+	var active, retired, cons, lifted, open, answered []string
 	for _, d := range c.Decisions {
 		switch d.Status {
 		case StatusActive:
@@ -108,9 +110,11 @@ func renderRef(c *Capsule, digest, ref string) string {
 		if k.Status == StatusActive {
 			cons = append(cons, k.ID+": "+safe(k.Text))
 		} else if k.SupersededBy != "" {
-			retired = append(retired, k.ID+": "+safe(k.Text)+replacedBy(k.SupersededBy))
+			lifted = append(lifted, k.ID+": "+safe(k.Text)+replacedBy(k.SupersededBy))
 		} else {
-			retired = append(retired, k.ID+": "+safe(k.Text)+" (lifted by the user)")
+			// Not under REJECTED: "do not use again" of "Never use lodash"
+			// reads as one more reason to avoid what the user allowed.
+			lifted = append(lifted, k.ID+": "+safe(k.Text)+" (lifted by the user)")
 		}
 	}
 	var rejected []string
@@ -131,6 +135,7 @@ func renderRef(c *Capsule, digest, ref string) string {
 	section("ACTIVE DECISIONS", active)
 	section("CONSTRAINTS", cons)
 	section("REJECTED — do not propose or use again", append(rejected, retired...))
+	section("NO LONGER IN FORCE — rules the user lifted or replaced; do not apply them", lifted)
 	section("OPEN QUESTIONS", open)
 	section("ANSWERED QUESTIONS (do not ask again)", answered)
 	if c.Dropped > 0 {

@@ -289,3 +289,49 @@ func TestRefAndLast(t *testing.T) {
 		t.Errorf("Find = %d %q %v", r, d, ok)
 	}
 }
+
+// A rule the user lifted or replaced is no longer in force, and the block
+// says so under a heading of its own. Listed under REJECTED ("do not
+// propose or use again"), "C1: Never use lodash (lifted by the user)"
+// read as one more reason to stay away from lodash, which the user had
+// just allowed.
+func TestRenderLiftedRuleIsNotRejected(t *testing.T) {
+	c := mustApply(t, New("s", "a"), delta(1, 3, 1),
+		Op{Op: OpAddConstraint, Text: "Never use lodash", Turn: 1},
+		Op{Op: OpAddConstraint, Text: "Max 3 retries per job", Turn: 1},
+	)
+	c = mustApply(t, c, delta(4, 6, 4, 5),
+		Op{Op: OpRemoveConstraint, ID: "C1", Turn: 4},
+		Op{Op: OpSupersedeConstraint, ID: "C2", Text: "Max 5 retries per job", Turn: 5},
+	)
+	got := Render(c)
+	for _, stale := range []string{"Never use lodash", "Max 3 retries"} {
+		if head := headingAbove(got, lineOf(got, stale)); !strings.Contains(head, "NO LONGER IN FORCE") {
+			t.Errorf("%q is under %q, not a heading saying it no longer applies:\n%s", stale, head, got)
+		}
+	}
+	if head := headingAbove(got, lineOf(got, "Max 5 retries")); head != "CONSTRAINTS:" {
+		t.Errorf("the rule in force is under %q:\n%s", head, got)
+	}
+}
+
+// lineOf is the index of the first line of s holding sub, or -1.
+func lineOf(s, sub string) int {
+	for i, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// headingAbove is the nearest line before line i of s that is not an item.
+func headingAbove(s string, i int) string {
+	lines := strings.Split(s, "\n")
+	for j := i - 1; j >= 0; j-- {
+		if !strings.HasPrefix(lines[j], "- ") {
+			return lines[j]
+		}
+	}
+	return ""
+}

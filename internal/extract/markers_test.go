@@ -42,8 +42,13 @@ func markersOf(t *testing.T, prev *capsule.Capsule, in Input, tx string) *capsul
 func sections(t *testing.T, c *capsule.Capsule) (active, notUse string) {
 	t.Helper()
 	r := capsule.Render(c)
-	active, notUse, _ = strings.Cut(r, "\nREJECTED")
-	return active, notUse
+	cut := len(r) // what is not in use: REJECTED, then the rules no longer in force
+	for _, h := range []string{"\nREJECTED", "\nNO LONGER IN FORCE"} {
+		if i := strings.Index(r, h); i >= 0 {
+			cut = min(cut, i)
+		}
+	}
+	return r[:cut], r[cut:]
 }
 
 // wantSections checks that each of active is in the capsule's active part
