@@ -92,15 +92,31 @@ func renderRef(c *Capsule, digest, ref string) string {
 		}
 	}
 	var active, retired, cons, lifted, open, answered []string
+	// A decision or rule taken back ("revert to Jest for tests") is in force
+	// again under a new id; its retired copy is not listed beside it, which
+	// would tell the agent both to use it and never to use it again.
+	inForce := map[string]bool{}
 	for _, d := range c.Decisions {
-		switch d.Status {
-		case StatusActive:
+		if d.Status == StatusActive {
+			inForce[Normalize(d.Statement)] = true
+		}
+	}
+	for _, k := range c.Constraints {
+		if k.Status == StatusActive {
+			inForce[Normalize(k.Text)] = true
+		}
+	}
+	for _, d := range c.Decisions {
+		switch {
+		case d.Status != StatusActive && inForce[Normalize(d.Statement)]:
+			// taken back: listed once, where it is in force
+		case d.Status == StatusActive:
 			l := d.ID + ": " + safe(d.Statement)
 			if d.Rationale != "" {
 				l += " (why: " + safe(d.Rationale) + ")"
 			}
 			active = append(active, l)
-		case StatusSuperseded:
+		case d.Status == StatusSuperseded:
 			retired = append(retired, d.ID+": "+safe(d.Statement)+replacedBy(d.SupersededBy))
 		default:
 			retired = append(retired, d.ID+": "+safe(d.Statement)+" (rejected by the user)")
@@ -109,6 +125,8 @@ func renderRef(c *Capsule, digest, ref string) string {
 	for _, k := range c.Constraints {
 		if k.Status == StatusActive {
 			cons = append(cons, k.ID+": "+safe(k.Text))
+		} else if inForce[Normalize(k.Text)] {
+			continue
 		} else if k.SupersededBy != "" {
 			lifted = append(lifted, k.ID+": "+safe(k.Text)+replacedBy(k.SupersededBy))
 		} else {

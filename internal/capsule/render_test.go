@@ -335,3 +335,34 @@ func headingAbove(s string, i int) string {
 	}
 	return ""
 }
+
+// A decision or rule the user took back ("Use Jest for tests", "switch to
+// Vitest", "revert to Jest for tests") is active again, and only there:
+// its retired copy listed beside it under REJECTED told the agent both to
+// use Jest and never to use it again.
+func TestRenderTakenBackIsNotRejected(t *testing.T) {
+	c := mustApply(t, New("s", "a"), delta(1, 3, 1),
+		Op{Op: OpAddDecision, Statement: "Use Jest for tests", Turn: 1},
+		Op{Op: OpAddConstraint, Text: "Never use lodash", Turn: 1},
+	)
+	c = mustApply(t, c, delta(4, 6, 4),
+		Op{Op: OpSupersedeDecision, ID: "D1", Statement: "Use Vitest", Turn: 4},
+		Op{Op: OpRemoveConstraint, ID: "C1", Turn: 4},
+	)
+	c = mustApply(t, c, delta(7, 9, 7),
+		Op{Op: OpSupersedeDecision, ID: "D2", Statement: "Use Jest for tests", Turn: 7},
+		Op{Op: OpAddConstraint, Text: "Never use lodash", Reinstates: "C1", Turn: 7},
+	)
+	got := Render(c)
+	for _, s := range []string{"Use Jest for tests", "Never use lodash"} {
+		if n := strings.Count(got, s); n != 1 {
+			t.Errorf("%q is listed %d times, want once (in force):\n%s", s, n, got)
+		}
+	}
+	if head := headingAbove(got, lineOf(got, "Use Jest for tests")); head != "ACTIVE DECISIONS:" {
+		t.Errorf("the decision taken back is under %q:\n%s", head, got)
+	}
+	if head := headingAbove(got, lineOf(got, "Use Vitest")); !strings.HasPrefix(head, "REJECTED") {
+		t.Errorf("the decision it replaced is under %q:\n%s", head, got)
+	}
+}
