@@ -199,6 +199,7 @@ func markerOps(in Input) []map[string]any {
 		ops, act = resolve(ops, act, items, t.n)
 		ops, rules = updateRules(ops, n, rules)
 		reinstate(ops, n, rejected, in.Turns["m"+strconv.Itoa(t.n)], content)
+		backAgain(ops, n, in.Prev, content)
 		reinstateRetired(ops, n, in.Prev, in.Turns["m"+strconv.Itoa(t.n)])
 		for _, o := range ops[n:] {
 			if o["op"] == "set_plan" {
@@ -415,6 +416,33 @@ func reinstateRetired(ops []map[string]any, from int, prev *capsule.Capsule, tur
 		for _, d := range prev.Decisions {
 			if d.Status != capsule.StatusActive && d.ClosedTurn < turn && capsule.Normalize(d.Statement) == n {
 				o["reinstates"] = d.ID
+				break
+			}
+		}
+	}
+}
+
+// backAgain gives a change back to the choice that the decision it
+// replaces had replaced ("Use Jest for tests", "switch to Vitest", then
+// "undo that, Jest is fine") that choice's own words: the decision is
+// taken back, not made again in fewer words beside its retired self.
+func backAgain(ops []map[string]any, from int, prev *capsule.Capsule, content contentWords) {
+	if prev == nil {
+		return
+	}
+	for _, o := range ops[from:] {
+		id, _ := o["id"].(string)
+		st, _ := o["statement"].(string)
+		if o["op"] != "supersede_decision" || id == "" {
+			continue
+		}
+		ws := content.of(st)
+		if len(ws) == 0 {
+			continue
+		}
+		for _, d := range prev.Decisions {
+			if d.Status == capsule.StatusSuperseded && d.SupersededBy == id && len(content.of(d.Statement)) > len(ws) && namesAll(chosenWords(d.Statement), ws) {
+				o["statement"] = d.Statement
 				break
 			}
 		}

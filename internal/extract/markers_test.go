@@ -366,7 +366,7 @@ func TestMarkersSessionPhrasing(t *testing.T) {
 		c = markers(t, c, 2*i, dialect.Message{Role: "assistant", Text: "Done."}, dialect.Message{Role: "user", Text: turn})
 	}
 	wantSections(t, c,
-		[]string{"Use chi for routing", "Use API keys ourselves", "Make the short codes 7 characters", "Use SQLite",
+		[]string{"Use chi for routing", "Use API keys ourselves", "Make the short codes 7 characters", "Store links in SQLite",
 			"Postgres is overkill", "NATS", "zerolog", "Fly.io",
 			"external auth library", "Keep all handlers under internal/http", "Keep functions under 50 lines", "Avoid ORMs entirely",
 			"stored in UTC", "db/migrations", "backwards compatible", "lowercase",
@@ -1537,7 +1537,7 @@ func TestMarkersChangeOfMindSession(t *testing.T) {
 		says("on second thought let's do plain UDP for the match traffic, websockets add too much latency for a shooter",
 			[]string{"UDP for the match traffic", "too much latency"}, []string{"Use WebSockets"}, []string{"WebSockets"}),
 		says("ok forget what I said about UDP, we're back to websockets. the browser client can't do raw UDP anyway",
-			[]string{"Use websockets", "the browser client can't do raw UDP anyway"}, []string{"UDP for the match traffic"}, nil),
+			[]string{"Use WebSockets for the realtime channel", "the browser client can't do raw UDP anyway"}, []string{"UDP for the match traffic"}, nil),
 		says("Mongo? no. player profiles go in Postgres like everything else", []string{"Postgres"}, nil, []string{"Mongo"}),
 		says("not a fan of Firebase for auth, we'll run our own with the account service", []string{"account service"}, nil, []string{"Firebase"}),
 		says("Use Redis sorted sets for the leaderboards.", []string{"Redis sorted sets"}, nil, nil),
@@ -3614,5 +3614,23 @@ func TestMarkersRuleSaidAgainThenUpdated(t *testing.T) {
 	c := markers(t, capsule.New("s", "a"), 0, msgs...)
 	if act, _ := sections(t, c); !strings.Contains(act, "5 retries") || strings.Contains(act, "3 retries") {
 		t.Errorf("read at once, the rule is not the updated one alone:\n%s", capsule.Render(c))
+	}
+}
+
+// Going back to the choice a change had replaced, in fewer words ("Undo
+// that, Jest is fine" after "Use Jest for tests", "Switch to Vitest"),
+// takes that decision back: it was recorded as a new "Use Jest" beside
+// "D1: Use Jest for tests (superseded by D2)" under REJECTED, so the
+// agent read Jest both as chosen and as never to be used again.
+func TestMarkersTakenBackInFewerWords(t *testing.T) {
+	for _, back := range []string{"Undo that, Jest is fine.", "Actually, go back to Jest.", "Let's use Jest after all."} {
+		c := playSession(t, []sessionStep{
+			says("Use Jest for tests.", []string{"Jest"}, nil, nil),
+			says("Switch to Vitest.", []string{"Vitest"}, nil, nil),
+			says(back, []string{"Use Jest for tests"}, []string{"Vitest"}, []string{"Vitest"}),
+		})
+		if r := capsule.Render(c); strings.Count(r, "Jest") != 1 {
+			t.Errorf("%q: Jest is listed %d times, want once (in force):\n%s", back, strings.Count(r, "Jest"), r)
+		}
 	}
 }
