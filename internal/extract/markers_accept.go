@@ -167,7 +167,11 @@ func planAccepted(reply, prev string) []item {
 	// A reply names a few changes; what follows the sixteenth comma is
 	// read as one part, as any sentence is, so a reply made of thousands
 	// of parts is not read part by part.
+	var parts []string
 	for _, part := range strings.SplitN(strings.TrimRight(t[m[2]:], ".! "), ", ", maxPlanChanges) {
+		parts = append(parts, andParts(part)...)
+	}
+	for _, part := range parts {
 		lp := lower(strings.TrimSpace(part))
 		switch {
 		case stepBefore.MatchString(lp):
@@ -217,6 +221,25 @@ func planAccepted(reply, prev string) []item {
 		}
 	}
 	return append([]item{{kind: "plan", steps: steps}}, rest...)
+}
+
+// andCommand: "and" (or "then") joining a second change to a reply's
+// part ("skip the tests and use Vitest").
+var andCommand = mustPattern(`\s+(?:and then|and|then)\s+((?:use|skip|drop|add|switch|move|keep|do|put|write|make|remove|leave out|cut|go with)\s)`)
+
+// andParts splits a part of a reply into the changes "and" joins
+// ("skip the tests and use Vitest": "skip the tests", "use Vitest").
+func andParts(part string) []string {
+	var out []string
+	for len(out) < maxPlanChanges {
+		m := andCommand.FindStringSubmatchIndex(lower(part))
+		if m == nil {
+			break
+		}
+		out = append(out, part[:m[0]])
+		part = part[m[2]:]
+	}
+	return append(out, part)
 }
 
 // doVerb opens a change proposed as a task.

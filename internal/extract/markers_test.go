@@ -3634,3 +3634,20 @@ func TestMarkersTakenBackInFewerWords(t *testing.T) {
 		}
 	}
 }
+
+// A plan accepted with two changes joined by "and" ("yes, but skip the
+// tests and use Vitest") makes both: the reply's part was read whole,
+// and neither the skipped step nor the decision was recorded.
+func TestMarkersPlanAcceptedWithTwoChanges(t *testing.T) {
+	const plan = "I propose this plan:\n1. Add the schema\n2. Write the repository layer\n3. Add the tests\nShall I proceed?"
+	for _, tc := range []struct{ reply, decided string }{
+		{"yes, but skip the tests and use Vitest", "Vitest"},
+		{"yes, but use Vitest and skip the tests", "Vitest"},
+		{"sounds good, but skip step 3 and use Postgres", "Postgres"},
+	} {
+		c := playSession(t, []sessionStep{asked(plan, tc.reply, []string{"Add the schema", tc.decided}, []string{"Add the tests"}, nil)})
+		if c.LatestPlan == nil || c.LatestPlan.Status != capsule.PlanAccepted {
+			t.Errorf("%q: no accepted plan:\n%s", tc.reply, capsule.Render(c))
+		}
+	}
+}
