@@ -823,6 +823,22 @@ var (
 	unapostrophised = regexp.MustCompile(`(?i)\b(?:` + strings.Join(apostropheless, "|") + `)\b`)
 )
 
+// adoptionJudged: an option judged not worth taking, with what takes
+// it up ("moving to Kubernetes"), the judgement, and what follows it.
+var adoptionJudged = mustPattern(`^(?:(?:honestly|frankly|tbh|imo|i think|i feel like|but|and|so|really|yeah|nah|well)\b,?\s+)*(?:(?:moving|switching|migrating)\s+(?:\w+\s+)?to|adding|using|introducing|bringing in|pulling in|setting up|going with)?\s*(?:the\s+)?((?:[\w.\-+#]+)(?:\s+[\w.\-+#]+){0,2}?)\s+((?:would be|would feel|is|are|seems|feels|sounds)\s+(?:\w+\s+)?(?:overkill|over-?engineered|over-?engineering|unnecessary|not worth it)\b[^,;—–]{0,60}?)\s*(?:[,;—–]\s*(\S.{0,300}))?$`)
+
+// adoptable reports whether the first word of what adoptionJudged
+// judges names an option ("Kafka", "date-fns"), not a pronoun or a word
+// a sentence opens with ("This", "The").
+func adoptable(first string) bool {
+	return namedOrPackage(first) && !stopWords[lower(first)]
+}
+
+// adoptionWord reports whether low holds a word adoptionJudged needs.
+func adoptionWord(low string) bool {
+	return strings.Contains(low, "overkill") || strings.Contains(low, "engineer") || strings.Contains(low, "unnecessary") || strings.Contains(low, "not worth it")
+}
+
 // readTurn reads a user turn into items, in order.
 func readTurn(text string) []item {
 	text = unwrapArgs(text)
@@ -839,7 +855,28 @@ func readTurn(text string) []item {
 	reads := 0
 	r := reader{reads: &reads}
 	r.lines(userLines(text))
+	if len(r.items) == 0 {
+		return judgedAlone(text)
+	}
 	return r.items
+}
+
+// judgedAlone reads a turn that only judges an option not worth taking
+// ("Moving to Kubernetes would be overkill.", "Honestly Kafka is overkill
+// for three events a day"): the option is turned down, for what it is
+// judged. Said beside anything else, the judgement is that thing's reason
+// or a reply's, and is read so.
+func judgedAlone(text string) []item {
+	t := strings.TrimSpace(text)
+	low := lower(t)
+	if len(t) > 200 || strings.ContainsAny(t, "\n?") || !adoptionWord(low) || strings.Contains(strings.TrimRight(t, ".! "), ". ") {
+		return nil
+	}
+	m := adoptionJudged.FindStringSubmatchIndex(strings.TrimRight(low, ".! "))
+	if m == nil || m[6] >= 0 || !adoptable(strings.Fields(t[m[2]:m[3]])[0]) {
+		return nil
+	}
+	return []item{{kind: "reject", text: t[m[2]:m[3]], why: strings.TrimRight(t[m[4]:m[5]], ".! ")}}
 }
 
 // maxReads bounds the clauses read for one turn (reader.reads): far above

@@ -3651,3 +3651,26 @@ func TestMarkersPlanAcceptedWithTwoChanges(t *testing.T) {
 		}
 	}
 }
+
+// A turn that only judges an option not worth taking turns it down, with
+// the judgement as its reason ("Moving to Kubernetes would be overkill"
+// read as nothing: "would" made it a hedge). Judgements of what is not an
+// option, or said beside a choice, are not read so.
+func TestMarkersJudgedNotWorthAlone(t *testing.T) {
+	for _, tc := range []struct{ say, option, why string }{
+		{"Moving to Kubernetes would be overkill.", "Kubernetes", "overkill"},
+		{"Honestly Kafka is overkill for three events a day.", "Kafka", "three events a day"},
+		{"Adding Redis is unnecessary right now.", "Redis", "unnecessary"},
+		{"Microservices are overkill for a team of two.", "Microservices", "team of two"},
+	} {
+		c := playSession(t, []sessionStep{says(tc.say, nil, nil, []string{tc.option})})
+		if len(c.Rejected) != 1 || c.Rejected[0].Text != tc.option || !strings.Contains(c.Rejected[0].Reason, tc.why) {
+			t.Errorf("%q: want %s rejected for %q:\n%s", tc.say, tc.option, tc.why, capsule.Render(c))
+		}
+	}
+	for _, say := range []string{"This is overkill.", "The retry logic is over-engineered.", "That would be overkill for now."} {
+		if items := readTurn(say); len(items) > 0 {
+			t.Errorf("%q read as %v", say, items)
+		}
+	}
+}
