@@ -823,6 +823,21 @@ var (
 	unapostrophised = regexp.MustCompile(`(?i)\b(?:` + strings.Join(apostropheless, "|") + `)\b`)
 )
 
+// partNamed reports whether words (three at most) name a part of the
+// product, or a thing of one ("the auth provider").
+func partNamed(words string) bool {
+	f := strings.Fields(words)
+	return len(f) <= 3 && (qualifiedPart(words) || slices.ContainsFunc(f, func(w string) bool { return productParts[w] }))
+}
+
+// notGoingTo: "we're not going to use Terraform" (what is put off, "not
+// going to do multi-region yet", is not turned down).
+var notGoingTo = mustPattern(`^(?:we'?re|we are|i'?m|i am)\s+not\s+going\s+to\s+(?:use|adopt|pick|go with|introduce|target|bother with)\s+(.+)$`)
+
+// changePart: "change the database to MySQL", "let's change the auth
+// provider from Auth0 to Clerk": the verb and the part changed.
+var changePart = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we should|please)\s+)?(change)\s+(?:the\s+|our\s+)?(.{2,40}?)\s+(?:from\s+.{1,60}?\s+)?to\s+\S`)
+
 // adoptionJudged: an option judged not worth taking, with what takes
 // it up ("moving to Kubernetes"), the judgement, and what follows it.
 var adoptionJudged = mustPattern(`^(?:(?:honestly|frankly|tbh|imo|i think|i feel like|but|and|so|really|yeah|nah|well)\b,?\s+)*(?:(?:moving|switching|migrating)\s+(?:\w+\s+)?to|adding|using|introducing|bringing in|pulling in|setting up|going with)?\s*(?:the\s+)?((?:[\w.\-+#]+)(?:\s+[\w.\-+#]+){0,2}?)\s+((?:would be|would feel|is|are|seems|feels|sounds)\s+(?:\w+\s+)?(?:overkill|over-?engineered|over-?engineering|unnecessary|not worth it)\b[^,;—–]{0,60}?)\s*(?:[,;—–]\s*(\S.{0,300}))?$`)
@@ -1834,6 +1849,13 @@ func (r *reader) sentence(s string) {
 			s = trimAny(s[:loc[0]], "and ", "but ", "so ") + ", " + s[loc[1]:]
 			low = lower(s)
 		}
+	}
+	if m := matchIf(strings.Contains(low, "change "), changePart, low); m != nil && partNamed(low[m[4]:m[5]]) {
+		// "Change the database to MySQL": a part of the product switched,
+		// said with "change" ("change the function name to parseConfig"
+		// is an edit, not a choice).
+		s = s[:m[2]] + "switch" + s[m[3]:]
+		low = lower(s)
 	}
 	if m := iSaid.FindStringIndex(low); m != nil && isChoiceWord(firstWord(s[m[1]:]), false) {
 		// "no, I said Vitest, not Jest": the user's own choice, said
@@ -4060,6 +4082,12 @@ func (r *reader) rejectForms(s, low string) bool {
 		n := len(r.items)
 		r.rejectList(body)
 		r.enoughInstead(n) // "We're not doing Stripe anymore, Paddle handles the VAT for us"
+	case match(notGoingTo):
+		// "We're not going to use Terraform": turned down, said as what
+		// will not happen.
+		n := len(r.items)
+		r.rejectList(grab(notGoingTo))
+		r.enoughInstead(n)
 	case match(droppedPast) && isNamed(sub(droppedPast, 1)) && !strings.HasPrefix(lower(sub(droppedPast, 1)), "the "):
 		r.add(item{kind: "reject", text: sub(droppedPast, 1)})
 		r.changed = true

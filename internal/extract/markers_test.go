@@ -3674,3 +3674,17 @@ func TestMarkersJudgedNotWorthAlone(t *testing.T) {
 		}
 	}
 }
+
+// "Change the database to MySQL" switches that part, as "switch" does;
+// "change" of what is no part of the product is an edit, not a choice.
+// "We're not going to use Terraform" turns Terraform down. Each read as
+// nothing.
+func TestMarkersChangeToAndNotGoingTo(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Use Postgres for the database.", []string{"Postgres"}, nil, nil),
+		says("Change the database to MySQL.", []string{"MySQL"}, []string{"Postgres"}, []string{"Postgres"}),
+		says("Let's change the auth provider from Auth0 to Clerk.", []string{"Clerk", "MySQL"}, []string{"Auth0"}, []string{"Auth0"}),
+		says("Change the function name to parseConfig.", []string{"Clerk", "MySQL"}, []string{"parseConfig"}, nil),
+		says("We're not going to use Terraform.", []string{"Clerk", "MySQL"}, nil, []string{"Terraform"}),
+	})
+}
