@@ -3688,3 +3688,13 @@ func TestMarkersChangeToAndNotGoingTo(t *testing.T) {
 		says("We're not going to use Terraform.", []string{"Clerk", "MySQL"}, nil, []string{"Terraform"}),
 	})
 }
+
+// "No more than 100 lines per function" is a bound, read as a rule as
+// "At most 100 lines per function" is; its "No" read it as an option
+// turned down, and no option was found.
+func TestMarkersNoMoreThanIsABound(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("No more than 100 lines per function.", []string{"No more than 100 lines per function"}, nil, nil),
+		says("No more than 5 concurrent uploads per user.", []string{"5 concurrent uploads per user"}, nil, nil),
+	})
+}
