@@ -169,7 +169,7 @@ func planAccepted(reply, prev string) []item {
 	// of parts is not read part by part.
 	var parts []string
 	for _, part := range strings.SplitN(strings.TrimRight(t[m[2]:], ".! "), ", ", maxPlanChanges) {
-		parts = append(parts, andParts(part)...)
+		parts = append(parts, andParts(part, maxPlanChanges-len(parts))...)
 	}
 	for _, part := range parts {
 		lp := lower(strings.TrimSpace(part))
@@ -228,10 +228,11 @@ func planAccepted(reply, prev string) []item {
 var andCommand = mustPattern(`\s+(?:and then|and|then)\s+((?:use|skip|drop|add|switch|move|keep|do|put|write|make|remove|leave out|cut|go with)\s)`)
 
 // andParts splits a part of a reply into the changes "and" joins
-// ("skip the tests and use Vitest": "skip the tests", "use Vitest").
-func andParts(part string) []string {
+// ("skip the tests and use Vitest": "skip the tests", "use Vitest"), at
+// most n+1 of them (the reply's parts stay bounded however it is split).
+func andParts(part string, n int) []string {
 	var out []string
-	for len(out) < maxPlanChanges {
+	for len(out) < n {
 		m := andCommand.FindStringSubmatchIndex(lower(part))
 		if m == nil {
 			break

@@ -4273,7 +4273,7 @@ func (r *reader) rejectForms(s, low string) bool {
 		r.add(item{kind: "reject", text: sub(noUntil, 1), why: strings.TrimRight(sub(noUntil, 2), ". ")})
 	case match(noForm) && strings.Contains(low, " unless "):
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ". "))}) // "no raw sql unless it's a report"
-	case match(noForm) && (strings.HasPrefix(low, "no more than ") || strings.HasPrefix(low, "no fewer than ")) && maxRule.MatchString(low):
+	case match(noForm) && strings.HasPrefix(low, "no more than ") && maxRule.MatchString(low):
 		return false // "No more than 100 lines per function": a bound, read as a rule
 	case match(noForm):
 		body := grab(noForm)

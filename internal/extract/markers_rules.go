@@ -160,9 +160,10 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 	return append(out, removed...), rules
 }
 
-// inForce reports whether a rule in force says text, word for word.
+// inForce reports whether one of the newest rules in force (as many as
+// updatedRule looks at) says text, word for word.
 func inForce(rules []activeRule, text string) bool {
-	return slices.ContainsFunc(rules, func(r activeRule) bool { return strings.EqualFold(r.text, text) })
+	return slices.ContainsFunc(rules[max(len(rules)-maxRulesLooked, 0):], func(r activeRule) bool { return strings.EqualFold(r.text, text) })
 }
 
 // updatedRule returns the index of the rule text updates (the same words
