@@ -121,6 +121,12 @@ var (
 	judgement = mustSubjectPattern(`[\w.\-/+' ]`, 40, `(?:(?:needs?|requires?)\s+[a-z]+\s+[a-z]+|(?:is|are|was|were|seems|feels|looks)\s+(?:\w+\s+)?(?:overkill|too\b|readable by|exposed to|vulnerable to|hard to (?:review|read|audit|debug|test|maintain)|guessable|forgeable|insecure|unsafe|more trouble|not worth|a pain|unnecessary|overengineered|over-engineered|bloated|heavy|slow|flaky|noisy|enough|fine|simpler|easier|better|worse|brutal|expensive|out of control|through the roof|a nightmare|unmaintained|abandoned|archived|deprecated|end[- ]of[- ]life|unsupported|no longer maintained|painful|awful|terrible|unreliable|clunky|a mess|insane|ridiculous|absurd|crazy|outrageous|one more thing|another thing|yet another|unacceptable|the problem|the issue|the culprit|the bottleneck|the last straw)|(?:needs?|takes?|has|have|requires?|adds?|costs?)\s+(?:way\s+|far\s+)?too\b|(?:can'?t|cannot|won'?t|doesn'?t|does not)\s+(?:keep up|scale|cope|handle (?:it|the load))|(?:runs?|ran)\s+out\s+of\s+\w+|chokes?\s+on|(?:falls?|falling|fell)\s+(?:over|apart)|keeps?\s+(?:crashing|failing|breaking|timing out|[a-z]+ing\s+(?:us|me|with))|already\s+[a-z]+s\b|only\s+(?:run|have|need|use|serve|support|deploy|ship)\s|(?:was|were|is)\s+a\s+(?:mistake|bad idea|dead end)|(?:isn'?t|aren'?t|is not|are not)\s+worth|(?:has|have|had)\s+(?:terrible|awful|bad|poor|flaky|spotty|unreliable|patchy)\s+\w|(?:jumps|explodes|doubles|triples|balloons|skyrockets)\b|(?:didn'?t|did not|doesn'?t|does not)\s+work(?:\s+out)?\b|(?:we|you)\s+(?:don'?t|do not)\s+need\b|(?:isn'?t|is not|wasn'?t|was not)\s+working(?:\s+out)?\b|(?:takes?|took)\s+(?:over\s+|more than\s+|about\s+|almost\s+|nearly\s+)?\d[\d.,]*\s*(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?|days?|weeks?)\b|(?:bit|bites|burned|burnt)\s+us\b|(?:doesn'?t|does not|don'?t|do not)\s+(?:cover|support|work with)\b|would\s+(?:lock|tie)\s+us\s+(?:to|into|in)\b|(?:is|are|was|were)\s+(?:about\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*x|twice|three times|four times|ten times)\s+(?:the\s+(?:size|cost|price)|bigger|larger|slower|as slow|as big|as large|more expensive|the\s+bill)\b)`)
 	// prefRule: "I'd rather we avoid ORMs", "I'd prefer we stay away from
 	// reflection", "I'd rather you ask before deleting files".
+	// ratherThanIn: where a preference's second option begins ("use
+	// Postgres than MySQL", "use Vitest over Jest").
+	ratherThanIn = mustPattern(`\s+(?:than|over)\s+`)
+	// carrier: "over" followed by what a thing travels over ("JSON over
+	// HTTP"), which is no alternative.
+	carrier  = mustPattern(`^\s+over\s+(?:the\s+)?(?:https?|http/[23]|tcp|udp|tls|ssh|quic|grpc|websockets?|sse|mqtt|amqp|nats|unix sockets?|the wire|the network|stdio|pipes?)\b`)
 	prefRule = mustPattern(`^(?:i'?d|i would|we'?d|we would)\s+(?:rather|prefer)\s+(?:that\s+)?(?:we|you)\s+((?:avoid|stay away from|not|never|always|keep|stick|use|ask|don'?t)\b.+)$`)
 	// willBe: "The queue is going to be NATS, not RabbitMQ": a part of the
 	// product and the named option it will be.
@@ -181,7 +187,7 @@ var (
 	shouldRule    = mustPattern(`^(?:[\w\-/]+\s+){1,3}should\s+(?:follow|use|match|be named|be|go|live|stay|always|never)\b`)
 	droppedPast   = mustPattern(`^we(?:'ve| have)?\s+(?:ditched|dropped|scrapped|abandoned|got rid of|moved away from|removed)\s+(.+?)(?:\s+(?:last|earlier|this|a while|in|on|back)\b.*|,.*)?$`)
 	forAll        = mustPattern(`^([\w.\-+/ ]{1,30}?)\s+for\s+(?:everything|all of it|all the things|the whole (?:thing|project|app|stack))\b`)
-	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?|budgets?|ceilings?)|(?:[\w\-]+\s+)(?:limits?|caps?|targets?))\s+(?:is|are|=|of)\s+\d|^(?:we\s+)?(?:target|aim for)\s+\d[\d.,]*\s*(?:fps|ms|s|seconds|%|rps|qps|req/s|mb|gb|kb)\b|^\d[\d.,]*\s*(?:ms|s|px|rem|kb|mb|%|fps)\s+(?:max|maximum|min|minimum|tops|at most)\b|^(?:max|maximum|min|minimum|at most|no more than)\s+\d[\d.,]*\s*[a-z%]*\s+[a-z]`)
+	maxRule       = mustPattern(`^(?:(?:the|our)\s+)?(?:(?:max|maximum|min|minimum)\s+[\w\- ]{1,30}?|(?:[\w\-]+\s+)?(?:rate limits?|quotas?|timeouts?|ttls?|budgets?|ceilings?)|(?:[\w\-]+\s+)(?:limits?|caps?|targets?))\s+(?:is|are|=|of)\s+\d|^(?:we\s+)?(?:target|aim for)\s+\d[\d.,]*\s*(?:fps|ms|s|seconds|%|rps|qps|req/s|mb|gb|kb)\b|^\d[\d.,]*\s*(?:ms|s|px|rem|kb|mb|%|fps)\s+(?:max|maximum|min|minimum|tops|at most)\b|^(?:max|maximum|min|minimum|at most|no more than)\s+(?:\d[\d.,]*\s*[a-z%]*|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|fifty|a hundred)\s+[a-z]+)\s+[a-z]`)
 	ensureAll     = mustPattern(`^(?:please\s+)?(?:make sure|ensure)\s+(?:that\s+)?(?:every|all|each|no|any)\b`)
 	conditionLead = mustPattern(`^(?:if|when|whenever|unless|once|after|before|while|since|because|although|though|as long as|in case)\b`)
 	// standingImper: "Keep the tests table-driven from now on": an
@@ -215,7 +221,7 @@ var (
 	// partUses: "Tests use testscript", "the frontend uses React", "releases
 	// are built with GoReleaser", "images are stored in S3": a part of the
 	// product and the named option it uses.
-	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|talks?|speaks?|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed|versioned|tracked|logged|validated|orchestrated|provisioned|monitored|encrypted|hashed|migrated|processed|persisted|trained|evaluated)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
+	partUses = mustPattern(`^(?:the\s+|our\s+|all\s+)?([\w\-/]+(?:\s[\w\-/]+){0,2}?)\s+(?:uses?|will use|should use|runs? on|talks?|speaks?|(?:will|is going to|are going to)\s+be\s+(?:(?:built|written|done|made|implemented)\s+)?(?:in|with)|(?:is|are)\s+(?:built|stored|kept|hosted|deployed|served|cached|shipped|sent|run|managed|handled|done|written|generated|rendered|tested|linted|formatted|bundled|packaged|published|signed|scheduled|queued|indexed|versioned|tracked|logged|validated|orchestrated|provisioned|monitored|encrypted|hashed|migrated|processed|persisted|trained|evaluated)(?:\s+as\s+[\w\-]+)?\s+(?:with|using|via|by|in|on|to|through))\s+([\w.\-+#]+)`)
 	// isMust: "Windows support is a must", "offline mode is required".
 	isMust   = mustPattern(`^(?:the\s+|our\s+)?[\w\-/ ]{1,40}?\s+(?:is|are)\s+(?:a must|a hard requirement|required|mandatory|non-negotiable|a requirement)(?:\s+(?:for|on|in|at|by|before|across)\s+.+)?$`)
 	partsAre = mustPattern(`^([\w\-]+(?:\s[\w\-]+){0,2}?)\s+(?:are|is)\s+(?:all\s+)?(\S+)(?:\s+(?:instances|nodes|machines|boxes|servers|clusters|databases|buckets|containers|functions|tasks|pods|vms))?(?:\s+(?:on|behind|with)\s+[\w.\-]+(?:\s[\w.\-]+)?)?(?:\s+for\s+(?:now|v1|the mvp|the moment))?$`)
@@ -814,6 +820,9 @@ var (
 	foldedOut = mustPattern(`^(.+?)[,;]\s+(.{1,40}?)\s+(?:is|are)\s+out$`)
 	cutOld    = mustPattern(`[,;(]|\s+(?:for|in|on|please|anymore|because|since|as|at)\b|\s+(?:of\s+)?(?:either|both|any kind)$`)
 	ideaOf    = mustPattern(`^(?:the idea of\s+)?(?:an?\s+|the\s+)?`)
+	// ideaTail: the word that makes an option something said of it ("the
+	// Redis idea", "the GraphQL approach"); group 1 is where it begins.
+	ideaTail = mustPattern(`^[\w.\-+#/]+(?:\s[\w.\-+#/]+){0,2}(\s+(?:idea|plan|approach|route|option|suggestion|proposal))$`)
 )
 
 // unapostrophised: contractions typed without their apostrophe, in the
@@ -2330,6 +2339,12 @@ func (r *reader) sentence(s string) {
 	if m := prefRule.FindStringSubmatchIndex(low); m != nil && !oneOff.MatchString(low) {
 		// "I'd rather we avoid ORMs": a rule, though it reads as a wish.
 		if body := s[m[2]:m[3]]; strings.HasPrefix(lower(body), "use ") {
+			if k := ratherThanIn.FindStringIndex(lower(body)); k != nil && !carrier.MatchString(lower(body[k[0]:])) {
+				// "I'd rather we use Postgres than MySQL": the first
+				// instead of the second.
+				r.statement(capitalise(body[:k[0]])+" instead of "+body[k[1]:], r.changed)
+				return
+			}
 			r.decisionBody(capitalise(body), r.changed)
 		} else {
 			r.add(item{kind: "constraint", text: capitalise(body)})
@@ -3634,9 +3649,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 			// the devtools open": a task
 			return false
 		}
-		if lo := lower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo) || shouldLead.MatchString(low)) && !hasChoice(obj) {
+		if lo := lower(obj); (genericUse.MatchString(lo) || pronounLead.MatchString(lo) || toolFor.MatchString(lo) || shouldLead.MatchString(low)) && !hasChoice(obj) && !(verb == "use" && (obj == "Go" || strings.HasPrefix(obj, "Go "))) {
 			// "let's use a simpler approach here", "let's store this in a
-			// variable first", "let's use the debugger to step through it"
+			// variable first", "let's use the debugger to step through it";
+			// "use Go" names the language, which isChoiceWord cannot tell
+			// from the verb
 			return false
 		}
 		if loc := andVerb.FindStringSubmatchIndex(lower(obj)); loc != nil && hasContent(obj[:loc[0]]) {
@@ -4047,9 +4064,9 @@ func readFolding(s string) folding {
 	if m == nil {
 		return folding{}
 	}
-	if carriedOver.MatchString(lower(s[m[2]:m[3]])) && strings.HasPrefix(lower(s[m[3]:]), " over ") {
-		// "Devices report over MQTT": the way, not an option preferred
-		// over another.
+	if carriedOver.MatchString(lower(s[m[2]:m[3]])) && strings.HasPrefix(lower(s[m[3]:]), " over ") || carrier.MatchString(lower(s[m[3]:])) {
+		// "Devices report over MQTT", "Use gRPC over HTTP/2": the way,
+		// not an option preferred over another.
 		return folding{}
 	}
 	old := strings.TrimSpace(s[m[4]:m[5]])
@@ -4419,6 +4436,9 @@ func (r *reader) rejectList(body string) {
 				p = p[:loc[0]] // "in-app purchases for now", "tablets in v1"
 			}
 			p = p[len(ideaOf.FindString(lower(p))):]
+			if m := ideaTail.FindStringSubmatchIndex(lower(p)); m != nil && (hasChoice(p[:m[2]]) || isNamed(p[:m[2]])) {
+				p = p[:m[2]] // "the Redis idea", "the Kafka plan": the option
+			}
 			names = append(names, p)
 		}
 	}

@@ -3698,3 +3698,66 @@ func TestMarkersNoMoreThanIsABound(t *testing.T) {
 		says("No more than 5 concurrent uploads per user.", []string{"5 concurrent uploads per user"}, nil, nil),
 	})
 }
+
+// "Scrap the Redis idea" turns down Redis, not a thing called "Redis
+// idea": when the user takes Redis back, it is no longer listed as
+// rejected beside the decision that uses it.
+func TestMarkersIdeaOfAnOptionTakenBack(t *testing.T) {
+	for _, c := range []struct{ drop, back, option string }{
+		{"Scrap the Redis idea.", "Actually, let's use Redis for the cache after all.", "Redis"},
+		{"Drop the Kafka plan, too much to run.", "OK, let's use Kafka for the events after all.", "Kafka"},
+		{"Forget the GraphQL approach.", "Let's use GraphQL for the public API after all.", "GraphQL"},
+	} {
+		t.Run(c.option, func(t *testing.T) {
+			cap := playSession(t, []sessionStep{
+				says("Use Postgres for the database.", []string{"Postgres"}, nil, nil),
+				says(c.drop, []string{"Postgres"}, nil, []string{c.option}),
+			})
+			if _, rejected := sections(t, cap); strings.Contains(rejected, c.option+" idea") || strings.Contains(rejected, c.option+" plan") || strings.Contains(rejected, c.option+" approach") {
+				t.Errorf("rejected as more than the option:\n%s", capsule.Render(cap))
+			}
+			cap = markers(t, cap, 4, dialect.Message{Role: "user", Text: c.back})
+			if active, rejected := sections(t, cap); !strings.Contains(active, c.option) || strings.Contains(rejected, c.option) {
+				t.Errorf("%q taken back, the capsule still turns it down:\n%s", c.option, capsule.Render(cap))
+			}
+		})
+	}
+}
+
+// "I'd rather we use Postgres than MySQL", "I'd prefer we use Vitest over
+// Jest": the first replaces the second, as "instead of" says it.
+func TestMarkersRatherThanReplaces(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Use MySQL for the database.", []string{"MySQL"}, nil, nil),
+		says("I'd rather we use Postgres than MySQL here.", []string{"Use Postgres"}, []string{"MySQL"}, []string{"MySQL"}),
+		says("Tests run on Jest.", []string{"Jest"}, nil, nil),
+		says("I'd prefer we use Vitest over Jest.", []string{"Use Vitest"}, []string{"Jest"}, []string{"Jest"}),
+	})
+}
+
+// "The frontend will be in Svelte": a part of the product and what it is
+// made with, said in the future tense; a meeting in Berlin is no choice.
+func TestMarkersPartWillBeIn(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("The frontend will be in Svelte.", []string{"Svelte"}, nil, nil),
+		says("The backend will be written in Rust.", []string{"Svelte", "Rust"}, nil, nil),
+		says("The meeting will be in Berlin.", []string{"Svelte", "Rust"}, []string{"Berlin"}, nil),
+	})
+}
+
+// A bound said with its number in words is a bound as with digits.
+func TestMarkersBoundInWords(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("At most two database calls per request.", []string{"two database calls per request"}, nil, nil),
+		says("No more than three retries per job.", []string{"three retries per job"}, nil, nil),
+	})
+}
+
+// "We should use Go for the backend": "Go" after "use" is the language
+// (the word alone is a verb too); "we should use caution" chooses nothing.
+func TestMarkersShouldUseGo(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("We should use Go for the backend.", []string{"Use Go for the backend"}, nil, nil),
+		says("We should use caution with the migration.", []string{"Go"}, []string{"caution"}, nil),
+	})
+}
