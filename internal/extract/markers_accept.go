@@ -326,6 +326,14 @@ func picksOption(reply string) bool {
 
 var ordinals = map[string]string{"first": "1", "second": "2", "third": "3", "former": "1"}
 
+// listOption is an option of a numbered or lettered list, a line each
+// ("1. Redis", "B) **RDS Postgres** — managed"); optionNote is where its
+// description begins.
+var (
+	listOption = regexp.MustCompile(`(?m)^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?([1-9]|[A-D])[.)](?:\*\*)?[ \t]+([^\n]{1,120}?)[ \t]*$`)
+	optionNote = regexp.MustCompile(`\s+[—–-]\s+|:\s|\s+\(|,\s`)
+)
+
 // labelledOption is an option named by its label in a sentence: "option
 // A (Redis streams)", "option 2: a cron job".
 var labelledOption = regexp.MustCompile(`(?i)\boption\s+([1-9A-D])\s*(?:\(([^()]{1,60})\)|:\s*([^,;.?()]{1,60}))`)
@@ -336,6 +344,20 @@ var labelledOption = regexp.MustCompile(`(?i)\boption\s+([1-9A-D])\s*(?:\(([^()]
 func questionOptions(prev string) (keys, texts []string) {
 	for _, o := range inlineOption.FindAllStringSubmatch(prev, -1) {
 		keys, texts = append(keys, firstNonEmpty(o[1], o[2])), append(texts, strings.TrimSpace(o[3]))
+	}
+	if len(keys) == 0 {
+		// "Options:\n1. Redis\n2. **Memcached** — lighter\n…": a list, one
+		// option a line, each cut where its description starts.
+		for _, o := range listOption.FindAllStringSubmatch(prev, 10) {
+			text := strings.ReplaceAll(o[2], "**", "")
+			if loc := optionNote.FindStringIndex(text); loc != nil && loc[0] > 0 {
+				text = text[:loc[0]]
+			}
+			keys, texts = append(keys, o[1]), append(texts, strings.TrimSpace(text))
+		}
+		if len(keys) < 2 {
+			keys, texts = nil, nil
+		}
 	}
 	if len(keys) == 0 {
 		for _, o := range labelledOption.FindAllStringSubmatch(prev, -1) {

@@ -18,7 +18,7 @@ var (
 	// hedge: a sentence that only considers, asks or reports.
 	hedge = mustPattern(`\b(?:maybe|perhaps|might|possibly|probably|i think|i guess|not sure|wonder|whether|consider|considering|what if|could|would|someday|eventually|for this test|experiment\s+(?:with|on|around|a\s+bit|first)|(?:an|one|a quick|a small)\s+experiment|try|trying|let'?s see|we'?ll see|and see|let me|later|tomorrow|next week|revisit|temporar\w*|i'?d like|if we|if you|thoughts)\b`)
 	// reported: someone else's words, meta requests about text, history.
-	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error(?:\s+(?:message|says|said|reads|mentions|shows|points|complains|was|is:)|:|$)|the linter|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b|^no\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:was|were|has been|have been|got)\s|\b(?:it|this|that|which|message|line|text|sign|label|comment|note|title|header|banner|prompt)\s+reads\b`)
+	reported        = mustPattern(`\b(?:you (?:suggested|proposed|said|recommended)|the assistant|(?:he|she|they) said|colleague|the readme|the docs?|the ticket(?:\s|$|[.,;:])|the error(?:\s+(?:message|says|said|reads|mentions|shows|points|complains|was|is:)|:|$)|the linter(?:\s+(?:says|said|complains|complained|flags|flagged|reports|reported|wants|wanted|warns|warned|thinks|is complaining|is flagging|output)|:|$)|the customer|the old|used to|my (?:previous|old|last|former) (?:company|job|team|employer|gig)|last year|years ago|previous team|for context|never agreed|wrote|says|said|printed|summari[sz]e|summary|remind me|draft|(?:^|please |you |to )write (?:a|an|the)|translate|rename|explain|comparison|compare|give me|show me|options? for|candidates|pros|cons|test name|test case|called|print(?:\s+(?:the|a|an|out|it|them|this|that|me|all|every|each|our|my)\b|$)|respond with|paste|pasted|(?:the|this|that|my|its|your|some|linter|test|build|command|terminal|console)\s+output|output\s+(?:of|from|says|shows|was|looks|reads)|example)\b|^no\s+[\w\-]+(?:\s[\w\-]+)?\s+(?:was|were|has been|have been|got)\s|\b(?:it|this|that|which|message|line|text|sign|label|comment|note|title|header|banner|prompt)\s+reads\b`)
 	negatedDecision = mustPattern(`\b(?:not|never|n't)\s+(?:decided|agreed|settled|saying)\b`)
 	questionLead    = mustPattern(`^(?:should|could|would|can|does|did|is|are|was|were|will|what|which|why|how|where|when|who|shall|may|do (?:we|you|i|they))\b`)
 
@@ -46,7 +46,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|experiment over|verdict|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also|wait|hold on)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|experiment over|verdict|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also|wait|hold on)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just|also)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -86,7 +86,14 @@ var (
 	// verbBase reads willVerb's -ing forms, and "do", as the decision's verb.
 	verbBase = map[string]string{"using": "use", "storing": "store", "deploying": "deploy", "hosting": "host", "running": "run",
 		"doing": "use", "do": "use", "talk": "use", "speak": "use", "writing": "write", "building": "build", "making": "make"}
-	doItIn        = mustPattern(`^(?:it|this|that|them|everything|the rest)\s+(?:in|with)\s+`)
+	doItIn = mustPattern(`^(?:it|this|that|them|everything|the rest)\s+(?:in|with)\s+`)
+	// ruleVerbs: verbs whose bare imperative after "from now on" is a
+	// rule of how the work is done.
+	ruleVerbs = map[string]bool{"write": true, "run": true, "add": true, "keep": true, "put": true, "ask": true, "check": true,
+		"commit": true, "document": true, "name": true, "format": true, "lint": true, "squash": true, "rebase": true, "open": true,
+		"follow": true, "include": true, "wrap": true, "prefix": true, "tag": true, "sign": true, "review": true, "mention": true,
+		"explain": true, "reply": true, "respond": true, "answer": true, "prefer": true, "avoid": true, "test": true, "update": true,
+		"log": true, "return": true, "validate": true, "pin": true, "vendor": true, "target": true, "stick": true, "stay": true}
 	fromNowOn     = mustPattern(`^(?:from now on|going forward|henceforth)[,:]?\s+(?:we\s+(?:will\s+|'ll\s+)?)?(.+)$`)
 	trailingNowOn = mustPattern(`[, ]+(?:from now on|from here on|going forward|then|please|now|for now|after all|again)$`)
 	useImper      = mustPattern(`^use\s+(.+)$`)
@@ -3671,11 +3678,12 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(fromNowOn):
 		body := sub(fromNowOn, 1)
 		if !strings.HasPrefix(lower(body), "use ") {
-			// "From now on, all endpoints need auth": a standing rule.
-			if !standingRule.MatchString(lower(body)) {
+			// "From now on, all endpoints need auth", "From now on, write
+			// tests first": a standing rule.
+			if !standingRule.MatchString(lower(body)) && !ruleVerbs[lower(firstWord(body))] {
 				return false
 			}
-			r.add(item{kind: "constraint", text: capitalise(body)})
+			r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(body, ".! "))})
 			return true
 		}
 		r.decisionBody(capitalise(body), change)
@@ -3714,6 +3722,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		}
 		if m := useNamed.FindStringSubmatchIndex(low); m != nil && (categoryOf[low[m[2]:m[3]]] != "" || isNamed(s[m[2]:m[3]])) {
 			r.decisionBody(capitalise(s), change) // "use zerolog for logging"
+			break
+		}
+		if w := lower(bare(firstWord(body))); strings.ContainsAny(w, "-.") && packageName(w) && w != "e.g" && w != "i.e" && !oneOff.MatchString(low) {
+			r.decisionBody(capitalise(s), change) // "use pg-boss, we already have postgres", "use date-fns"
 			break
 		}
 		if techToken(firstWord(body)) && !oneOff.MatchString(low) {
@@ -4024,6 +4036,9 @@ func (r *reader) decision(it item) {
 	if !hasContent(it.text) {
 		return
 	}
+	if t, ok := strings.CutSuffix(it.text, " please"); ok && hasContent(t) {
+		it.text = t // "no prisma — drizzle please"
+	}
 	if m := parenWhy.FindStringSubmatchIndex(it.text); m != nil && it.why == "" {
 		// "feature flags via Unleash, not LaunchDarkly (price)"
 		it.why, it.text = it.text[m[2]:m[3]], strings.TrimSpace(it.text[:m[0]])
@@ -4325,6 +4340,14 @@ func (r *reader) rejectForms(s, low string) bool {
 		if loc := scopeTail.FindStringIndex(lower(body)); loc != nil && len(strings.Fields(body[:loc[0]])) <= 3 && !noMishap.MatchString(lower(body)) {
 			// "No microtransactions at launch": left out of a release.
 			r.add(item{kind: "reject", text: body[:loc[0]]})
+			return true
+		}
+		if head, tail, ok := strings.Cut(body, ", "); ok && len(strings.Fields(head)) <= 3 && (hasChoice(head) || isNamed(head)) && strings.HasPrefix(lower(tail), "we ") && reads(tail) {
+			// "No Sentry, we self-host GlitchTip": turned down, and what
+			// is done instead.
+			r.add(item{kind: "reject", text: head})
+			r.changed = true
+			r.statement(tail, true)
 			return true
 		}
 		parts := noListSep.Split(body, -1)

@@ -3761,3 +3761,47 @@ func TestMarkersShouldUseGo(t *testing.T) {
 		says("We should use caution with the migration.", []string{"Go"}, []string{"caution"}, nil),
 	})
 }
+
+// "From now on" before a bare imperative is a standing rule, whatever its
+// verb; "the linter" in it is what the rule runs, not what a linter said.
+func TestMarkersFromNowOnImperative(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("From now on, run the linter before every commit.", []string{"Run the linter before every commit"}, nil, nil),
+		says("also from now on write tests first", []string{"Write tests first", "Run the linter"}, nil, nil),
+		says("The linter says: \"always use errors.Is\". Fix those warnings.", []string{"Write tests first"}, []string{"errors.Is"}, nil),
+	})
+}
+
+// A package named in lower case with a hyphen or a dot is an option
+// ("use pg-boss"), as a capitalised name is.
+func TestMarkersUseLowerCasePackage(t *testing.T) {
+	playSession(t, []sessionStep{
+		asked("For the queue, I'd suggest BullMQ. Should I proceed?", "nah, not BullMQ. use pg-boss, we already have postgres", []string{"pg-boss"}, nil, []string{"BullMQ"}),
+		says("Use date-fns for dates.", []string{"pg-boss", "date-fns"}, nil, nil),
+	})
+}
+
+// "No Sentry, we self-host GlitchTip": one option turned down and what is
+// done instead, not a rule made of both; "please" closing a choice is not
+// part of the option.
+func TestMarkersNoThenInstead(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("No Sentry, we self-host GlitchTip.", []string{"GlitchTip"}, []string{"Sentry"}, []string{"Sentry"}),
+		says("hmm actually no prisma — drizzle please", []string{"Use drizzle"}, nil, []string{"prisma"}),
+	})
+	if active, _ := sections(t, c); strings.Contains(active, "please") {
+		t.Errorf("the request's \"please\" kept as part of the option:\n%s", capsule.Render(c))
+	}
+}
+
+// Options an agent lists a line each ("1. Redis", "2. **Memcached** —
+// lighter") are picked by their number as inline ones are.
+func TestMarkersPickFromListedOptions(t *testing.T) {
+	const q = "I can set up the cache. Options:\n1. Redis\n2. **Memcached** — lighter, no persistence\n3. In-process LRU\nWhich do you prefer?"
+	playSession(t, []sessionStep{
+		asked(q, "lets go with 2", []string{"Use Memcached"}, []string{"Use 2", "Redis"}, nil),
+	})
+	playSession(t, []sessionStep{
+		asked(q, "the first one", []string{"Use Redis"}, []string{"Memcached"}, nil),
+	})
+}
