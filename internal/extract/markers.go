@@ -156,7 +156,8 @@ func markerOps(in Input) []map[string]any {
 				// "CRAM only, BAMs are 3x the size …" to "… BAMs kept, or
 				// CRAM only?": the other option asked about, judged after
 				// the one taken, is turned down too.
-				items = append(items, otherJudged(items, choiceReply(t.text, t.prev))...)
+				reply := choiceReply(t.text, t.prev)
+				items = append(pickedBeside(items, reply), otherJudged(items, reply)...)
 			}
 			if !slices.ContainsFunc(items, func(it item) bool { return it.kind == "plan" }) {
 				// "sounds good, but do 3 before 2"; "sounds good, use Redis
@@ -179,7 +180,18 @@ func markerOps(in Input) []map[string]any {
 		if !accepted {
 			// "nah, too much surface area for two clients": the option
 			// the assistant offered, turned down.
-			items = append(items, declined(t.text, t.prev, items)...)
+			no := declined(t.text, t.prev, items)
+			if len(no) > 0 && no[0].kind == "reject" {
+				// "hm no, use the existing logger" to "I'll add winston for
+				// logging": the "no" turns the offer down; what is chosen
+				// replaces the offer, not the user's newest decision.
+				for k := range items {
+					if items[k].kind == "decision" && items[k].old == "" {
+						items[k].old, items[k].change = no[0].text, false
+					}
+				}
+			}
+			items = append(items, no...)
 		}
 		items = judgedBeside(items, act, t.text)
 		var skips []item
@@ -1009,6 +1021,29 @@ func keptBy(a active, text string) bool {
 	}
 	return true
 }
+
+// pickedBeside returns items with, first, the option reply (a reading
+// of the turn as the answer to the assistant's question) picks, when the
+// turn's own reading only turned something down beside it ("env vars, no
+// yaml files" to "YAML files or env vars?"). A pick that is itself a
+// turn-down, or names what the items turn down, adds nothing.
+func pickedBeside(items, reply []item) []item {
+	if len(reply) != 1 || reply[0].kind != "decision" || slices.ContainsFunc(items, func(it item) bool { return it.kind != "reject" }) {
+		return items
+	}
+	d := reply[0]
+	low := lower(d.text)
+	if turnDown.MatchString(low) || slices.ContainsFunc(items, func(it item) bool { return strings.Contains(low, lower(it.text)) }) {
+		return items
+	}
+	if slices.ContainsFunc(items, func(it item) bool { return strings.Contains(lower(d.why), lower(it.text)) }) {
+		d.why = "" // the clause that turned the other down, not a reason
+	}
+	return append([]item{d}, items...)
+}
+
+// turnDown: a clause that opens by turning something down.
+var turnDown = mustPattern(`^(?:no|not|never|don'?t|do not|without|skip|nothing)\b`)
 
 // otherJudged returns the turn-downs of reply (a reading of the turn as
 // the answer to the assistant's question) that the turn's own items do

@@ -598,7 +598,7 @@ func lastSentenceStart(s string) int {
 
 // declineLead and declineTail mark a reply that turns the offer down.
 var (
-	declineLead = mustPattern(`^(?:no|nah|nope|hard no|please no|not really|not that)\b[\s,.!:;—–-]*`)
+	declineLead = mustPattern(`^(?:hm+[,.]?\s+)?(?:no|nah|nope|hard no|please no|not really|not that)\b[\s,.!:;—–-]*`)
 	declineTail = mustPattern(`[\s,.;—–-]+(?:so\s+)?(?:no|nope|nah|pass)[.!]*$`)
 )
 
@@ -675,7 +675,7 @@ func judgedIn(reply, opt string) string {
 
 // replyLead: the word a reply opens with before its judgement ("no,
 // Casbin's model files are hard to review", "hmm, …").
-var replyLead = mustPattern(`^(?:no|nope|nah|hmm+)[,.!]?\s+`)
+var replyLead = mustPattern(`^(?:no|nope|nah|hm+)[,.!]?\s+`)
 
 // keepWord: a reply about keeping what is there.
 var keepWord = mustPattern(`\b(?:keep|keeping|stay|staying|stick|sticking)\b`)

@@ -46,7 +46,7 @@ var (
 		`rejected(?: alternatives?| options?)?|ruled out|vetoed|not doing|` +
 		`plan (?:accepted|approved)|(?:accepted|approved|final|agreed) plan|the plan is|our plan is|here'?s the plan)\s*(?::|\s[-–—]+|(?:\s|$))\s*(.*)$`)
 
-	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hmm|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|experiment over|verdict|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|well|also|wait|hold on)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just|also)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
+	interjection = mustPattern(`^(?:(?:actually|absolutely|definitely|scratch that|on second thoughts?|on reflection|thinking about it more|correction|ok|okay|alright|all right|thanks|thank you|hm+|ugh|meh|oh well|welp|btw|by the way|fwiw|for what it'?s worth|experiment over|verdict|oh and|oh,? also|and also|plus|p\.?s\.?|side note|quick note|anyway|anyways|oh|hey)\b[,.:;!—–\- ]*\s*|(?:no\s+)*(?:no|nope|nah|so|then|right|fine|good|great|yes|yeah|yep|yup|k|kk|well|also|wait|hold on)\s*[,.:;!—–-]+\s*|(?:nah|nope)\s+|(?:so|and so|and|then|please|just|also)\s+|(?:lgtm|looks good to me),?\s+(?:but|except)\s+|(?:nit(?:pick)?|blocking|issue|minor|major|must(?:-fix)?|praise|lgtm|question|q)(?:\s*\((?:non-)?blocking\))?\s*[:—–-]+\s*|(?:remember|important|note|nb|fyi|reminder|heads up|keep in mind|again|once again|as i said|like i said|as agreed|i told you(?: already)?|i said(?: already)?|one (?:more |small |last )?(?:thing|change|tweak)(?: though)?|just one thing)\s*[:,—–-]+\s*|(?:note|remember|keep in mind) that\s+)`)
 	mindAbout    = mustPattern(`^(?:i'?ve |i have |i |we'?ve |we )?changed (?:my|our) minds? (?:about|on) ([^,;:—–]{1,40}?)\s*[,;:—–]+\s*(\S.*)$`)
 	changeWords  = mustPattern(`^(?:actually|scratch that|on second thoughts?|on reflection|thinking about it more|no|nope|correction)\b`)
 	anymore      = mustPattern(`\b(?:anymore|any more|instead|after all|no longer)\b`)
@@ -1226,6 +1226,9 @@ func (r *reader) add(it item) {
 		if loc := agoTail.FindStringIndex(lower(it.text)); loc != nil && loc[0] > 0 {
 			it.text = it.text[:loc[0]] // "we dropped Diesel weeks ago": Diesel
 		}
+	}
+	if it.kind == "decision" && !strings.Contains(it.text, " ") && bareOption(it.text) {
+		it.text = "Use " + it.text // "fastify instead"
 	}
 	if it.kind != "plan" && (it.text == "" || len(it.text) > 300) {
 		return

@@ -3805,3 +3805,26 @@ func TestMarkersPickFromListedOptions(t *testing.T) {
 		asked(q, "the first one", []string{"Use Redis"}, []string{"Memcached"}, nil),
 	})
 }
+
+// "hm no, use the existing logger" to "I'll add winston for logging":
+// the "no" turns down the agent's offer, and what the user chooses
+// replaces that offer, not the user's own newest decision.
+func TestMarkersNoToTheOfferKeepsOwnDecision(t *testing.T) {
+	for _, reply := range []string{"hm no, use the existing logger", "no, use the existing logger"} {
+		playSession(t, []sessionStep{
+			says("Use SQLite for storage.", []string{"SQLite"}, nil, nil),
+			asked("SQLite it is. I'll add winston for logging.", reply, []string{"SQLite", "use the existing logger"}, nil, []string{"winston"}),
+		})
+	}
+}
+
+// Terse answers to an agent's either-or question: "k, sqlite is fine for
+// now", "env vars, no yaml files" (the pick beside what is turned down),
+// "fastify instead".
+func TestMarkersTerseAnswers(t *testing.T) {
+	playSession(t, []sessionStep{
+		asked("For storage, Postgres or SQLite?", "k, sqlite is fine for now", []string{"sqlite"}, nil, nil),
+		asked("Config: YAML files or env vars?", "env vars, no yaml files", []string{"sqlite", "Env vars"}, nil, []string{"yaml files"}),
+		asked("I'll use Express for the server. OK?", "fastify instead", []string{"Use fastify"}, nil, nil),
+	})
+}
