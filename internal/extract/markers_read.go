@@ -276,6 +276,8 @@ var (
 	andVerb = mustPattern(`\s+and\s+(?:then\s+)?((?:use|keep|store|put|deploy|host|run|write|ship|serve|build|cache|queue|index|send|log)\s+.+)$`)
 	// useNamed: "use zerolog for logging", a named option used for a purpose
 	// (not "use the same style", "use a sync.Pool there").
+	stepNumber  = mustPattern(`\bsteps?\s+\d{1,2}\b`) // "do step 4 first": a plan's step, no option
+	useTail     = mustPattern(`^use\s+\S+(\s+(?:anyway|anyways|then|though))$`)
 	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:(?:strict\s+)?mode|strict|license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli|(?:sorted\s+)?sets|streams|lists|hashes|topics|queues|(?:advisory\s+)?locks|partitions|buckets|functions|workers|triggers|(?:materialized\s+)?views|extensions|webhooks))?(?:\s+(?:for|in front of|behind|between|across|as|with|via|through|over)\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?(?:and\s+)?(?:to|onto)\s+(.+)$`)
 	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
@@ -2789,6 +2791,16 @@ func (r *reader) statement(s string, change bool) {
 	if anymore.MatchString(low) {
 		change = true
 	}
+	if strings.Contains(low, "step") && strings.Contains(low, " and ") {
+		// "skip step 2 and do step 4 first": each change of the plan on
+		// its own (read whole, the change was one decision of both).
+		if parts := andParts(s, 4); len(parts) > 1 && slices.ContainsFunc(parts, func(p string) bool { return skipStep.MatchString(lower(strings.TrimSpace(p))) }) {
+			for _, p := range parts {
+				r.statement(p, change)
+			}
+			return
+		}
+	}
 	if m := matchIf(strings.Contains(low, " is ") || strings.Contains(low, " are "), twoPartsAre, low); m != nil && hasChoice(s[m[4]:m[5]]) && hasChoice(s[m[8]:m[9]]) {
 		// "The backend is Django, the frontend is React": two parts and
 		// their options, read one after the other (the second was lost).
@@ -3351,7 +3363,7 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// A bare choice after a change marker or with "that's final":
 	// "Correction: CI runs on Buildkite", "Apache-2.0 license. That's final".
-	if (change || decided) && (hasChoice(s) || insteadNamed(s, low)) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) &&
+	if (change || decided) && (hasChoice(s) || insteadNamed(s, low)) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) && !stepNumber.MatchString(low) &&
 		!(reasonClause.MatchString(low) && negModal.MatchString(low)) { // "the browser client can't do raw UDP anyway": a reason
 		r.decisionBody(s, change)
 		return
@@ -3714,6 +3726,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(useImper) && strings.HasSuffix(low, " again") && len(low) == len(s):
 		// "Use Jest again": an option taken back up.
 		return r.decisionForms(s[:len(s)-len(" again")], low[:len(low)-len(" again")], true, decided)
+	case match(useImper) && len(low) == len(s) && useTail.MatchString(low):
+		// "use fastify anyway", "use redis then": the choice, said on.
+		k := useTail.FindStringSubmatchIndex(low)[2]
+		return r.decisionForms(s[:k], low[:k], change, decided)
 	case match(useImper):
 		body := sub(useImper, 1)
 		lb := lower(body)

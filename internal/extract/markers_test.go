@@ -3828,3 +3828,29 @@ func TestMarkersTerseAnswers(t *testing.T) {
 		asked("I'll use Express for the server. OK?", "fastify instead", []string{"Use fastify"}, nil, nil),
 	})
 }
+
+// "use fastify anyway", "use vitest then": the choice, with a word after
+// it that says nothing of it.
+func TestMarkersUseThenAnyway(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("use fastify anyway", []string{"fastify"}, nil, nil),
+		says("use vitest then", []string{"fastify", "vitest"}, nil, nil),
+	})
+}
+
+// "Change of plan: skip step 2 and do step 4 first" cancels step 2 of the
+// accepted plan; read whole, it was one decision of both changes, and the
+// step stayed pending.
+func TestMarkersPlanStepsChangedTogether(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		asked("Plan:\n1. Add the schema\n2. Write the importer\n3. Add the API\n4. Add auth\n\nShall I start?", "sounds good", nil, nil, nil),
+	})
+	c = markers(t, c, 2, dialect.Message{Role: "assistant", Text: "Schema added."}, dialect.Message{Role: "user", Text: "Change of plan: skip step 2 and do step 4 first"})
+	r := capsule.Render(c)
+	if !strings.Contains(r, "[cancelled] Write the importer") {
+		t.Errorf("step 2 not cancelled:\n%s", r)
+	}
+	if active, _ := sections(t, c); strings.Contains(active, "D1") {
+		t.Errorf("the plan's change recorded as a decision:\n%s", r)
+	}
+}
