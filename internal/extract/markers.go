@@ -207,6 +207,7 @@ func markerOps(in Input) []map[string]any {
 			}
 			return false
 		})
+		backToRetired(items, in.Prev, act)
 		n := len(ops)
 		ops, act = resolve(ops, act, items, t.n)
 		ops, rules = updateRules(ops, n, rules)
@@ -432,6 +433,65 @@ func reinstateRetired(ops []map[string]any, from int, prev *capsule.Capsule, tur
 			}
 		}
 	}
+}
+
+// backToRetired points a change that names only options of a decision
+// replaced earlier ("go back to SQS" after SQS gave way to Redis streams)
+// at the decision in force that replaced it, following the replacements
+// to the one in force: going back undoes that replacement, whatever kind
+// of option the replacement named. backAgain then restores the earlier
+// decision's own words.
+func backToRetired(items []item, prev *capsule.Capsule, act []active) {
+	if prev == nil {
+		return
+	}
+	byID := map[string]*capsule.Decision{}
+	for k := range prev.Decisions {
+		byID[prev.Decisions[k].ID] = &prev.Decisions[k]
+	}
+	for k := range items {
+		it := &items[k]
+		if it.kind != "decision" || !it.change || it.old != "" {
+			continue
+		}
+		cs := choices(it.text)
+		if len(cs) == 0 {
+			continue
+		}
+		for _, d := range prev.Decisions {
+			if d.Status != capsule.StatusSuperseded || !subset(cs, choices(d.Statement)) {
+				continue
+			}
+			if _, part := subjectParts(it.text); alsoTail.MatchString(lower(it.text)) || len(part) > 0 && !sharesWord(part, d.Statement) {
+				break // "use Postgres for analytics too": another part, not going back
+			}
+			next := d.SupersededBy
+			for hop := 0; hop < 16 && byID[next] != nil && byID[next].Status == capsule.StatusSuperseded; hop++ {
+				next = byID[next].SupersededBy
+			}
+			if j := slices.IndexFunc(act, func(a active) bool { return a.id != "" && a.id == next }); j >= 0 {
+				if held := act[j].reading().choices; len(held) > 0 && !slices.Contains(held, cs[0]) {
+					it.old = held[0]
+				}
+			}
+			break
+		}
+	}
+}
+
+// sharesWord reports whether text holds one of the words of part.
+func sharesWord(part map[string]bool, text string) bool {
+	return slices.ContainsFunc(words(text), func(w string) bool { return part[w] })
+}
+
+// subset reports whether every one of a is in b.
+func subset(a, b []string) bool {
+	for _, w := range a {
+		if !slices.Contains(b, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // backAgain gives a change back to the choice that the decision it

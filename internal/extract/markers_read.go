@@ -121,7 +121,10 @@ var (
 	makeSpec = mustPattern(`^make\s+(?:the|all|every|each|our)\s+(.+)$`)
 	makeTask = mustPattern(`\b(?:pass|passes|work|works|green|compile|compiles|build|faster|slower|better|happy|shorter|longer|cleaner|readable|nicer|go away|disappear)\b`)
 	// backTo: "go back to SQLite", "back to Postgres": a change of decision.
-	backTo = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:(?:go|going|switch|switching|move|moving)\s+)?back|revert(?:ing)?(?:\s+back)?|roll(?:ing)?\s+back)\s+to\s+(.+)$`)
+	// whatWeHad: the earlier choice named by when it held, before the
+	// choice itself ("back to what we had before, SQS").
+	whatWeHad = mustPattern(`^(?:what we (?:had|used)(?: before| originally| at first)?|the old (?:one|setup|way)|how it was)[,:—–\s]+`)
+	backTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we)\s+)?(?:(?:(?:go|going|switch|switching|move|moving)\s+)?back|revert(?:ing)?(?:\s+back)?|roll(?:ing)?\s+back)\s+to\s+(.+)$`)
 	// judgement: "Postgres is overkill", "MySQL is more trouble than it is
 	// worth": a reason for the statement beside it, never a choice. A
 	// subject of up to 40 characters, then the verdict on it.
@@ -1218,7 +1221,7 @@ func (r *reader) add(it item) {
 		if loc := forNowTail.FindStringIndex(lower(it.text)); loc != nil && loc[0] > 0 {
 			it.text = it.text[:loc[0]] // "no Redis yet": Redis
 		}
-		it.text = trimAnySuffix(it.text, " either", " as well", " too") // "we don't ship an MV2 build either"
+		it.text = trimAnySuffix(it.text, " either", " as well", " too", " again") // "we don't ship an MV2 build either", "don't use RabbitMQ again"
 		if t, ok := strings.CutPrefix(it.text, "more "); ok && t != "" {
 			it.text = t // "No more GraphQL"
 		}
@@ -1707,14 +1710,37 @@ func (r *reader) labelledLine(l, low string, m []int) {
 			return
 		}
 	}
+	unread := "" // the sentence before, when it settled nothing and found fault with an option
 	for _, s := range sentences(l) {
+		n := len(r.items)
 		for _, c := range runOn(s) {
 			for _, d := range dashDecision(c) {
 				r.sentence(d)
 			}
 		}
+		if len(r.items) == n+1 && unread != "" {
+			// "SQS has no priorities. Let's do Redis streams instead": the
+			// fault found is why the change is made, and names what it
+			// replaces.
+			if it := &r.items[n]; it.kind == "decision" && it.change && it.why == "" && it.old == "" {
+				it.why = unread
+			}
+		}
+		unread = ""
+		if t := strings.TrimSpace(s); len(r.items) == n && len(t) <= 120 && !strings.Contains(t, "?") {
+			if loc := interjection.FindStringIndex(lower(t)); loc != nil && loc[1] < len(t) {
+				t = t[loc[1]:]
+			}
+			if lt := lower(t); isNamed(firstWord(t)) && faultWord.MatchString(lt) {
+				unread = strings.TrimRight(t, ".! ")
+			}
+		}
 	}
 }
+
+// faultWord: a sentence that finds fault with what it names ("SQS has no
+// priorities", "Mongo can't do joins").
+var faultWord = mustPattern(`\b(?:has no|have no|doesn'?t have|does not have|doesn'?t support|does not support|lacks|can'?t|cannot|won'?t|isn'?t|is not|is too|are too|too slow|too expensive|keeps? (?:breaking|failing|crashing))\b`)
 
 // dashDecision splits "we tried Prisma and it was painful — use Drizzle
 // here" before the dash: what follows it is what is settled, not the
@@ -3528,6 +3554,9 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decision(item{kind: "decision", text: "Use " + back + " (instead of " + old + ")", old: old, change: true})
 	case match(backTo) && (hasChoice(sub(backTo, 1)) || isNamed(firstWord(sub(backTo, 1)))):
 		body, rest, _ := strings.Cut(sub(backTo, 1), "; ")
+		if m := whatWeHad.FindStringIndex(lower(body)); m != nil && m[1] < len(body) {
+			body = body[m[1]:] // "go back to what we had before, SQS"
+		}
 		r.decisionBody("Use "+body, true)
 		if rest != "" {
 			r.statement(rest, false) // "…; anyhow only in the binary"

@@ -3854,3 +3854,26 @@ func TestMarkersPlanStepsChangedTogether(t *testing.T) {
 		t.Errorf("the plan's change recorded as a decision:\n%s", r)
 	}
 }
+
+// A fault found with an option in one sentence is why the change in the
+// next replaces it ("SQS has no priorities. let's do Redis streams
+// instead"), and going back to an option replaced before undoes the
+// replacement, whatever kind of option replaced it ("go back to what we
+// had before, SQS"); going to the same option for another part does not.
+func TestMarkersFaultFoundThenBackAgain(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("use RabbitMQ for the job queue", []string{"RabbitMQ"}, nil, nil),
+		says("actually switch the queue to SQS, we're all-in on AWS", []string{"SQS"}, []string{"RabbitMQ"}, nil),
+		says("hmm SQS has no priorities. let's do Redis streams instead", []string{"Redis streams", "SQS has no priorities"}, []string{"SQS for the queue"}, nil),
+		says("ugh, go back to what we had before, SQS", []string{"Use SQS for the queue"}, []string{"Redis streams", "what we had"}, nil),
+		says("and don't use RabbitMQ again, ops hates it", []string{"SQS"}, nil, []string{"RabbitMQ"}),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "RabbitMQ again") {
+		t.Errorf("\"again\" kept as part of the option turned down:\n%s", capsule.Render(c))
+	}
+	playSession(t, []sessionStep{
+		says("use SQS for the job queue", []string{"SQS"}, nil, nil),
+		says("hmm SQS has no priorities. let's do Redis streams instead", []string{"Redis streams"}, []string{"SQS for the job queue"}, nil),
+		says("actually use SQS for the email notifications", []string{"Redis streams", "SQS for the email notifications"}, nil, nil),
+	})
+}
