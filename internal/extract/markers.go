@@ -60,6 +60,7 @@ type item struct {
 	change bool   // decision: the user marked it as a change ("actually", "scratch that")
 	stays  bool   // decision: said as staying with its option ("stick with X", "stay on X")
 	update bool   // constraint: read only as a new amount for an active rule ("make it 5 retries …")
+	about  bool   // lift: every rule about text goes, not only one keeping it out ("forget what I said about tabs")
 	steps  []string
 }
 
@@ -375,6 +376,10 @@ const dropOp = "_drop"
 // liftOp marks what the user now allows ("you can use lodash now"):
 // updateRules lifts the rules that kept it out and drops the op.
 const liftOp = "_lift"
+
+// liftAbout marks a lift of every rule about its text, not only those
+// keeping it out.
+const liftAbout = "_about"
 
 // reinstate marks each decision ops[from:] adds that chooses an option
 // rejected before ("Actually, let's use GORM after all" after "Rejected:
@@ -984,7 +989,11 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 		case "lift":
 			// Read by updateRules, which lifts the rules against it; it
 			// never leaves the extractor.
-			ops = append(ops, map[string]any{"op": liftOp, "text": it.text, "turn": turn})
+			o := map[string]any{"op": liftOp, "text": it.text, "turn": turn}
+			if it.about {
+				o[liftAbout] = true
+			}
+			ops = append(ops, o)
 		case "constraint":
 			o := map[string]any{"op": "add_constraint", "text": it.text, "turn": turn}
 			if it.update {

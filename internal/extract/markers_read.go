@@ -1889,6 +1889,13 @@ func (r *reader) sentence(s string) {
 		return
 	}
 	low := lower(s)
+	if m := matchIf(strings.Contains(low, " about "), forgetAbout, strings.TrimRight(low, ".! ")); m != nil && !hedge.MatchString(low) {
+		// "forget what I said about tabs": every rule about it goes,
+		// whether it kept something out or asked for it (what "said"
+		// would otherwise mark as reported speech).
+		r.add(item{kind: "lift", text: s[m[2]:m[3]], about: true})
+		return
+	}
 	if loc := dashSep.FindStringIndex(s); loc != nil && loc[0] > 0 {
 		// "Stripe's fees are too high for us — move payments to Paddle":
 		// the judgement, then the change, as after a comma.
@@ -2871,7 +2878,7 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
-	if m := matchIf(strings.Contains(low, " free to ") || strings.Contains(low, "you can ") || strings.Contains(low, "you may ") || strings.Contains(low, " ok to ") ||
+	if m := matchIf(strings.Contains(low, " free to ") || strings.Contains(low, "you can ") || strings.Contains(low, "we can ") || strings.Contains(low, "you may ") || strings.Contains(low, " ok to ") ||
 		strings.Contains(low, " okay to ") || strings.Contains(low, " fine to ") || strings.Contains(low, "go ahead and "), allowedNow, low); m != nil && !hedge.MatchString(low) &&
 		!pronounLead.MatchString(low[m[4]:m[5]]) {
 		// "you can use lodash now": what a rule kept out is allowed.
@@ -4706,7 +4713,11 @@ var noLongerNeed = mustPattern(`^(?:(?:we|you)\s+(?:no longer|don'?t|do not)\s+n
 
 // allowedNow: what the user now lets the agent do, and its object ("it"
 // names no rule's object).
-var allowedNow = mustPattern(`^(?:(?:ok|okay|fine|alright)[,\s]+)?(?:you can|you may|feel free to|it'?s (?:ok|okay|fine) to|go ahead and)\s+((?:use|add|pull in|install|touch|edit|change|modify|call)\s+(.{2,60}?))(?:\s+(?:now|from now on|again|after all|going forward|if you need to|if needed|whenever))*$`)
+// forgetAbout: a rule taken back by what it was about ("forget what I
+// said about tabs", "ignore my rule about commit messages").
+var forgetAbout = mustPattern(`^(?:forget|ignore|scratch|disregard|never ?mind|drop)\s+(?:what i said|what i told you|my (?:rule|rules|instruction|instructions)|the (?:rule|rules) i (?:gave you|set|made))\s+(?:about|on)\s+([^,;]{2,40}?)$`)
+
+var allowedNow = mustPattern(`^(?:(?:ok|okay|fine|alright)[,\s]+)?(?:you can|you may|we can|feel free to|it'?s (?:ok|okay|fine) to|go ahead and)\s+((?:use|add|pull in|install|touch|edit|change|modify|call|push|merge|commit|deploy|import|depend on)\s+(.{2,60}?))(?:\s+(?:now|from now on|again|after all|going forward|if you need to|if needed|whenever))*(?:,\s+(?:it'?s|it is|they'?re|i'?m|we'?re|since|because|as|that'?s)\b.{0,120})?$`)
 
 // mustNotHarm: what the thing being built must never do to data or
 // code ("It should never delete remote files unless I pass --prune").

@@ -110,6 +110,10 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 			// "you can use lodash now" after "Never use lodash": the rule
 			// against it goes.
 			key, _ := ruleKey(text)
+			if o[liftAbout] == true {
+				retireAll(func(r activeRule) bool { return key != "" && subsetWords(key, r.key) }, o["turn"])
+				continue
+			}
 			retireAll(func(r activeRule) bool { return keepsOut(r, key) }, o["turn"])
 			continue
 		}

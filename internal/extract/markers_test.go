@@ -3877,3 +3877,17 @@ func TestMarkersFaultFoundThenBackAgain(t *testing.T) {
 		says("actually use SQS for the email notifications", []string{"Redis streams", "SQS for the email notifications"}, nil, nil),
 	})
 }
+
+// Rules taken back in everyday words: a permission with its reason after
+// it ("you can use lodash now, it's tree-shaken"), said with "we" ("we can
+// push to main directly now, I'm the only dev"), and a rule taken back by
+// what it was about ("forget what I said about tabs", which asked for
+// something rather than keeping it out).
+func TestMarkersRulesLiftedInEverydayWords(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("never use lodash. always use tabs. never push to main directly. max 3 retries per job.", []string{"lodash", "tabs", "push to main", "3 retries"}, nil, nil),
+		says("you can use lodash now, it's tree-shaken", []string{"tabs", "push to main", "3 retries"}, []string{"lodash"}, nil),
+		says("forget what I said about tabs", []string{"push to main", "3 retries"}, []string{"tabs", "lodash"}, nil),
+		says("we can push to main directly now, I'm the only dev", []string{"3 retries"}, []string{"push to main", "tabs", "lodash"}, nil),
+	})
+}
