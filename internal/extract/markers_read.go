@@ -2878,6 +2878,14 @@ func (r *reader) statement(s string, change bool) {
 		}
 		return
 	}
+	if m := matchIf(strings.Contains(low, " now") || strings.Contains(low, " again"), fineNow, low); m != nil &&
+		len(strings.Fields(s[m[2]:m[3]])) <= 3 && (hasChoice(s[m[2]:m[3]]) || isNamed(s[m[2]:m[3]])) && !hedge.MatchString(low) {
+		// "lodash is fine now, it's tree-shaken": the option a rule kept
+		// out is allowed (an option only: "the build is fine now" reports
+		// a fix).
+		r.add(item{kind: "lift", text: "use " + s[m[2]:m[3]]})
+		return
+	}
 	if m := matchIf(strings.Contains(low, " free to ") || strings.Contains(low, "you can ") || strings.Contains(low, "we can ") || strings.Contains(low, "you may ") || strings.Contains(low, " ok to ") ||
 		strings.Contains(low, " okay to ") || strings.Contains(low, " fine to ") || strings.Contains(low, "go ahead and "), allowedNow, low); m != nil && !hedge.MatchString(low) &&
 		!pronounLead.MatchString(low[m[4]:m[5]]) {
@@ -4713,6 +4721,10 @@ var noLongerNeed = mustPattern(`^(?:(?:we|you)\s+(?:no longer|don'?t|do not)\s+n
 
 // allowedNow: what the user now lets the agent do, and its object ("it"
 // names no rule's object).
+// fineNow: an option said to be allowed now ("lodash is fine now, it's
+// tree-shaken", "Lodash is OK again").
+var fineNow = mustPattern(`^(.{2,40}?)\s+(?:is|are)\s+(?:fine|ok|okay|allowed)\s+(?:now|again)(?:,\s+(?:it'?s|it is|they'?re|i'?m|we'?re|since|because|as|that'?s)\b.{0,120})?$`)
+
 // forgetAbout: a rule taken back by what it was about ("forget what I
 // said about tabs", "ignore my rule about commit messages").
 var forgetAbout = mustPattern(`^(?:forget|ignore|scratch|disregard|never ?mind|drop)\s+(?:what i said|what i told you|my (?:rule|rules|instruction|instructions)|the (?:rule|rules) i (?:gave you|set|made))\s+(?:about|on)\s+([^,;]{2,40}?)$`)

@@ -3891,3 +3891,13 @@ func TestMarkersRulesLiftedInEverydayWords(t *testing.T) {
 		says("we can push to main directly now, I'm the only dev", []string{"3 retries"}, []string{"push to main", "tabs", "lodash"}, nil),
 	})
 }
+
+// "lodash is fine now" lifts the rule against lodash; "the build is fine
+// now" reports a fix and lifts nothing.
+func TestMarkersOptionFineNow(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("never use lodash. never touch the build config.", []string{"lodash", "build config"}, nil, nil),
+		says("the build is fine now", []string{"lodash", "build config"}, nil, nil),
+		says("lodash is fine now, it's tree-shaken", []string{"build config"}, []string{"lodash"}, nil),
+	})
+}
