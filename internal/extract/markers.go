@@ -450,10 +450,7 @@ func backToRetired(items []item, prev *capsule.Capsule, act []active) {
 	if prev == nil {
 		return
 	}
-	byID := map[string]*capsule.Decision{}
-	for k := range prev.Decisions {
-		byID[prev.Decisions[k].ID] = &prev.Decisions[k]
-	}
+	var byID map[string]*capsule.Decision // made for the first change that needs it
 	for k := range items {
 		it := &items[k]
 		if it.kind != "decision" || !it.change || it.old != "" {
@@ -464,11 +461,17 @@ func backToRetired(items []item, prev *capsule.Capsule, act []active) {
 			continue
 		}
 		for _, d := range prev.Decisions {
-			if d.Status != capsule.StatusSuperseded || !subset(cs, choices(d.Statement)) {
+			if d.Status != capsule.StatusSuperseded || !namesEvery(choices(d.Statement), cs) {
 				continue
 			}
 			if _, part := subjectParts(it.text); alsoTail.MatchString(lower(it.text)) || len(part) > 0 && !sharesWord(part, d.Statement) {
 				break // "use Postgres for analytics too": another part, not going back
+			}
+			if byID == nil {
+				byID = map[string]*capsule.Decision{}
+				for k := range prev.Decisions {
+					byID[prev.Decisions[k].ID] = &prev.Decisions[k]
+				}
 			}
 			next := d.SupersededBy
 			for hop := 0; hop < 16 && byID[next] != nil && byID[next].Status == capsule.StatusSuperseded; hop++ {
@@ -487,16 +490,6 @@ func backToRetired(items []item, prev *capsule.Capsule, act []active) {
 // sharesWord reports whether text holds one of the words of part.
 func sharesWord(part map[string]bool, text string) bool {
 	return slices.ContainsFunc(words(text), func(w string) bool { return part[w] })
-}
-
-// subset reports whether every one of a is in b.
-func subset(a, b []string) bool {
-	for _, w := range a {
-		if !slices.Contains(b, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // backAgain gives a change back to the choice that the decision it

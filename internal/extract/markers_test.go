@@ -3733,6 +3733,12 @@ func TestMarkersRatherThanReplaces(t *testing.T) {
 		says("Tests run on Jest.", []string{"Jest"}, nil, nil),
 		says("I'd prefer we use Vitest over Jest.", []string{"Use Vitest"}, []string{"Jest"}, []string{"Jest"}),
 	})
+	// "over" before what a thing travels over is no alternative: the
+	// HTTP/2 decision stays.
+	playSession(t, []sessionStep{
+		says("Use HTTP/2 for the public API.", []string{"HTTP/2"}, nil, nil),
+		says("Use gRPC over HTTP/2 for the internal calls.", []string{"HTTP/2 for the public API", "gRPC"}, nil, nil),
+	})
 }
 
 // "The frontend will be in Svelte": a part of the product and what it is
