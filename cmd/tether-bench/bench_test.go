@@ -25,10 +25,39 @@ func TestFlags(t *testing.T) {
 	if len(s.streams) != 1 || !s.streams[0] || !s.wants("bare") || s.wants("direct") {
 		t.Errorf("streams %v, targets %v", s.streams, s.only)
 	}
-	for _, bad := range [][]string{{"-concurrency", "0"}, {"-concurrency", "x"}, {"-stream", "maybe"}, {"-rounds", "0"}} {
+	if s.wants(keyAppOff) {
+		t.Errorf("-targets bare,tether runs %s", keyAppOff)
+	}
+	for _, bad := range [][]string{{"-concurrency", "0"}, {"-concurrency", "x"}, {"-stream", "maybe"}, {"-rounds", "0"}, {"-sessions", "apart"}} {
 		if _, err := parseFlags(bad, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("%v: err %v, want a usage error", bad, err)
 		}
+	}
+}
+
+// Agents' sessions start spread over a session's turns unless -sessions
+// together asks for every client at turn 0; the continuity-off target runs
+// only when named.
+func TestSessionStarts(t *testing.T) {
+	s, err := parseFlags([]string{"-body", "200k", "-session-turns", "400"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{0, 100, 200, 300}, s.firstSeqs(4)); diff != "" {
+		t.Errorf("staggered first requests (-want +got):\n%s", diff)
+	}
+	if !s.wants("app") || s.wants(keyAppOff) {
+		t.Errorf("default targets: app %v, %s %v", s.wants("app"), keyAppOff, s.wants(keyAppOff))
+	}
+	s, err = parseFlags([]string{"-body", "200k", "-sessions", "together", "-targets", "bare," + keyAppOff}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{0, 0, 0}, s.firstSeqs(3)); diff != "" {
+		t.Errorf("sessions together (-want +got):\n%s", diff)
+	}
+	if !s.wants(keyAppOff) {
+		t.Errorf("-targets names %s, which does not run", keyAppOff)
 	}
 }
 

@@ -14,19 +14,24 @@ import (
 
 // extraTargets are the proxy variants measured beside the core: Tether as
 // `tether serve` assembles it, with the production hook set (compaction
-// detection, continuity preservation, usage admission and ledger) on an
+// detection, continuity preservation, usage admission and ledger) on
 // the store `tether serve` defaults to (a fresh SQLite file) or the
-// in-memory one, continuity enabled, no extractor route.
+// in-memory one, continuity enabled, no extractor route; and, when
+// -targets names it (keyAppOff), the same with continuity off, which
+// tells the continuity's share of the hooks' cost from the rest's.
 func extraTargets(ctx context.Context, store string) []builder {
-	return []builder{appTarget(ctx, store, true)}
+	return []builder{appTarget(ctx, store, true), appTarget(ctx, store, false)}
 }
+
+// keyAppOff names the production hooks with continuity off.
+const keyAppOff = "app-nocontinuity"
 
 // appTarget is Tether as `tether serve` assembles it, with continuity on
 // or off (detection, usage admission and the ledger only).
 func appTarget(ctx context.Context, store string, continuity bool) builder {
 	key, name := "app", "Tether (production hooks)"
 	if !continuity {
-		key, name = "app-nocontinuity", "Tether (production hooks, continuity off)"
+		key, name = keyAppOff, "Tether (production hooks, continuity off)"
 	}
 	return builder{key, name, func(upURL string) (http.Handler, func(), error) {
 		cfg, err := passthroughConfig(upURL)

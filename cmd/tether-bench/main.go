@@ -77,6 +77,27 @@ type settings struct {
 	only        map[string]bool // target keys to run; empty: all
 	work        *workload
 	store       string // store of the production-hooks target: sqlite (default) or memory
+	staggered   bool   // clients start at evenly spread places in a session (-sessions)
+}
+
+// firstSeqs returns the first request number of each of n clients: 0 for
+// all, or with staggered sessions client i's place i/n of the way through
+// a session. Agents working independently begin their sessions at
+// unrelated moments, and so new sessions (histories Tether has never
+// seen, the costliest requests) arrive at the workload's steady rate, one
+// per session-turns requests of a client, in every measured window.
+// Started together, all n begin their next session within the same
+// fraction of a second: a run then measures one such burst or none,
+// depending on how its length falls against the session's, and the slice
+// of a round the burst lands in is far slower than the others.
+func (s settings) firstSeqs(n int) []int {
+	seqs := make([]int, n)
+	if s.staggered && s.work.agent() {
+		for i := range seqs {
+			seqs[i] = i * s.work.turns / n
+		}
+	}
+	return seqs
 }
 
 func parseFlags(args []string, stderr io.Writer) (settings, error) {
@@ -91,10 +112,11 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	fs.IntVar(&s.rounds, "rounds", 2, "measurement rounds; targets alternate within each, samples are pooled")
 	fs.StringVar(&s.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&s.memProfile, "memprofile", "", "write the allocations of the whole run (pprof allocs profile) to this file")
-	only := fs.String("targets", "", "comma-separated subset of direct,bare,tether,app (default all; the checks need bare)")
+	only := fs.String("targets", "", "comma-separated subset of direct,bare,tether,app,app-nocontinuity (default all but app-nocontinuity; the checks need bare)")
 	body := fs.String("body", "small", "request bodies: small (one short Chat Completions call), 200k or 2m (Claude Code–shaped agent histories)")
 	prompt := fs.String("prompt", "claude", "agent workloads: claude (Claude Code's captured system prompt and tools after the history, 106 KiB, and its first message's system reminders) or short (a one-line system prompt, as earlier rounds measured)")
 	turns := fs.Int("session-turns", defaultAgentTurns, "agent workloads: requests per session before a client starts a new one (each new session is a history Tether sees for the first time)")
+	starts := fs.String("sessions", "staggered", "agent workloads: staggered (each client starts at its own place in a session, so new sessions arrive spread out, as independent agents' do) or together (every client starts at turn 0, so all begin their next session at once)")
 	fs.StringVar(&s.store, "store", "sqlite", "store of the production-hooks target: sqlite (a fresh file, as tether serve defaults to) or memory")
 	if err := fs.Parse(args); err != nil {
 		return s, fmt.Errorf("%w: %v", errUsage, err)
@@ -130,6 +152,13 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 		return s, fmt.Errorf("%w: -session-turns must be positive, got %d", errUsage, *turns)
 	}
 	w.turns = *turns
+	switch *starts {
+	case "staggered":
+		s.staggered = true
+	case "together":
+	default:
+		return s, fmt.Errorf("%w: -sessions wants staggered or together, got %q", errUsage, *starts)
+	}
 	s.work = w
 	if s.store != "sqlite" && s.store != "memory" {
 		return s, fmt.Errorf("%w: -store wants sqlite or memory, got %q", errUsage, s.store)

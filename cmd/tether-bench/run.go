@@ -30,7 +30,17 @@ type builder struct {
 	make      makeTarget
 }
 
-func (s settings) wants(key string) bool { return len(s.only) == 0 || s.only[key] }
+// wants reports whether target key is run: every target but the opt-in
+// ones when -targets is not given, else those it names.
+func (s settings) wants(key string) bool {
+	if len(s.only) == 0 {
+		return !optIn[key]
+	}
+	return s.only[key]
+}
+
+// optIn are the targets run only when -targets names them.
+var optIn = map[string]bool{keyAppOff: true}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	s, err := parseFlags(args, stderr)
@@ -98,7 +108,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c := newLoadClient()
 		defer c.CloseIdleConnections()
 		clients[t.name] = c
-		seqs[t.name] = make([]int, slices.Max(s.concurrency))
+		seqs[t.name] = s.firstSeqs(slices.Max(s.concurrency))
 	}
 
 	results := map[cell]*samples{}
@@ -162,7 +172,14 @@ func report(w io.Writer, s settings, names []string, res map[cell]*samples, took
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(w, ", load average at end %s", strings.Join(strings.Fields(string(la))[:3], " "))
 	}
-	fmt.Fprintf(w, ".\nBodies: %s. Production-hooks store: %s.", s.work.describe(), s.store)
+	starts := ""
+	if s.work.agent() {
+		starts = ", sessions started together"
+		if s.staggered {
+			starts = ", sessions started staggered"
+		}
+	}
+	fmt.Fprintf(w, ".\nBodies: %s%s. Production-hooks store: %s.", s.work.describe(), starts, s.store)
 	fmt.Fprintf(w, "\nRun: %d round(s) × %s per target and cell (after %s warm-up), %s in all.\n\n", s.rounds, s.duration, s.warmup, took.Round(time.Second))
 
 	fmt.Fprintln(w, "| mode | clients | target | req/s | p50 | p99 | TTFB p50 | TTFB p99 | CPU a request | requests | errors |")
