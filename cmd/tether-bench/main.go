@@ -116,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	body := fs.String("body", "small", "request bodies: small (one short Chat Completions call), 200k or 2m (Claude Code–shaped agent histories)")
 	prompt := fs.String("prompt", "claude", "agent workloads: claude (Claude Code's captured system prompt and tools after the history, 106 KiB, and its first message's system reminders) or short (a one-line system prompt, as earlier rounds measured)")
 	turns := fs.Int("session-turns", defaultAgentTurns, "agent workloads: requests per session before a client starts a new one (each new session is a history Tether sees for the first time)")
-	starts := fs.String("sessions", "staggered", "agent workloads: staggered (each client starts at its own place in a session, so new sessions arrive spread out, as independent agents' do) or together (every client starts at turn 0, so all begin their next session at once)")
+	starts := fs.String("sessions", "staggered", "agent workloads: staggered (each client starts at its own place in a session, so new sessions arrive spread out, as independent agents' do) or together (every client starts at turn 0, so all begin their next session at once; use it with a very long -session-turns, whose staggered places would start clients with histories of that many turns)")
 	fs.StringVar(&s.store, "store", "sqlite", "store of the production-hooks target: sqlite (a fresh file, as tether serve defaults to) or memory")
 	if err := fs.Parse(args); err != nil {
 		return s, fmt.Errorf("%w: %v", errUsage, err)
