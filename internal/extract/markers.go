@@ -158,7 +158,14 @@ func markerOps(in Input) []map[string]any {
 				// CRAM only?": the other option asked about, judged after
 				// the one taken, is turned down too.
 				reply := choiceReply(t.text, t.prev)
-				items = append(pickedBeside(items, reply), otherJudged(items, reply)...)
+				if len(reply) > 1 && reply[0].kind == "decision" && picksByNumber(t.text) {
+					// "2, and max 3 retries per job": the option by its
+					// number, then what the rest says (read as the turn
+					// alone reads it).
+					items = reply
+				} else {
+					items = append(pickedBeside(items, reply), otherJudged(items, reply)...)
+				}
 			}
 			if !slices.ContainsFunc(items, func(it item) bool { return it.kind == "plan" }) {
 				// "sounds good, but do 3 before 2"; "sounds good, use Redis
@@ -358,8 +365,19 @@ const replacedBy = "replaced by: "
 func otherPart(text string, a active) bool {
 	_, part := subjectParts(text)
 	old := a.reading()
-	if len(part) == 0 || len(old.subject) == 0 || sameCategory(choices(text), old.choices) {
+	if len(part) == 0 || len(old.subject) == 0 {
 		return false
+	}
+	if newChoices := choices(text); sameCategory(newChoices, old.choices) {
+		// Options of one kind replace each other, unless the decision
+		// had a part of its own and the new one names another without
+		// the decision's option: "use Postgres for the analytics store"
+		// leaves "MySQL for the database" as it was; "Postgres for the
+		// main DB" replaces it, and so does "plain CSS modules for the
+		// sprinkles, keep vanilla-extract for the theme" its styling.
+		if _, oldPart := subjectParts(a.text); len(oldPart) == 0 || kindOnly(part) || slices.ContainsFunc(old.choices, func(c string) bool { return slices.Contains(newChoices, c) }) {
+			return false
+		}
 	}
 	for w := range part {
 		if old.subject[w] {
@@ -368,6 +386,48 @@ func otherPart(text string, a active) bool {
 	}
 	return true
 }
+
+// sameAmountOf returns the newest active decision that sets an amount
+// for the thing text sets one for ("set the pool size to 20", then
+// "raise the pool size to 50"), or -1.
+func sameAmountOf(act []active, retired map[int]bool, text string) int {
+	lt := lower(text)
+	if !strings.Contains(lt, " to ") {
+		return -1
+	}
+	m := amountTo.FindStringSubmatch(lt)
+	if m == nil {
+		return -1
+	}
+	thing, _ := ruleKey(m[2])
+	for i := len(act) - 1; i >= 0; i-- {
+		if retired[i] || !strings.Contains(lower(act[i].text), " to ") {
+			continue
+		}
+		if o := amountTo.FindStringSubmatch(lower(act[i].text)); o != nil {
+			if k, _ := ruleKey(o[2]); k == thing && k != "" {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// kindOnly reports whether every word of part names a kind of thing
+// (the database, the main DB, the cache), not a part of the product.
+func kindOnly(part map[string]bool) bool {
+	for w := range part {
+		w = strings.TrimPrefix(w, "#")
+		if _, ok := categories[w]; !ok && !generalAcronym[w] && !restating[w] && !kindSynonym[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// kindSynonym are other names of the categories' kinds.
+var kindSynonym = stems("datastore", "datastores", "data", "storage", "persistence", "backend", "queues", "caching", "broker",
+	"messaging", "bus", "tests", "testing", "framework", "server", "library", "lib")
 
 // dropOp marks an op a later turn of the batch took back; it stays in
 // place until the end, since decisions refer to ops by index.
@@ -857,6 +917,10 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 				}
 			}
 		}
+		if i < 0 && it.old == "" {
+			// "raise the pool size to 50" after "set the pool size to 20".
+			i = sameAmountOf(act, retired, it.text)
+		}
 		if i < 0 {
 			i = sameSubject(act, retired, it.text)
 			if i >= 0 && act[i].op >= 0 && act[i].turn == turn && !it.change {
@@ -1102,6 +1166,14 @@ func pickedBeside(items, reply []item) []item {
 		d.why = "" // the clause that turned the other down, not a reason
 	}
 	return append([]item{d}, items...)
+}
+
+// picksByNumber reports whether text opens with an option's number or
+// letter before a comma ("2, and make the window configurable").
+func picksByNumber(text string) bool {
+	lt := lower(strings.TrimSpace(text))
+	i := strings.IndexAny(lt, ",;")
+	return i > 0 && pickNumber.MatchString(lt[:i])
 }
 
 // turnDown: a clause that opens by turning something down.

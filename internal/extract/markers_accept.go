@@ -124,7 +124,7 @@ var notYetAll = mustPattern(`\b(?:wait|hold|check with|ask|run it by|first let m
 
 // acceptBut: a plan accepted with a change ("sounds good, but do 3
 // before 2", "yes, and add a step to verify the counts").
-var acceptBut = mustPattern(`^(?:yes|yep|yeah|ok|okay|sure|sounds good|looks good|lgtm|great|perfect|good plan|fine)\s*(?:[,.!—–-]+\s*(?:(?:but|and|except|though)\s+)?|\s+(?:but|and|except|though)\s+)(\S.*)$`)
+var acceptBut = mustPattern(`^(?:yes|yep|yeah|yup|ok|okay|sure|sounds good|looks good|lgtm|sgtm|great|perfect|good plan|fine|go ahead|go for it|do it|let'?s do it|approved|works for me|makes sense|that works|agreed|alright)\s*(?:[,.!—–-]+\s*(?:(?:but|and|except|though)\s+)?|\s+(?:but|and|except|though)\s+)(\S.*)$`)
 
 // Changes to a plan accepted with them.
 var (
@@ -132,7 +132,7 @@ var (
 	// "do tests before the handlers": steps named by their words.
 	stepBeforeNamed = mustPattern(`^(?:do|start with|put|write|add)\s+(?:the\s+)?(.{2,40}?)\s+(?:before|ahead of)\s+(?:the\s+)?(.{2,40}?)$`)
 	// "skip step 2", "drop the tests step": a step left out.
-	stepSkip   = mustPattern(`^(?:skip|drop|remove|leave out|cut|no need for)\s+(?:step\s+(\d{1,2})|(?:the\s+)?(.{2,40}?)(?:\s+step)?)$`)
+	stepSkip   = mustPattern(`^(?:skip|drop|remove|leave out|cut|no need for|without|except(?:\s+for)?|minus)\s+(?:(?:step\s+|#)?(\d{1,2})|(?:the\s+)?(.{2,40}?)(?:\s+step)?)$`)
 	stepAdd    = mustPattern(`^add\s+(?:a|one more|another)\s+step\s+(?:to|that|for|where we)\s+(.+?)(?:\s+(?:after|before)\s+(?:the\s+|step\s+)?(.+))?$`)
 	stepNotYet = mustPattern(`^(?:don'?t|do not|no need to)\s+(.+?)\s+(?:yet|for now|right away|in this pass)\b`)
 )

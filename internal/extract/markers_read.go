@@ -283,7 +283,7 @@ var (
 	useTail     = mustPattern(`^use\s+\S+(\s+(?:anyway|anyways|then|though))$`)
 	useNamed    = mustPattern(`^use\s+([\w.\-/+]+)(?:\s+(?:(?:strict\s+)?mode|strict|license|licence|library|framework|v?\d[\w.]*|hooks|modules|workspaces|runtime|driver|client|sdk|cli|(?:sorted\s+)?sets|streams|lists|hashes|topics|queues|(?:advisory\s+)?locks|partitions|buckets|functions|workers|triggers|(?:materialized\s+)?views|extensions|webhooks))?(?:\s+(?:for|in front of|behind|between|across|as|with|via|through|over)\s+.+)?$`)
 	switchTo    = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|i'?m|we)\s+)?(?:switch|switching|move|moving|migrate|migrating|bump|bumping|upgrade|upgrading)\s+(?:(.+?)\s+)??(?:(?:from|off|off of|away from)\s+(.+?)\s+)?(?:and\s+)?(?:to|onto)\s+(.+)$`)
-	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+with\s+(.+)$`)
+	replaceWith = mustPattern(`^(?:let'?s\s+|we'?ll\s+|we will\s+|we'?re\s+|we are\s+|i'?m\s+)?(?:replace|replacing)\s+(.+?)\s+(?:with|by)\s+(.+)$`)
 	// verbWith: "we'll schedule with Prefect instead", "let's parse it
 	// with Pydantic": a verb of no decision by itself and the option it is
 	// done with.
@@ -541,7 +541,21 @@ var (
 	keptAs = mustPattern(`^(?:(?:all|the|our)\s+)?([a-z][\w\-]*(?:\s[a-z][\w\-]*)?)\s+(?:are|is|must be|should be|have to be|has to be|need to be|needs to be)\s+(stored|kept|saved|written|persisted)\s+(in|as)\s+(.{2,40}?)[.!]?$|^(store|save|write|persist)\s+(?:all\s+|the\s+)?((?:[a-z][\w\-]*\s)?[a-z][\w\-]*s)\s+(in|as)\s+(.{2,40}?)[.!]?$`)
 	// newAmount: "make it 5 retries for the webhook sender", "bump it to
 	// 60 seconds".
-	newAmount = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:/[a-z]+)?(?:\s+[\w\-/ ]{1,40})?$`)
+	// amountTo: "raise the retries to 5", "lower the TTL to 60 seconds":
+	// a new amount for a thing (group 1 from the verb on, group 2 the
+	// thing).
+	// makeProperty: "make the API stateless", "make every handler
+	// idempotent": a property the design must have.
+	makeProperty = mustPattern(`^(?:(?:let'?s|please|we should|we need to|we'?ll|we will)[,\s]+)?(make\s+(?:the|our|every|each|all(?:\s+the)?)\s+[\w\-/ ]{1,40}?\s+(?:stateless|idempotent|immutable|read-only|thread-safe|async|asynchronous|synchronous|configurable|pluggable|deterministic|reproducible|resumable|retryable|backwards?-compatible|private|internal|optional|opt-in|opt-out|lazy|offline-first|mobile-first|accessible|type-safe|append-only|single-tenant|multi-tenant)(?:\s+(?:by default|from now on|everywhere|throughout))?)$`)
+	// partIsNamed: "Primary keys are UUIDv7", "pagination is
+	// cursor-based": a part of the design and the named thing or kind it
+	// is (group 1 the part, group 2 what it is).
+	partIsNamed   = mustPattern(`^(?:the\s+|our\s+|all\s+)?([a-z][\w\-/]*(?:\s+[\w\-/]+){0,2}?)\s+(?:is|are)\s+([\w.+/\-]+)$`)
+	reportSubject = mustPattern(`^(?:option|choice|alternative|candidate|pick)\b|\b(?:problem|issue|error|bug|culprit|cause|bottleneck|blocker|hotspot|slowdown|leak|regression|failure|reason|deadline|date|customer|client|owner|reviewer|status|result|answer|question|difference|catch|fix|name|winner|plan|goal|idea|point|thing|one|output|response|message|log|trace|stack|version|release|branch|commit|ticket|pr|task|todo|step|eta|default)s?$`)
+	kindSuffix    = mustPattern(`-(?:based|first|driven)$`)
+	versionThing  = mustPattern(`\b(?:version|release|tag|semver|changelog)\b`)
+	amountTo      = mustPattern(`^(?:(?:let'?s|please|ok|okay|we should|we need to|we'?ll|we will)[,\s]+)?((?:bump|raise|lower|increase|reduce|decrease|set|change|cut|drop)\s+(?:the\s+|our\s+)?([a-z][\w\- ]{0,40}?)\s+(?:down\s+|up\s+)?to\s+\d[\d.,]*\s*[a-z%]*(?:/[a-z]+)?(?:\s+[\w\-/ ]{1,40})?)$`)
+	newAmount     = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:/[a-z]+)?(?:\s+[\w\-/ ]{1,40})?$`)
 	// worksFor: "sure, Nakama works", "ok Resend works for us".
 	worksFor = mustPattern(`^(?:sure|ok|okay|yes|yeah|yep|fine|alright)[,!]?\s+(\S+(?:\s\S+)?)\s+works(?:\s+for\s+(?:me|us))?(?:,\s+(.+))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
@@ -689,7 +703,7 @@ var (
 	// lands in the audit log".
 	propertyRule = mustPattern(`^(?:(?:the|our|all|every|each)\s+)?[\w\- ]{1,30}?\s+(?:is|are|must be|should be|stays?|remains?)\s+(?:(?:encrypted|signed|redacted|masked|hashed)\s+(?:at rest|in transit|everywhere|before|on)\b|(?:end-to-end|e2e)\s+encrypted\b|(?:append-only|read-only|immutable|write-once)\b)|^[\w.\-+#]{1,20}\s+v?\d[\w.]*\s+(?:minimum|min|or later|or newer|and up)\b|^(?:every|all|each)\s+[\w\- ]{1,30}?\s+(?:lands?|goes|go|is written|are written|is logged|are logged)\s+(?:in|into|to)\s+(?:the\s+)?[\w\-]+`)
 	// capAt: "cap the retries at 5", "limit uploads at 50 MB".
-	capAt = mustPattern(`^(?:please\s+)?(?:cap|limit|rate-limit|rate limit|throttle)\s+(?:the\s+|our\s+|all\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?\s+(?:at|to)\s+\d[\w.,%/]*(?:\s+[a-z/]+){0,3}?(?:\s+per\s+[a-z]+){0,2}$`)
+	capAt = mustPattern(`^(?:please\s+)?(?:cap|limit|rate-limit|rate limit|throttle|keep)\s+(?:the\s+|our\s+|all\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,3}?\s+(?:at|to)\s+\d[\w.,%/]*(?:\s+[a-z/]+){0,3}?(?:\s+per\s+[a-z]+){0,2}$`)
 	// checkOn: a check or mode switched on ("mypy strict mode on for the
 	// whole package", "TypeScript strict mode on everywhere").
 	checkOn = mustPattern(`^(?:[\w.\-+]+\s+){0,3}?(?:strict(?:\s+mode)?|[\w\-]+\s+mode|[\w\-]+\s+checks?|linting|type[- ]?checking|race detector)\s+(?:on|enabled|turned on|always on)(?:\s+(?:for|in|across)\s+.+|\s+everywhere)?$`)
@@ -3014,6 +3028,18 @@ func (r *reader) statement(s string, change bool) {
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ".! ")), update: true})
 		return
 	}
+	// "Make the API stateless": a property the design must keep.
+	if m := matchIf(strings.HasPrefix(low, "make ") || strings.Contains(low, " make "), makeProperty, low); m != nil && !hedge.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s[m[2]:m[3]], ".! "))})
+		return
+	}
+	// "raise the retries to 5": a decision of its own, unless a rule in
+	// force bounds that thing (updateRules then gives the rule the new
+	// amount). Not a release: "bump the version to 1.4.2".
+	if m := matchIf(strings.Contains(low, " to "), amountTo, low); m != nil && !hedge.MatchString(low) && !versionThing.MatchString(low[m[4]:m[5]]) {
+		r.decision(item{kind: "decision", text: capitalise(strings.TrimRight(s[m[2]:m[3]], ".! "))})
+		return
+	}
 	// "Cap the retries at 5": a limit.
 	// "Deploys go through the GitHub Actions workflow only", "nobody runs
 	// fly deploy by hand": the one way something is done.
@@ -3021,7 +3047,7 @@ func (r *reader) statement(s string, change bool) {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
-	if m := matchIf(strings.HasPrefix(low, "cap ") || strings.HasPrefix(low, "limit ") || strings.HasPrefix(low, "rate") || strings.HasPrefix(low, "throttle ") || strings.HasPrefix(low, "please "), capAt, low); m != nil {
+	if m := matchIf(strings.HasPrefix(low, "cap ") || strings.HasPrefix(low, "limit ") || strings.HasPrefix(low, "keep ") && strings.Contains(low, " at ") || strings.HasPrefix(low, "rate") || strings.HasPrefix(low, "throttle ") || strings.HasPrefix(low, "please "), capAt, low); m != nil {
 		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
@@ -3409,6 +3435,16 @@ func (r *reader) statement(s string, change bool) {
 		r.decisionBody(s, change)
 		return
 	}
+	// "Primary keys are UUIDv7", "pagination is cursor-based": what a
+	// part of the design is, when that is a named thing or a kind of it
+	// and no form above read it otherwise; not a report ("the problem is CORS", "the deadline is Friday").
+	if m := matchIf(strings.Contains(low, " is ") || strings.Contains(low, " are "), partIsNamed, low); m != nil && !hedge.MatchString(low) && !pronounLead.MatchString(low) &&
+		!reportSubject.MatchString(low[m[2]:m[3]]) && !stopWords[low[m[4]:m[5]]] {
+		if what := strings.TrimRight(s[m[4]:m[5]], ".!"); isNamed(what) || kindSuffix.MatchString(lower(what)) {
+			r.decision(item{kind: "decision", text: capitalise(strings.TrimRight(s, ".! "))})
+			return
+		}
+	}
 	// "Never mind, forget GORM, back to sqlc": clauses read one by one,
 	// unless the first sets a condition ("if the build fails, use Bazel").
 	// "Postgres for now, not DuckDB": "for now" qualifies the choice
@@ -3576,7 +3612,8 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		if rest != "" {
 			r.statement(rest, false) // "…; anyhow only in the binary"
 		}
-	case match(replaceWith):
+	case match(replaceWith) && (strings.Contains(low, " with ") || isNamed(sub(replaceWith, 2)) || isOption(sub(replaceWith, 2))):
+		// "replace winston by pino"; not "replace the handler by friday".
 		old, body := sub(replaceWith, 1), sub(replaceWith, 2)
 		body, remark := cutOldRemark(body, old) // "…, Jest chokes on ESM"
 		body, why := splitReason(body)          // "…, we don't need the extra moving parts"

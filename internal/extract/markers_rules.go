@@ -99,6 +99,14 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 			// "Use 4 spaces for indentation" after the rule "Always use 2
 			// spaces for indentation": said as a choice, it replaces the
 			// rule, which would otherwise stay in force beside it.
+			if amountTo.MatchString(lower(st)) {
+				// "raise the retries to 5" after "Max 3 retries per job":
+				// the rule's new amount, not a decision beside it.
+				if k := updatedRule(rules, st, true); k >= 0 {
+					out, rules = newAmountOf(out, rules, k, st, o["turn"])
+					continue
+				}
+			}
 			if k := updatedRule(rules, st, false); k >= 0 {
 				retire(k, o["turn"])
 			}
@@ -151,17 +159,23 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 			}
 			continue
 		}
-		text = withAmounts(rules[k].text, text)
-		if r := rules[k]; r.op >= 0 {
-			// Added earlier in this batch: it says the new amount now.
-			out[r.op]["text"] = text
-			rules[k] = newRule("", text, r.op)
-			continue
-		}
-		out = append(out, map[string]any{"op": "supersede_constraint", "id": rules[k].id, "text": text, "turn": o["turn"]})
-		rules[k] = newRule("", text, len(out)-1)
+		out, rules = newAmountOf(out, rules, k, text, o["turn"])
 	}
 	return append(out, removed...), rules
+}
+
+// newAmountOf gives rule k the amounts said (withAmounts): added earlier
+// in the batch, its op says them now; the capsule's, it is superseded.
+func newAmountOf(out []map[string]any, rules []activeRule, k int, said string, turn any) ([]map[string]any, []activeRule) {
+	text := withAmounts(rules[k].text, said)
+	if r := rules[k]; r.op >= 0 {
+		out[r.op]["text"] = text
+		rules[k] = newRule("", text, r.op)
+		return out, rules
+	}
+	out = append(out, map[string]any{"op": "supersede_constraint", "id": rules[k].id, "text": text, "turn": turn})
+	rules[k] = newRule("", text, len(out)-1)
+	return out, rules
 }
 
 // inForce reports whether one of the newest rules in force (as many as
@@ -237,7 +251,8 @@ func ruleKey(text string) (string, []string) {
 var (
 	amountWord = regexp.MustCompile(`^\d[\d.,]*[a-z%]{0,3}$`)
 	limitLead  = map[string]bool{"max": true, "maximum": true, "min": true, "minimum": true, "cap": true, "capped": true, "limit": true,
-		"make": true, "set": true, "change": true, "bump": true, "raise": true, "lower": true, "up": true, "most": true, "least": true}
+		"make": true, "set": true, "change": true, "bump": true, "raise": true, "lower": true, "up": true, "most": true, "least": true,
+		"increase": true, "reduce": true, "decrease": true, "cut": true, "down": true}
 )
 
 // withAmounts is the old rule's words with the new rule's amounts, when
@@ -253,8 +268,39 @@ func withAmounts(old, said string) string {
 	if i < 0 || !strings.EqualFold(old[i:i+len(on[0])], on[0]) {
 		return said
 	}
-	return old[:i] + sn[0] + old[i+len(on[0]):]
+	return old[:i] + sn[0] + countNoun(old[i+len(on[0]):], sn[0] == "1")
 }
+
+// countNoun is rest, the text after an amount, with the unit word that
+// opens it made singular after "1" ("1 minute") and plural after another
+// amount ("5 minutes").
+func countNoun(rest string, one bool) string {
+	if !strings.HasPrefix(rest, " ") {
+		return rest
+	}
+	unit, tail, _ := strings.Cut(rest[1:], " ")
+	if tail != "" || strings.HasSuffix(rest, " ") {
+		tail = " " + tail
+	}
+	sing := strings.TrimSuffix(unit, "s")
+	if strings.HasSuffix(unit, "ies") {
+		sing = strings.TrimSuffix(unit, "ies") + "y"
+	}
+	if !countUnits[lower(sing)] {
+		return rest
+	}
+	if one {
+		return " " + sing + tail
+	}
+	if n := len(sing); sing[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(sing[n-2])) {
+		return " " + sing[:n-1] + "ies" + tail // "retry", "retries"
+	}
+	return " " + sing + "s" + tail
+}
+
+// countUnits are units said after an amount, singular.
+var countUnits = map[string]bool{"second": true, "minute": true, "hour": true, "day": true, "week": true, "month": true,
+	"retry": true, "attempt": true, "replica": true, "worker": true, "connection": true, "request": true, "call": true}
 
 // asksFor reports whether rule r asks for the option rejected names, by
 // the words and amounts of the option (ruleKey, the words naming a rule

@@ -3907,3 +3907,98 @@ func TestMarkersOptionFineNow(t *testing.T) {
 		says("lodash is fine now, it's tree-shaken", []string{"build config"}, []string{"lodash"}, nil),
 	})
 }
+
+// A change to an option of the same kind for another part is a decision
+// beside the first: "use Postgres for the analytics store" leaves MySQL
+// the database, while "Postgres for the main DB" replaces it.
+func TestMarkersSameKindOtherPart(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Use MySQL for the database.", []string{"MySQL"}, nil, nil),
+		says("Actually, use Postgres for the analytics store.", []string{"Use MySQL for the database", "Postgres for the analytics store"}, nil, nil),
+	})
+	playSession(t, []sessionStep{
+		says("Use MySQL for the database.", []string{"MySQL"}, nil, nil),
+		says("Actually, use Postgres for the main DB.", []string{"Postgres"}, []string{"MySQL"}, nil),
+	})
+}
+
+// A new amount for what a rule bounds is the rule's new amount ("raise
+// the retries to 5" after "Max 3 retries per job"), said with any of the
+// usual verbs; with no rule about it, it is a decision, and a later amount
+// for the same thing replaces that decision.
+func TestMarkersNewAmountForRule(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Max 3 retries per job.", []string{"Max 3 retries per job"}, nil, nil),
+		says("Let's raise the retries to 5.", []string{"Max 5 retries per job"}, []string{"3 retries", "Raise the retries"}, nil),
+		says("Bump the retries to 1.", []string{"Max 1 retry per job"}, []string{"5 retries", "Bump the retries"}, nil),
+	})
+	playSession(t, []sessionStep{
+		says("Request timeout is 10s.", []string{"Request timeout is 10s"}, nil, nil),
+		says("Increase the timeout to 30s.", []string{"Request timeout is 30s"}, []string{"10s", "Increase the timeout"}, nil),
+	})
+	playSession(t, []sessionStep{
+		says("Keep the cache TTL at 5 minutes.", []string{"Keep the cache TTL at 5 minutes"}, nil, nil),
+		says("Cut the cache TTL down to 1 minute.", []string{"Keep the cache TTL at 1 minute"}, []string{"5 minutes", "Cut the cache TTL"}, nil),
+	})
+	playSession(t, []sessionStep{
+		says("Max 3 retries per job.", []string{"Max 3 retries per job"}, nil, nil),
+		says("Lower the TTL to 60 seconds.", []string{"Max 3 retries per job", "Lower the TTL to 60 seconds"}, nil, nil),
+		says("Set the pool size to 20.", []string{"Set the pool size to 20"}, nil, nil),
+		says("Raise the pool size to 50.", []string{"Raise the pool size to 50", "Lower the TTL to 60 seconds"}, []string{"pool size to 20"}, nil),
+		says("Bump the version to 1.4.2.", nil, []string{"version"}, nil),
+	})
+}
+
+// What a part of the design is, said as a fact ("Primary keys are
+// UUIDv7", "Pagination is cursor-based"), is a decision, and said again
+// with another thing replaces it; a property the design must have ("Make
+// the API stateless") is a rule. A report of the same shape ("The
+// bottleneck is Postgres", "Option A is Redis") and a task ("Make the
+// tests pass") are neither.
+func TestMarkersDesignFacts(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Primary keys are UUIDv7.", []string{"Primary keys are UUIDv7"}, nil, nil),
+		says("Actually, primary keys are ULIDs.", []string{"ULIDs"}, []string{"UUIDv7"}, nil),
+		says("Pagination is cursor-based.", []string{"Pagination is cursor-based", "ULIDs"}, nil, nil),
+		says("Make the API stateless.", []string{"Make the API stateless", "cursor-based"}, nil, nil),
+		says("Make every handler idempotent.", []string{"Make every handler idempotent"}, nil, nil),
+		says("The bottleneck is Postgres. The problem is CORS. The deadline is Friday. Option A is Redis.", nil, []string{"Postgres", "CORS", "Friday", "Redis"}, nil),
+		says("Make the tests pass.", nil, []string{"tests pass"}, nil),
+	})
+}
+
+// An option picked by its number, then more ("2, and max 3 retries per
+// job"), keeps the pick beside what the rest says.
+func TestMarkersNumberedPickWithMore(t *testing.T) {
+	const q = "For late-arriving events we can (1) reprocess the last 3 days on every run, or (2) use a lookback window driven by the loaded_at column. Which do you prefer?"
+	playSession(t, []sessionStep{
+		asked(q, "2, and max 3 retries per job", []string{"lookback window", "max 3 retries per job"}, []string{"reprocess"}, nil),
+	})
+	playSession(t, []sessionStep{
+		asked(q, "2, and make the window configurable", []string{"lookback window", "Make the window configurable"}, nil, nil),
+	})
+}
+
+// "Replace winston by pino" is "replace … with"; a date after "by" is no
+// option.
+func TestMarkersReplaceBy(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Log with winston.", []string{"winston"}, nil, nil),
+		says("Replace winston by pino.", []string{"pino"}, []string{"winston"}, nil),
+		says("Replace the stub by tomorrow.", []string{"pino"}, []string{"tomorrow"}, nil),
+	})
+}
+
+// A plan accepted in other everyday words ("go ahead, but skip step 2"),
+// and a step left out by its bare number or with "without", is accepted
+// without that step.
+func TestMarkersPlanAcceptedWithoutAStep(t *testing.T) {
+	const plan = "Plan:\n1. Add the migration\n2. Write the repository\n3. Wire the handler\nShall I proceed?"
+	for _, reply := range []string{"go ahead, but skip step 2", "yes, skip 2", "yes but without step 2", "works for me, but drop #2"} {
+		c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: plan}, dialect.Message{Role: "user", Text: reply})
+		block := capsule.Render(c)
+		if !strings.Contains(block, "Add the migration") || !strings.Contains(block, "Wire the handler") || strings.Contains(block, "Write the repository") {
+			t.Errorf("%q: want the plan accepted without step 2:\n%s", reply, block)
+		}
+	}
+}
