@@ -457,8 +457,8 @@ func choiceReply(reply, prev string) []item {
 		if !stopWords[w] && (len(w) >= 4 && strings.Contains(lp, w) || len(w) >= 2 && categoryOf[w] != "" && slices.Contains(words(lp), w) ||
 			len(words(choice)) == 1 && offersKind(lp, categoryOf[w])) { // "Preact" to "React or plain DOM?"
 			why = strings.TrimRight(why, ".! ")
-			if bareOption(choice) {
-				choice = "Use " + strings.TrimRight(choice, ".! ") // "pnpm": "Use pnpm"
+			if bareOption(choice) || len(strings.Fields(choice)) == 1 {
+				choice = "Use " + strings.TrimRight(choice, ".! ") // "pnpm": "Use pnpm"; "p-retry": "Use p-retry"
 			}
 			// "RQ. Celery is overkill for three jobs": the reason judges
 			// the other option asked about, which is turned down for it.
@@ -598,7 +598,9 @@ func lastSentenceStart(s string) int {
 
 // declineLead and declineTail mark a reply that turns the offer down.
 var (
-	declineLead = mustPattern(`^(?:hm+[,.]?\s+)?(?:no|nah|nope|hard no|please no|not really|not that)\b[\s,.!:;—–-]*`)
+	declineLead = mustPattern(`^(?:hm+[,.]?\s+)?(?:no|nah|nope|hard no|please no|not really|not that|let'?s not|better not|(?:i'?d )?rather not)\b[\s,.!:;—–-]*`)
+	// thanksOnly: a decline's courtesy, no reason ("no thanks").
+	thanksOnly  = mustPattern(`^(?:thanks|thank you|thx|ty)(?:\s+(?:though|anyway))?[.!]*$`)
 	declineTail = mustPattern(`[\s,.;—–-]+(?:so\s+)?(?:no|nope|nah|pass)[.!]*$`)
 )
 
@@ -626,6 +628,9 @@ func declined(reply, prev string, items []item) []item {
 	switch {
 	case !decided && declineLead.MatchString(lt):
 		why := strings.TrimRight(t[len(declineLead.FindString(lt)):], ". ")
+		if thanksOnly.MatchString(lower(why)) {
+			why = ""
+		}
 		if bareOption(why) || isNamed(why) && len(strings.Fields(why)) <= 3 && !strings.ContainsAny(why, ",;:") {
 			// "nope, Cloud Run": the option that replaces the one offered.
 			return []item{{kind: "reject", text: opt}, {kind: "decision", text: "Use " + why, old: opt, change: true}}

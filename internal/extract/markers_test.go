@@ -4002,3 +4002,29 @@ func TestMarkersPlanAcceptedWithoutAStep(t *testing.T) {
 		}
 	}
 }
+
+// An offer turned down in other everyday words ("let's not", "no
+// thanks") is turned down, "thanks" no reason; "not now" puts it off
+// without ruling the option out. An option of the question picked by its
+// bare name is used.
+func TestMarkersOfferDeclinedInOtherWords(t *testing.T) {
+	playSession(t, []sessionStep{
+		asked("Want me to migrate the tests to Vitest?", "not now", nil, nil, nil),
+		asked("Should I add Sentry for error tracking?", "let's not", nil, nil, []string{"Sentry"}),
+		asked("Should I set up Renovate for the dependencies?", "no thanks", nil, nil, []string{"Renovate"}),
+		asked("I can write a custom retry wrapper or use p-retry. Which one?", "p-retry", []string{"Use p-retry"}, nil, nil),
+	})
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: "Should I set up Renovate for the dependencies?"}, dialect.Message{Role: "user", Text: "no thanks"})
+	if block := capsule.Render(c); strings.Contains(block, "thanks") {
+		t.Errorf("a courtesy kept as the reason:\n%s", block)
+	}
+}
+
+// "not now" to an offer puts it off: the option it names (here the
+// library the project works with) is not ruled out.
+func TestMarkersPutOffRulesNothingOut(t *testing.T) {
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: "Want me to switch the reduction to Kokkos::Sum?"}, dialect.Message{Role: "user", Text: "not now"})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "Kokkos") {
+		t.Errorf("\"not now\" ruled the option out:\n%s", capsule.Render(c))
+	}
+}
