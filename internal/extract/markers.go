@@ -413,6 +413,26 @@ func sameAmountOf(act []active, retired map[int]bool, text string) int {
 	return -1
 }
 
+// unrelated reports whether text names no option and shares no word, nor
+// does its reason why, with decision a, which names a well-known option:
+// "Actually we do need click counts" after "Use Railway" adds a decision,
+// it replaces none. (A decision of no known option is still replaced:
+// "rollback is too hard to debug … go with a server-authoritative model
+// instead" replaces "Use rollback netcode".)
+func unrelated(text, why string, a active) bool {
+	old := a.reading()
+	if len(choices(text)) > 0 || !slices.ContainsFunc(old.choices, func(c string) bool { return categoryOf[c] != "" }) {
+		return false
+	}
+	subj, _ := subjectParts(text + " " + why)
+	for w := range subj {
+		if old.subject[w] || slices.Contains(old.choices, w) {
+			return false
+		}
+	}
+	return true
+}
+
 // kindOnly reports whether every word of part names a kind of thing
 // (the database, the main DB, the cache), not a part of the product.
 func kindOnly(part map[string]bool) bool {
@@ -941,7 +961,7 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			// the change says stays ("…, Postgres stays for everything
 			// else").
 			if i = latest(act, retired); i >= 0 && (otherKinds(choices(it.text), act[i].reading().choices) || keptBy(act[i], it.text) || alsoTail.MatchString(lower(it.text)) && namesEvery(choices(it.text), act[i].reading().choices) ||
-				otherPart(it.text, act[i]) || unheld != "") {
+				otherPart(it.text, act[i]) || unheld != "" || unrelated(it.text, it.why, act[i])) {
 				// Nor one whose every option the change names again
 				// ("actually postgres for events too" after "Use Postgres
 				// for the database"): extended, not replaced.

@@ -72,6 +72,11 @@ var (
 	needAgain = mustPattern(`^(?:we|i)\s+(?:do\s+|really\s+|still\s+)?need\s+([^,;]+)$`)
 	// yourProposal: what the assistant proposed, named as such.
 	yourProposal = mustPattern(`^(?:(?:your|the)\s+(?:suggestion|recommendation|recommended one|proposal|idea|approach|pick|choice|option|plan)|what you (?:suggested|recommended|proposed|said))[.!]?$`)
+	// goPart: a part of the product after "Go for" ("Go for the backend").
+	goPart = mustPattern(`^(?:the|our|all|every)\s+(?:backend|back-end|frontend|server|servers|service|services|microservices|api|apis|cli|worker|workers|daemon|agent|gateway|proxy|tooling|scripts|core|engine|sdk|bot|runtime|infra|infrastructure|backends)\b`)
+	// forList: "Go for the backend, Postgres for storage": options each
+	// for its part, listed (groups 1 and 2).
+	forList = mustPattern(`^(?:use\s+)?([\w.+#\-]+(?:\s[\w.+#\-]+)?\s+for\s+[^,;]{2,40}?),\s+(?:and\s+)?([\w.+#\-]+(?:\s[\w.+#\-]+)?\s+for\s+[^,;]{2,40})$`)
 	// goFor: "let's go for Drizzle", "we'll opt for Vite": an option only
 	// ("go for it", "go for a simpler approach" are read elsewhere or not).
 	goFor      = mustPattern(`^(?:(?:let'?s|we'?ll|we will|we'?re|we are|we'?re going to|we are going to|we|i'?m|i am)\s+)?(?:go|going|opt|opting)\s+for\s+(.+)$`)
@@ -555,7 +560,7 @@ var (
 	kindSuffix    = mustPattern(`-(?:based|first|driven)$`)
 	versionThing  = mustPattern(`\b(?:version|release|tag|semver|changelog)\b`)
 	amountTo      = mustPattern(`^(?:(?:let'?s|please|ok|okay|we should|we need to|we'?ll|we will)[,\s]+)?((?:bump|raise|lower|increase|reduce|decrease|set|change|cut|drop)\s+(?:the\s+|our\s+)?([a-z][\w\- ]{0,40}?)\s+(?:down\s+|up\s+)?to\s+\d[\d.,]*\s*[a-z%]*(?:/[a-z]+)?(?:\s+[\w\-/ ]{1,40})?)$`)
-	newAmount     = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make it|(?:change|bump|set|raise|lower|increase|reduce) it to)\s+\d[\d.,]*\s*[a-z%]*(?:/[a-z]+)?(?:\s+[\w\-/ ]{1,40})?$`)
+	newAmount     = mustPattern(`^(?:(?:let'?s|please|ok|okay)[,\s]+)?(?:make (?:it|that)|(?:change|bump|set|raise|lower|increase|reduce) (?:it|that|this) to)\s+\d[\d.,]*\s*[a-z%]*(?:/[a-z]+)?(?:\s+[\w\-/ ]{1,40})?$`)
 	// worksFor: "sure, Nakama works", "ok Resend works for us".
 	worksFor = mustPattern(`^(?:sure|ok|okay|yes|yeah|yep|fine|alright)[,!]?\s+(\S+(?:\s\S+)?)\s+works(?:\s+for\s+(?:me|us))?(?:,\s+(.+))?$`)
 	// revisitTail: a note after a dash on when the choice may be looked at
@@ -2814,6 +2819,15 @@ func (r *reader) statement(s string, change bool) {
 		return
 	}
 	low := lower(s)
+	if m := matchIf(strings.Contains(low, " for ") && strings.Contains(low, ", "), forList, low); m != nil &&
+		optionLed(s[m[2]:m[3]], strings.HasPrefix(low, "use ")) && optionLed(s[m[4]:m[5]], true) && !hedge.MatchString(low) && !strings.Contains(low, " only ") {
+		// "Use Go for the backend, Postgres for storage": one decision
+		// each.
+		for _, g := range [][2]int{{m[2], m[3]}, {m[4], m[5]}} {
+			r.decision(item{kind: "decision", text: "Use " + s[g[0]:g[1]], change: change})
+		}
+		return
+	}
 	// "…; that's final" / "…, final": emphasis, and a sign of a decision.
 	decided := false
 	if loc := decisive.FindStringIndex(low); loc != nil {
@@ -3024,7 +3038,7 @@ func (r *reader) statement(s string, change bool) {
 	}
 	// "make it 5 retries for the webhook sender": a new amount, for the
 	// rule it updates (read only as that).
-	if m := matchIf(strings.HasPrefix(low, "make it ") || strings.Contains(low, " it to "), newAmount, low); m != nil {
+	if m := matchIf(strings.HasPrefix(low, "make it ") || strings.HasPrefix(low, "make that ") || strings.Contains(low, " it to ") || strings.Contains(low, " that to ") || strings.Contains(low, " this to "), newAmount, low); m != nil {
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ".! ")), update: true})
 		return
 	}
@@ -3705,6 +3719,10 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		return false
 	case match(goWith):
 		r.decisionBody("Use "+sub(goWith, 1), change)
+	case strings.HasPrefix(low, "go for ") && goPart.MatchString(low[len("go for "):]):
+		// "Go for the backend, Postgres for storage": the language, for
+		// a part of the product (read again, so that a list splits).
+		r.statement("Use Go for "+s[len("go for "):], change)
 	case match(goFor) && (hasChoice(sub(goFor, 1)) || isNamed(firstWord(sub(goFor, 1)))) && !pronounLead.MatchString(lower(sub(goFor, 1))):
 		r.decisionBody("Use "+sub(goFor, 1), change)
 	case match(needAgain) && (change || anymore.MatchString(low)) && (hasChoice(sub(needAgain, 1)) || isChoiceWord(firstWord(sub(needAgain, 1)), false)) && !strings.HasPrefix(lower(sub(needAgain, 1)), "to "):
@@ -5284,4 +5302,11 @@ func lower(s string) string {
 func amountOf(s string) bool {
 	f := strings.Fields(s)
 	return len(f) == 2 && f[0][0] >= '0' && f[0][0] <= '9' && categoryOf[lower(f[1])] != ""
+}
+
+// optionLed reports whether part opens with an option: a well-known one,
+// Go, or after "use" (or within a list) any name.
+func optionLed(part string, named bool) bool {
+	w := firstWord(part)
+	return categoryOf[lower(w)] != "" || w == "Go" || named && isChoiceWord(w, false)
 }

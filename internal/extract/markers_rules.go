@@ -198,6 +198,15 @@ func updatedRule(rules []activeRule, text string, loose bool) int {
 		}
 	}
 	key, nums := ruleKey(text)
+	if loose && key == "" && len(nums) == 1 {
+		// "raise that to 300": the newest rule of one amount.
+		for i := len(rules) - 1; i >= 0 && i >= len(rules)-maxRulesLooked; i-- {
+			if n := rules[i].nums; len(n) == 1 && n[0] != nums[0] {
+				return i
+			}
+		}
+		return -1
+	}
 	if len(nums) == 0 || key == "" {
 		return -1
 	}

@@ -4028,3 +4028,20 @@ func TestMarkersPutOffRulesNothingOut(t *testing.T) {
 		t.Errorf("\"not now\" ruled the option out:\n%s", capsule.Render(c))
 	}
 }
+
+// A link-shortener session: "Go" the language before a part, options
+// listed each for its part, a store replaced and taken back, a rule's
+// amount raised by "that", and a need said with "actually" beside an
+// unrelated decision that names a well-known option (it replaces none).
+func TestMarkersLinkShortenerSession(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("We're building a link shortener. Go for the backend, Postgres for storage.", []string{"Use Go for the backend", "Use Postgres for storage"}, nil, nil),
+		says("Actually let's store the links in Redis instead of Postgres — it's all key-value.", []string{"Go for the backend", "Redis"}, []string{"Postgres for storage"}, nil),
+		says("Hmm, Redis persistence worries me. Go back to Postgres.", []string{"Go for the backend", "Postgres for storage"}, []string{"Redis"}, nil),
+		says("Rate limit: max 100 creates per minute per API key.", []string{"max 100 creates per minute per API key"}, nil, nil),
+		says("Let's raise that to 300.", []string{"max 300 creates per minute per API key"}, []string{"100 creates", "Raise that"}, nil),
+		says("Deploy on Fly.io.", []string{"Fly.io"}, nil, nil),
+		says("Fly's pricing changed, move to Railway.", []string{"Railway"}, []string{"Fly.io"}, nil),
+		says("Actually we do need click counts, just a counter per link.", []string{"click counts", "Railway", "Postgres for storage"}, nil, nil),
+	})
+}
