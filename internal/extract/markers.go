@@ -413,6 +413,23 @@ func sameAmountOf(act []active, retired map[int]bool, text string) int {
 	return -1
 }
 
+// judgedActive returns the active decision, other than replaced, whose
+// option a reason opens by judging ("tokio is too heavy after all"), or
+// -1.
+func judgedActive(act []active, retired map[int]bool, why string, replaced int) int {
+	if why == "" || !judgement.MatchString(lower(why)) {
+		return -1
+	}
+	w := strings.TrimSuffix(strings.TrimSuffix(bare(firstWord(why)), "'s"), "’s")
+	if categoryOf[lower(w)] == "" && !namedOrPackage(w) {
+		return -1
+	}
+	if k := findChoice(act, retired, w); k >= 0 && k != replaced {
+		return k
+	}
+	return -1
+}
+
 // unrelated reports whether text names no option and shares no word, nor
 // does its reason why, with decision a, which names a well-known option:
 // "Actually we do need click counts" after "Use Railway" adds a decision,
@@ -972,6 +989,14 @@ func resolve(ops []map[string]any, act []active, items []item, turn int) ([]map[
 			// "JSON output stays, but NDJSON when …", "revert to thiserror
 			// for the library crate; anyhow only in the binary": beside it.
 			i = -1
+		}
+		if k := judgedActive(act, retired, it.why, i); k >= 0 && (act[k].op < 0 || act[k].turn != turn) {
+			// "Switch reqwest to ureq, tokio is too heavy after all":
+			// the decision the reason judges goes too.
+			withdraw(k, "")
+			if act[k].op < 0 {
+				ops = append(ops, map[string]any{"op": "reject_decision", "id": act[k].id, "turn": turn})
+			}
 		}
 		op := map[string]any{"op": "add_decision", "statement": it.text, "turn": turn}
 		if it.why != "" {

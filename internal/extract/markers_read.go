@@ -2821,8 +2821,9 @@ func (r *reader) statement(s string, change bool) {
 	low := lower(s)
 	if m := matchIf(strings.Contains(low, " for ") && strings.Contains(low, ", "), forList, low); m != nil &&
 		optionLed(s[m[2]:m[3]], strings.HasPrefix(low, "use ")) && optionLed(s[m[4]:m[5]], true) && !hedge.MatchString(low) && !strings.Contains(low, " only ") {
-		// "Use Go for the backend, Postgres for storage": one decision
-		// each.
+		// "Use Go for the backend, Postgres for storage", "Storybook for
+		// the component docs, Chromatic for the visual diffs": one
+		// decision each (forPairs asks more of the parts).
 		for _, g := range [][2]int{{m[2], m[3]}, {m[4], m[5]}} {
 			r.decision(item{kind: "decision", text: "Use " + s[g[0]:g[1]], change: change})
 		}
@@ -3645,6 +3646,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 	case match(switchTo) && !strings.HasPrefix(sub(switchTo, 3), "the ") || match(switchTo) && sub(switchTo, 1) != "":
 		subject, old, to := sub(switchTo, 1), sub(switchTo, 2), sub(switchTo, 3)
 		subject = strings.TrimSuffix(strings.TrimSuffix(subject, " over"), " back") // "move the catalog over to …"
+		if old == "" && categoryOf[lower(bare(subject))] != "" && !strings.Contains(subject, " ") {
+			// "switch reqwest to ureq": the option switched from, not
+			// the part switched.
+			subject, old = "", subject
+		}
 		to, judged := cutJudgement(to)
 		if judged == "" {
 			to, judged = cutOldRemark(to, old)
@@ -4500,6 +4506,9 @@ func (r *reader) rejectForms(s, low string) bool {
 }
 
 // rejectList records "A, B (reason)" / "no A, keep B" / "A — reason".
+// boundWord: a part of a list that states a bound ("iOS 17 minimum").
+var boundWord = mustPattern(`\b(?:minimum|maximum|at least|at most|or (?:later|newer|higher|above))\b`)
+
 func (r *reader) rejectList(body string) {
 	if loc := dashSep.FindStringIndex(body); loc != nil && r.changed && isChoiceWord(firstWord(body[loc[1]:]), false) {
 		// "Ditch Webpack — Vite is way faster": what is said better after
@@ -4528,6 +4537,9 @@ func (r *reader) rejectList(body string) {
 			goto done
 		case i > 0 && (goWith.MatchString(lp) || willVerb.MatchString(lp) || switchTo.MatchString(lp) || verbWith.MatchString(lp) && reads(p)):
 			r.statement(p, true)
+		case i > 0 && boundWord.MatchString(lp):
+			// "drop iOS 16, iOS 17 minimum": the new bound, a rule.
+			r.add(item{kind: "constraint", text: strings.TrimRight(p, ". ")})
 		case i > 0 && r.changed && weWillNamed.MatchString(lp) && hasChoice(p):
 			// "Let's get rid of Mox, we'll hit a real Postgres in tests":
 			// what is done instead.

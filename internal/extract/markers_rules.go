@@ -110,6 +110,14 @@ func updateRules(ops []map[string]any, from int, rules []activeRule) ([]map[stri
 			if k := updatedRule(rules, st, false); k >= 0 {
 				retire(k, o["turn"])
 			}
+			if m := usedThing.FindStringSubmatch(lower(st)); m != nil {
+				// "Use async for the HTTP calls" after "No async, keep it
+				// synchronous": what the rule kept out is chosen now, and
+				// the rule goes.
+				if key, nums := ruleKey(m[1]); key != "" && len(nums) == 0 {
+					retireAll(func(r activeRule) bool { return keepsOut(r, key) }, o["turn"])
+				}
+			}
 			out = append(out, o)
 			continue
 		}
@@ -331,6 +339,10 @@ func asksFor(r activeRule, key string, nums []string) bool {
 	}
 	return key != "" && subsetWords(key, r.key)
 }
+
+// usedThing: what a decision uses, a word or two ("async" of "Use async
+// for the HTTP calls").
+var usedThing = regexp.MustCompile(`^use\s+([\w.+#\-]+(?:\s[\w.+#\-]+)?)(?:\s+(?:for|in|on|with)\s+.*)?$`)
 
 // keepsOut reports whether rule r keeps out what is allowed, by its words
 // (ruleKey): a rule against something ("Never use lodash", "Don't add new

@@ -4045,3 +4045,29 @@ func TestMarkersLinkShortenerSession(t *testing.T) {
 		says("Actually we do need click counts, just a counter per link.", []string{"click counts", "Railway", "Postgres for storage"}, nil, nil),
 	})
 }
+
+// A Rust CLI session: a rule against something lifted when the user
+// chooses it ("Use async for the HTTP calls" after "No async"), an option
+// switched by name ("Switch reqwest to ureq", not ureq "for reqwest"), and
+// the option the reason judges dropped with it ("tokio is too heavy").
+func TestMarkersRustCLIAsync(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("No async, keep it synchronous.", []string{"No async"}, nil, nil),
+		says("Actually we need async for the HTTP calls. Use tokio, but only in the fetch module.", []string{"async for the HTTP calls", "tokio"}, []string{"No async"}, nil),
+		says("Use reqwest for HTTP.", []string{"reqwest"}, nil, nil),
+		says("Switch reqwest to ureq, tokio is too heavy after all.", []string{"Use ureq"}, []string{"reqwest", "Use tokio", "for reqwest"}, []string{"tokio"}),
+	})
+}
+
+// "Let's drop iOS 16, iOS 17 minimum": the old bound goes and the new one
+// is a rule, not a second option turned down.
+func TestMarkersDropThenNewBound(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Support iOS 16 and up only.", []string{"iOS 16"}, nil, nil),
+		says("Let's drop iOS 16, iOS 17 minimum.", []string{"iOS 17"}, []string{"iOS 16"}, nil),
+	})
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "user", Text: "Let's drop iOS 16, iOS 17 minimum."})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "17") {
+		t.Errorf("the new bound was turned down:\n%s", capsule.Render(c))
+	}
+}
