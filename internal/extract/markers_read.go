@@ -258,7 +258,7 @@ var (
 	// part of the product and the named option it goes through, no verb.
 	// partWith: "Observability with OpenTelemetry", "GitOps with Argo CD":
 	// a part of the product and, without a verb, the option that serves it.
-	partWith = mustPattern(`^([\w\- ]{1,25}?)\s+with\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(\s+for\s+[\w\- ]{1,30})?(?:,\s+(no\s.+)|(,\s+not\s+.+))?$`)
+	partWith = mustPattern(`^([\w\- ]{1,25}?)\s+with\s+([\w.\-+/]+(?:\s[\w.\-+/]+)?)(\s+(?:for|in)\s+[\w\- ]{1,30})?(?:,\s+(no\s.+)|(,\s+not\s+.+)|,\s+(?:and\s+)?([\w.\-+/]+\s+(?:for|in)\s+[\w\- ]{1,30}))?$`)
 	// namedEach: "Kustomize overlays for each environment", "Helm charts for
 	// every service": a well-known option, what it makes, and where.
 	namedEach   = mustPattern(`^([\w.\-+/]+)\s+[\w\-]+\s+for\s+(?:each|every|all)\s+[\w\-]+(?:\s[\w\-]+)?$`)
@@ -555,7 +555,7 @@ var (
 	// partIsNamed: "Primary keys are UUIDv7", "pagination is
 	// cursor-based": a part of the design and the named thing or kind it
 	// is (group 1 the part, group 2 what it is).
-	partIsNamed   = mustPattern(`^(?:the\s+|our\s+|all\s+)?([a-z][\w\-/]*(?:\s+[\w\-/]+){0,2}?)\s+(?:is|are)\s+([\w.+/\-]+)$`)
+	partIsNamed   = mustPattern(`^(?:the\s+|our\s+|all\s+)?([a-z][\w\-/]*(?:\s+[\w\-/]+){0,2}?)\s+(?:is|are)\s+([\w.+/\-]+)(?:\s+for\s+[\w\- ]{2,40})?$`)
 	reportSubject = mustPattern(`^(?:option|choice|alternative|candidate|pick)\b|\b(?:problem|issue|error|bug|culprit|cause|bottleneck|blocker|hotspot|slowdown|leak|regression|failure|reason|deadline|date|customer|client|owner|reviewer|status|result|answer|question|difference|catch|fix|name|winner|plan|goal|idea|point|thing|one|output|response|message|log|trace|stack|version|release|branch|commit|ticket|pr|task|todo|step|eta|default)s?$`)
 	kindSuffix    = mustPattern(`-(?:based|first|driven)$`)
 	versionThing  = mustPattern(`\b(?:version|release|tag|semver|changelog)\b`)
@@ -2569,7 +2569,7 @@ var productParts = func() map[string]bool {
 		protocol transport payload payloads hardware board boards ingestion readings storefront shop cart catalog catalogue
 		reference executor aligner alignment caller calling genotyping annotation annotations workflow workflows qc trimming
 		sfu mcu player players packager packaging ingest transcoding captions subtitles thumbnails drm playback
-		integration integrations vault`) {
+		integration integrations vault management handling tool`) {
 		m[w] = true
 	}
 	return m
@@ -3978,6 +3978,11 @@ func (r *reader) decisionForms(s, low string, change, decided bool) bool {
 		r.decisionBody("Use "+sub(partWith, 2)+" for "+lower(sub(partWith, 1))+purpose+sub(partWith, 5), change)
 		if rest := sub(partWith, 4); rest != "" {
 			r.statement(rest, change) // "…, no Redis yet"
+		}
+		if other := sub(partWith, 6); other != "" && isNamed(firstWord(other)) {
+			// "Errors with anyhow in the binary, thiserror in the
+			// library": the other option, for its own place.
+			r.decisionBody("Use "+other, change)
 		}
 	case match(namedEach) && categoryOf[lower(sub(namedEach, 1))] != "":
 		r.decisionBody("Use "+s, change)

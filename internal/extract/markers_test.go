@@ -4071,3 +4071,19 @@ func TestMarkersDropThenNewBound(t *testing.T) {
 		t.Errorf("the new bound was turned down:\n%s", capsule.Render(c))
 	}
 }
+
+// Stacks said without a verb in a project's first turns: a part "with" a
+// well-known option (and another option for another place), a part
+// "is" an option for some purpose, a tool in a language; each a decision
+// a later change can replace.
+func TestMarkersStackWithoutVerbs(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("State management with Zustand.", []string{"Zustand for state management"}, nil, nil),
+		says("Backend is Supabase for auth and data.", []string{"Supabase for auth and data", "Zustand"}, nil, nil),
+		says("Actually, use Firebase instead of Supabase, we need offline sync.", []string{"Firebase", "Zustand"}, []string{"Supabase for auth"}, nil),
+	})
+	playSession(t, []sessionStep{
+		says("CLI tool in Rust.", []string{"Rust"}, nil, nil),
+		says("Errors with anyhow in the binary, thiserror in the library.", []string{"anyhow for errors in the binary", "thiserror in the library", "Rust"}, nil, nil),
+	})
+}
