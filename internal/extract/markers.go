@@ -1165,7 +1165,10 @@ func fineAfterAll(text string, rejected []capsule.Rejected, content contentWords
 	said := chosenWords(subject)
 	for _, r := range rejected {
 		if ws := content.of(r.Text); len(ws) > 0 && len(ws) <= 3 && namesAll(said, ws) && len(said) <= len(ws)+1 {
-			return []item{{kind: "decision", text: "Use " + subject}} // taken back, not replacing the newest choice
+			// Taken back, not replacing the newest choice; with what it
+			// is for, when said ("XML is needed after all for one legacy
+			// client").
+			return []item{{kind: "decision", text: "Use " + subject + strings.TrimSuffix(t[m[4]:m[5]], " for now")}}
 		}
 	}
 	return nil

@@ -532,7 +532,7 @@ var (
 	mustForm     = mustPattern(`^(?:[\w/.'-]+\s+){0,5}?(?:must|mustn'?t|shall)\s+(?:not\s+|never\s+|always\s+)?\w+.*$`)
 	standingRule = mustPattern(`\b(?:needs?|must|should|always|never|every|all|no)\b`)
 	// fineWith: "i guess X is fine for now", "X is good enough for v1".
-	fineWith = mustPattern(`^(?:(?:on|for|in)\s+[\w.\- ]{1,20},\s+)?(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure|actually)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough|plenty|enough)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that|for (?:the|our)\s+[\w\- ]{2,30}))?)(?:\s+(?:then|by me|with me|actually|after all))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
+	fineWith = mustPattern(`^(?:(?:on|for|in)\s+[\w.\- ]{1,20},\s+)?(?:(?:i guess|i think|i suppose|ok|okay|fine|alright|sure|actually)[,\s]+)?(?:then\s+)?(.{2,40}?)\s+(?:is|are|'s)\s+(?:fine|ok|okay|good enough|plenty|enough|needed after all|required after all|back in|back on the table)((?:\s+(?:for now|for v1|for the mvp|for this|for these|for that|for (?:the|our|one|a|an|some)\s+[\w\- ]{2,30}))?)(?:\s+(?:then|by me|with me|actually|after all))?(?:[,.]?\s+i (?:guess|think|suppose))?$`)
 	// tryingWith: what is done with an option that is no choice of it
 	// ("struggling with Redis", "experimenting with Bun").
 	tryingWith = mustPattern(`^(?:still\s+)?(?:struggling|fighting|dealing|debugging|having|playing|experimenting|messing|tinkering|working|helping|starting|done|stuck|trouble|issues|problems|help)\b`)
@@ -549,6 +549,9 @@ var (
 	// amountTo: "raise the retries to 5", "lower the TTL to 60 seconds":
 	// a new amount for a thing (group 1 from the verb on, group 2 the
 	// thing).
+	// labelledRate: a limit named, then its amount per something (group
+	// 1 the limit, 2 the amount).
+	labelledRate = mustPattern(`^(?:(?:let'?s|please|we'?ll|we will|we should)\s+)?(?:add\s+|set up\s+|use\s+|enforce\s+)?((?:rate|request|api|upload|login|concurrency|connection|retry|quota)[\w\- ]{0,20}?)\s*(?::|,|—|–|-)\s+(\d[\d.,]*\s*[a-z%]*(?:\s+[\w\-]+){0,3}?\s+per\s+[\w\- ]{2,30})$`)
 	// makeProperty: "make the API stateless", "make every handler
 	// idempotent": a property the design must have.
 	makeProperty = mustPattern(`^(?:(?:let'?s|please|we should|we need to|we'?ll|we will)[,\s]+)?(make\s+(?:the|our|every|each|all(?:\s+the)?)\s+[\w\-/ ]{1,40}?\s+(?:stateless|idempotent|immutable|read-only|thread-safe|async|asynchronous|synchronous|configurable|pluggable|deterministic|reproducible|resumable|retryable|backwards?-compatible|private|internal|optional|opt-in|opt-out|lazy|offline-first|mobile-first|accessible|type-safe|append-only|single-tenant|multi-tenant)(?:\s+(?:by default|from now on|everywhere|throughout))?)$`)
@@ -3041,6 +3044,12 @@ func (r *reader) statement(s string, change bool) {
 	// rule it updates (read only as that).
 	if m := matchIf(strings.HasPrefix(low, "make it ") || strings.HasPrefix(low, "make that ") || strings.Contains(low, " it to ") || strings.Contains(low, " that to ") || strings.Contains(low, " this to "), newAmount, low); m != nil {
 		r.add(item{kind: "constraint", text: capitalise(strings.TrimRight(s, ".! ")), update: true})
+		return
+	}
+	// "Let's add rate limiting: 60 requests per minute per token": a
+	// limit named, then its amount per something.
+	if m := matchIf(strings.Contains(low, " per "), labelledRate, low); m != nil && !hedge.MatchString(low) {
+		r.add(item{kind: "constraint", text: capitalise(s[m[2]:m[3]]) + ": " + s[m[4]:m[5]]})
 		return
 	}
 	// "Make the API stateless": a property the design must keep.

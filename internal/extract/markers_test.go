@@ -4087,3 +4087,18 @@ func TestMarkersStackWithoutVerbs(t *testing.T) {
 		says("Errors with anyhow in the binary, thiserror in the library.", []string{"anyhow for errors in the binary", "thiserror in the library", "Rust"}, nil, nil),
 	})
 }
+
+// An invoices API session: a limit named then its amount per something,
+// raised later by name; an option ruled out, then needed after all (it
+// leaves the rejected list, with what it is needed for).
+func TestMarkersInvoiceAPISession(t *testing.T) {
+	c := playSession(t, []sessionStep{
+		says("Let's add rate limiting: 60 requests per minute per token.", []string{"Rate limiting: 60 requests per minute per token"}, nil, nil),
+		says("Bump the rate limit to 120.", []string{"Rate limiting: 120 requests per minute per token"}, []string{"60 requests", "Bump the rate limit"}, nil),
+		says("We won't support XML.", nil, nil, []string{"XML"}),
+		says("Okay XML is needed after all for one legacy client.", []string{"Use XML for one legacy client"}, nil, nil),
+	})
+	if _, rejected := sections(t, c); strings.Contains(rejected, "XML") {
+		t.Errorf("XML, needed after all, is still rejected:\n%s", capsule.Render(c))
+	}
+}
