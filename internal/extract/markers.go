@@ -201,6 +201,17 @@ func markerOps(in Input) []map[string]any {
 			}
 			items = append(items, no...)
 		}
+		if t.prev != "" && offerCue.MatchString(lower(t.prev)) {
+			// "every 15 minutes instead" to "I'll schedule it hourly": the
+			// change is to what the assistant just offered, not to the
+			// user's newest decision (one of the same subject is still
+			// replaced, by its subject).
+			for k := range items {
+				if items[k].kind == "decision" && items[k].old == "" && items[k].change && !namesOption(items[k].text) {
+					items[k].change = false
+				}
+			}
+		}
 		items = judgedBeside(items, act, t.text)
 		var skips []item
 		items = slices.DeleteFunc(items, func(it item) bool {
@@ -430,6 +441,12 @@ func judgedActive(act []active, retired map[int]bool, why string, replaced int) 
 	return -1
 }
 
+// namesOption reports whether text names an option, not only an amount
+// ("every 15 minutes" names none).
+func namesOption(text string) bool {
+	return slices.ContainsFunc(choices(text), func(c string) bool { return !amountWord.MatchString(c) })
+}
+
 // unrelated reports whether text names no option and shares no word, nor
 // does its reason why, with decision a, which names a well-known option:
 // "Actually we do need click counts" after "Use Railway" adds a decision,
@@ -438,7 +455,7 @@ func judgedActive(act []active, retired map[int]bool, why string, replaced int) 
 // instead" replaces "Use rollback netcode".)
 func unrelated(text, why string, a active) bool {
 	old := a.reading()
-	if len(choices(text)) > 0 || !slices.ContainsFunc(old.choices, func(c string) bool { return categoryOf[c] != "" }) {
+	if namesOption(text) || !slices.ContainsFunc(old.choices, func(c string) bool { return categoryOf[c] != "" }) {
 		return false
 	}
 	subj, _ := subjectParts(text + " " + why)

@@ -4102,3 +4102,13 @@ func TestMarkersInvoiceAPISession(t *testing.T) {
 		t.Errorf("XML, needed after all, is still rejected:\n%s", capsule.Render(c))
 	}
 }
+
+// "every 15 minutes instead" to the assistant's "I'll schedule it
+// hourly" changes what the assistant offered; the user's newest decision
+// (dbt for the transforms) stays.
+func TestMarkersChangeToTheOffer(t *testing.T) {
+	playSession(t, []sessionStep{
+		asked("I'll write the transforms in pandas.", "no, use dbt for transforms", []string{"dbt for transforms"}, nil, []string{"pandas"}),
+		asked("I'll schedule it hourly.", "every 15 minutes instead", []string{"dbt for transforms", "every 15 minutes"}, nil, nil),
+	})
+}
