@@ -220,7 +220,66 @@ func planAccepted(reply, prev string) []item {
 			rest = append(rest, readTurn(part)...)
 		}
 	}
+	swapInSteps(steps, rest)
 	return append([]item{{kind: "plan", steps: steps}}, rest...)
+}
+
+// swapInSteps rewrites the accepted steps that name an option the reply
+// turns down for another it chooses in the same breath ("yes, but alerts
+// go to PagerDuty not Slack": "Alerts to Slack" becomes "Alerts to
+// PagerDuty"), so the plan never asks for what the block rejects.
+func swapInSteps(steps []string, items []item) {
+	for _, d := range items {
+		if d.kind != "decision" {
+			continue
+		}
+		// What the decision turns down: its old option, or one the reply
+		// rejects that the decision names.
+		gone := d.old
+		if gone == "" {
+			for _, rj := range items {
+				if rj.kind == "reject" && strings.Contains(lower(d.text), lower(rj.text)) {
+					gone = rj.text
+					break
+				}
+			}
+		}
+		if gone == "" || !isNamed(gone) || strings.Contains(gone, " ") {
+			continue
+		}
+		var with string
+		for _, c := range choices(d.text) {
+			if c != lower(gone) && !amountWord.MatchString(c) {
+				with = spelled(d.text, c)
+				break
+			}
+		}
+		if with == "" {
+			continue
+		}
+		for k, st := range steps {
+			if i := wordAt(lower(st), lower(gone)); i >= 0 {
+				steps[k] = st[:i] + with + st[i+len(gone):]
+			}
+		}
+	}
+}
+
+// wordAt returns the offset of w in s as a whole word (not within
+// another: "go" is not in "Google"), or -1.
+func wordAt(s, w string) int {
+	for from := 0; from < len(s); {
+		i := strings.Index(s[from:], w)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if (i == 0 || !wordBytes[s[i-1]]) && (i+len(w) == len(s) || !wordBytes[s[i+len(w)]]) {
+			return i
+		}
+		from = i + 1
+	}
+	return -1
 }
 
 // andCommand: "and" (or "then") joining a second change to a reply's

@@ -4112,3 +4112,20 @@ func TestMarkersChangeToTheOffer(t *testing.T) {
 		asked("I'll schedule it hourly.", "every 15 minutes instead", []string{"dbt for transforms", "every 15 minutes"}, nil, nil),
 	})
 }
+
+// A plan accepted with an option swapped ("yes, but alerts go to
+// PagerDuty not Slack") is accepted with its step rewritten: the plan
+// never asks for what the block rejects. A name inside another word is
+// left alone.
+func TestMarkersPlanAcceptedWithASwap(t *testing.T) {
+	const plan = "Here's the plan:\n1. Shopify extractor\n2. Staging models in dbt\n3. Dagster job and schedule\n4. Alerts to Slack\n5. Slackware image for the runner\nOK to proceed?"
+	c := markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: plan}, dialect.Message{Role: "user", Text: "yes, but alerts go to PagerDuty not Slack"})
+	block := capsule.Render(c)
+	if !strings.Contains(block, "Alerts to PagerDuty") || strings.Contains(block, "Alerts to Slack") || !strings.Contains(block, "Slackware image") {
+		t.Errorf("want step 4 rewritten to PagerDuty, step 5 as it was:\n%s", block)
+	}
+	c = markers(t, capsule.New("s", "a"), 0, dialect.Message{Role: "assistant", Text: plan}, dialect.Message{Role: "user", Text: "yes, but use Prefect instead of Dagster"})
+	if block := capsule.Render(c); !strings.Contains(block, "Prefect job and schedule") {
+		t.Errorf("want step 3 rewritten to Prefect:\n%s", block)
+	}
+}
