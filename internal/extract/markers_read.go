@@ -549,6 +549,8 @@ var (
 	// amountTo: "raise the retries to 5", "lower the TTL to 60 seconds":
 	// a new amount for a thing (group 1 from the verb on, group 2 the
 	// thing).
+	// workPractice: how the work is to be done.
+	workPractice = mustPattern(`^(?:please\s+)?(?:always\s+)?(?:ask\s+(?:me|us|first)\s+(?:before|first|when)\b.{2,80}|commit\s+(?:after|before|every|each|often|in small)\b.{0,60}|stay\s+(?:within|under|below|inside)\s+.{2,60}|write\s+(?:the\s+|all\s+)?(?:docs|documentation|comments|commit messages|changelog|readme)\s+in\s+.{2,40}|(?:everything|all of it|it all|the whole thing)\s+(?:has to|must|needs to|should)\s+.{2,60}|use\s+(?:conventional commits|semantic versioning|semver|trunk-based development|feature branches|squash merges|signed commits))$`)
 	// labelledRate: a limit named, then its amount per something (group
 	// 1 the limit, 2 the amount).
 	labelledRate = mustPattern(`^(?:(?:let'?s|please|we'?ll|we will|we should)\s+)?(?:add\s+|set up\s+|use\s+|enforce\s+)?((?:rate|request|api|upload|login|concurrency|connection|retry|quota)[\w\- ]{0,20}?)\s*(?::|,|—|–|-)\s+(\d[\d.,]*\s*[a-z%]*(?:\s+[\w\-]+){0,3}?\s+per\s+[\w\- ]{2,30})$`)
@@ -3457,6 +3459,14 @@ func (r *reader) statement(s string, change bool) {
 	if (change || decided) && (hasChoice(s) || insteadNamed(s, low)) && !strings.ContainsAny(low, "?") && !pronounLead.MatchString(low) && !judgement.MatchString(low) && !stepNumber.MatchString(low) &&
 		!(reasonClause.MatchString(low) && negModal.MatchString(low)) { // "the browser client can't do raw UDP anyway": a reason
 		r.decisionBody(s, change)
+		return
+	}
+	// "Ask me before deleting files", "commit after each step",
+	// "everything has to run offline", "use conventional commits": how
+	// the work is done, a rule, when no form above read the sentence
+	// otherwise (a wish as vague as "keep functions short" is none).
+	if workPractice.MatchString(low) && !hedge.MatchString(low) && !strings.Contains(low, "?") {
+		r.add(item{kind: "constraint", text: capitalise(s)})
 		return
 	}
 	// "Primary keys are UUIDv7", "pagination is cursor-based": what a

@@ -4129,3 +4129,17 @@ func TestMarkersPlanAcceptedWithASwap(t *testing.T) {
 		t.Errorf("want step 3 rewritten to Prefect:\n%s", block)
 	}
 }
+
+// How the work is to be done, said plainly, is a rule: "Ask me before
+// deleting files", "Commit after each step", "Everything has to run
+// offline", "Use conventional commits", "Stay within the free tier".
+func TestMarkersWorkPractices(t *testing.T) {
+	playSession(t, []sessionStep{
+		says("Ask me before deleting files.", []string{"Ask me before deleting files"}, nil, nil),
+		says("Commit after each step.", []string{"Commit after each step"}, nil, nil),
+		says("Everything has to run offline.", []string{"Everything has to run offline"}, nil, nil),
+		says("Use conventional commits.", []string{"Use conventional commits"}, nil, nil),
+		says("Stay within the free tier.", []string{"Stay within the free tier"}, nil, nil),
+		says("Ask me anything if you're stuck?", nil, []string{"Ask me anything"}, nil),
+	})
+}
