@@ -1234,10 +1234,11 @@ func pickedBeside(items, reply []item) []item {
 }
 
 // picksByNumber reports whether text opens with an option's number or
-// letter before a comma ("2, and make the window configurable").
+// letter before a comma or a sentence's end ("2, and make the window
+// configurable", "2. Make the window configurable").
 func picksByNumber(text string) bool {
 	lt := lower(strings.TrimSpace(text))
-	i := strings.IndexAny(lt, ",;")
+	i := pickEnd(lt)
 	return i > 0 && pickNumber.MatchString(lt[:i])
 }
 

@@ -476,8 +476,9 @@ func choiceReply(reply, prev string) []item {
 	}
 	lt = strings.TrimRight(lt, ".! ")
 	pick, rest := lt, ""
-	if i := strings.IndexAny(lt, ",;"); i > 0 && !pickNumber.MatchString(lt) {
-		// "2, and make the window configurable": the option, then more.
+	if i := pickEnd(lt); i > 0 && !pickNumber.MatchString(lt) {
+		// "2, and make the window configurable", "2. Make the window
+		// configurable": the option, then more.
 		pick, rest = lt[:i], strings.TrimSpace(t[i+1:])
 	}
 	if m := pickNumber.FindStringSubmatch(pick); m != nil {
@@ -534,6 +535,15 @@ func choiceReply(reply, prev string) []item {
 		}
 	}
 	return nil
+}
+
+// pickEnd returns where a reply's pick ends: its first comma or
+// semicolon, else the end of its first sentence; -1 for none.
+func pickEnd(lt string) int {
+	if i := strings.IndexAny(lt, ",;"); i > 0 {
+		return i
+	}
+	return strings.Index(lt, ". ")
 }
 
 // offersKind reports whether the question q names a well-known option of

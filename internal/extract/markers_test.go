@@ -3977,6 +3977,9 @@ func TestMarkersNumberedPickWithMore(t *testing.T) {
 	playSession(t, []sessionStep{
 		asked(q, "2, and make the window configurable", []string{"lookback window", "Make the window configurable"}, nil, nil),
 	})
+	playSession(t, []sessionStep{
+		asked(q, "2. Make the window configurable.", []string{"lookback window", "Make the window configurable"}, nil, nil),
+	})
 }
 
 // "Replace winston by pino" is "replace … with"; a date after "by" is no
