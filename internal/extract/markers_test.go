@@ -4089,6 +4089,10 @@ func TestMarkersStackWithoutVerbs(t *testing.T) {
 		says("CLI tool in Rust.", []string{"Rust"}, nil, nil),
 		says("Errors with anyhow in the binary, thiserror in the library.", []string{"anyhow for errors in the binary", "thiserror in the library", "Rust"}, nil, nil),
 	})
+	// A part of the list said with "only" is a rule, not a decision.
+	playSession(t, []sessionStep{
+		says("GDScript for gameplay code, C# only for the pathfinding.", []string{"GDScript", "C# only for the pathfinding"}, []string{"Use C#"}, nil),
+	})
 }
 
 // An invoices API session: a limit named then its amount per something,
